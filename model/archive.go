@@ -1,0 +1,153 @@
+package model
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+)
+
+// Enrich sets what the pipeline adds to an event: the embedding, the
+// importance prior and the archive key.
+func (e *Event) Enrich(embedding []float64, importance float64, key string) {
+	e.Input.Embedding = embedding
+	e.ImportanceScore = importance
+	e.ObjectStorageKey = key
+}
+
+// ArchiveJSON is the archived event: the event as it arrived, with
+// input.embedding, importanceScore and objectStorageKey set, every other
+// member (unknown ones included) kept in its place.
+func (e *Event) ArchiveJSON() ([]byte, error) {
+	raw := e.raw
+	if raw == nil {
+		return json.Marshal(e)
+	}
+	emb, err := json.Marshal(nonNil(e.Input.Embedding))
+	if err != nil {
+		return nil, fmt.Errorf("input.embedding: %w", err)
+	}
+	members, err := splitObject(raw)
+	if err != nil {
+		return nil, err
+	}
+	input, err := splitObject(members.get("input"))
+	if err != nil {
+		return nil, fmt.Errorf("input: %w", err)
+	}
+	input.put("embedding", emb)
+	members.put("input", input.encode())
+	members.put("importanceScore", mustJSON(e.ImportanceScore))
+	members.put("objectStorageKey", mustJSON(e.ObjectStorageKey))
+	var out bytes.Buffer
+	if err := json.Compact(&out, members.encode()); err != nil {
+		return nil, err
+	}
+	return out.Bytes(), nil
+}
+
+func nonNil(v []float64) []float64 {
+	if v == nil {
+		return []float64{}
+	}
+	return v
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err) // only called with strings and finite floats
+	}
+	return b
+}
+
+// member is one name/value pair of a JSON object, in document order.
+type member struct {
+	name  string
+	value json.RawMessage
+}
+
+type object []member
+
+// splitObject reads a JSON object's members in order without interpreting
+// their values.
+func splitObject(raw []byte) (object, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, fmt.Errorf("expected a JSON object")
+	}
+	var obj object
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, err
+		}
+		obj = append(obj, member{tok.(string), v})
+	}
+	return obj, nil
+}
+
+func (o object) get(name string) json.RawMessage {
+	for _, m := range o {
+		if m.name == name {
+			return m.value
+		}
+	}
+	return nil
+}
+
+// put replaces every member called name, or appends one.
+func (o *object) put(name string, v json.RawMessage) {
+	found := false
+	for i := range *o {
+		if (*o)[i].name == name {
+			(*o)[i].value, found = v, true
+		}
+	}
+	if !found {
+		*o = append(*o, member{name, v})
+	}
+}
+
+func (o object) encode() json.RawMessage {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, m := range o {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.Write(mustJSON(m.name))
+		b.WriteByte(':')
+		b.Write(m.value)
+	}
+	b.WriteByte('}')
+	return b.Bytes()
+}
+
+// SameEvent reports whether two archived objects hold the same event,
+// ignoring what the pipeline derives (embedding, importance, key): a real
+// embedder need not return bit-identical vectors for a re-ingested event.
+func SameEvent(a, b []byte) bool {
+	ca, errA := canonicalWithoutDerived(a)
+	cb, errB := canonicalWithoutDerived(b)
+	if errA != nil || errB != nil {
+		return bytes.Equal(a, b)
+	}
+	return bytes.Equal(ca, cb)
+}
+
+func canonicalWithoutDerived(raw []byte) ([]byte, error) {
+	var v map[string]any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return nil, err
+	}
+	delete(v, "importanceScore")
+	delete(v, "objectStorageKey")
+	if in, ok := v["input"].(map[string]any); ok {
+		delete(in, "embedding")
+	}
+	return json.Marshal(v) // map keys are sorted: a canonical form
+}

@@ -1,0 +1,75 @@
+package model
+
+import (
+	"fmt"
+	"time"
+)
+
+// Phase is where an event sits in the causal chain of a turn.
+type Phase int
+
+// Phases in causal order.
+const (
+	PhaseObservation Phase = iota
+	PhaseAction
+	PhaseOutcome
+)
+
+var phaseNames = [...]string{"observation", "action", "outcome"}
+
+func (p Phase) String() string { return phaseNames[p] }
+
+// PhaseOf maps an event type onto its phase (schema.md section 2). Unknown
+// types are treated as observations so that ordering never fails.
+func PhaseOf(eventType string) Phase {
+	switch eventType {
+	case TypeAgentAction, TypeAction:
+		return PhaseAction
+	case TypeToolResult, TypeConsolidationOutput, TypeOutcome:
+		return PhaseOutcome
+	}
+	return PhaseObservation
+}
+
+// TurnKey groups the events of one agent turn: turnId, else traceId, else
+// the event's own id.
+func TurnKey(turnID, traceID, eventID string) string {
+	switch {
+	case turnID != "":
+		return turnID
+	case traceID != "":
+		return traceID
+	}
+	return eventID
+}
+
+// TurnKey is the turn this event belongs to.
+func (e *Event) TurnKey() string { return TurnKey(e.Context.TurnID, e.Context.TraceID, e.EventID) }
+
+// ParseTimestamp parses an RFC 3339 timestamp that carries a zone.
+func ParseTimestamp(s string) (time.Time, error) {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("%q is not an RFC 3339 timestamp with a zone (like 2026-05-08T22:31:25Z)", s)
+	}
+	return t, nil
+}
+
+// ArchiveKey is the object key of an archived event:
+// events/YYYY/MM/DD/<eventId>.json with the date taken in UTC.
+func ArchiveKey(eventID, timestamp string) (string, error) {
+	if err := CheckEventID(eventID); err != nil {
+		return "", err
+	}
+	t, err := ParseTimestamp(timestamp)
+	if err != nil {
+		return "", err
+	}
+	return ArchivePrefix(t) + eventID + ".json", nil
+}
+
+// ArchivePrefix is the key prefix holding the events of t's UTC day.
+func ArchivePrefix(t time.Time) string {
+	u := t.UTC()
+	return fmt.Sprintf("events/%04d/%02d/%02d/", u.Year(), int(u.Month()), u.Day())
+}
