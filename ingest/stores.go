@@ -1,0 +1,71 @@
+// Package ingest is engram's write path: the pipeline that takes raw
+// experience events through validation, embedding, scoring, the write-once
+// archive, the index and the notification topics, reporting each stage to
+// observers as it runs.
+package ingest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"engram/model"
+)
+
+// Archive is the truth layer: a write-once object store keyed by
+// model.ArchiveKey.
+type Archive interface {
+	// Put stores body under key unless the key exists. When it exists, an
+	// object holding the same event (model.SameEvent) is a duplicate
+	// (Stored=false, nil error); a different one is a *ConflictError and the
+	// stored object is left as it was.
+	Put(ctx context.Context, key string, body []byte) (stored bool, err error)
+	// Describe names the store for people ("dir /path", "s3 bucket@endpoint").
+	Describe() string
+}
+
+// ConflictError says an archive key already holds a different event.
+type ConflictError struct{ Key string }
+
+func (e *ConflictError) Error() string {
+	return fmt.Sprintf("conflict: %s already holds a different event with this eventId (left unchanged)", e.Key)
+}
+
+// IsConflict reports whether err is a *ConflictError.
+func IsConflict(err error) bool {
+	var c *ConflictError
+	return errors.As(err, &c)
+}
+
+// IndexResult is what happened to one document of a batch.
+type IndexResult struct {
+	// Created is false when a document with this id was already there; it
+	// is kept as it was, so a re-run never makes a second document.
+	Created bool
+	Err     error
+}
+
+// Index is the associative layer.
+type Index interface {
+	// Write indexes docs and returns one result per document, in order.
+	// It sets IngestedAt on the documents it creates.
+	Write(ctx context.Context, docs []*model.IndexDoc) []IndexResult
+	// Name is the index name put in memory.indexed notifications.
+	Name() string
+	Describe() string
+	Close() error
+}
+
+// Publisher delivers the downstream notifications of a batch of events that
+// were archived and newly indexed.
+type Publisher interface {
+	Publish(ctx context.Context, enriched []model.Enriched, indexed []model.Indexed) error
+	Close() error
+}
+
+// Embedder turns texts into vectors of Dimension() components.
+type Embedder interface {
+	Embed(ctx context.Context, texts []string) ([][]float64, error)
+	Dimension() int
+	Describe() string
+}
