@@ -1,0 +1,147 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/google/uuid"
+
+	"engram/ingest"
+	"engram/model"
+)
+
+type ingestOpts struct {
+	common
+	dryRun, trace bool
+	summaryLen    int
+	embedDim      int
+	workers       int
+	batch         int
+}
+
+func ingestFlags(e *env) (*flag.FlagSet, *ingestOpts) {
+	o := &ingestOpts{}
+	fs := newFlagSet("ingest", e)
+	o.common.bind(fs)
+	fs.BoolVar(&o.dryRun, "dry-run", false, "validate and report; write nothing")
+	fs.BoolVar(&o.trace, "trace", false, "print each event's stage trace (stage, duration, outcome) as it completes")
+	fs.IntVar(&o.summaryLen, "summary-len", model.DefaultSummaryLen, "characters of input.text kept in the index summary")
+	fs.IntVar(&o.embedDim, "embed-dim", model.StubDimension, "dimension of the stub embedder")
+	fs.IntVar(&o.workers, "workers", 0, "events processed at once (default 4 per CPU)")
+	fs.IntVar(&o.batch, "batch", 256, "index documents per write")
+	return fs, o
+}
+
+func decodeOptions() model.DecodeOptions {
+	return model.DecodeOptions{
+		Now: time.Now,
+		NewID: func() string {
+			id, err := uuid.NewV7()
+			if err != nil {
+				return uuid.NewString()
+			}
+			return id.String()
+		},
+	}
+}
+
+func runIngest(ctx context.Context, e *env, args []string) error {
+	fs, o := ingestFlags(e)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	files := fs.Args()
+	if len(files) == 0 {
+		files = []string{"-"}
+	}
+	cfg := ingest.Config{
+		Embedder: ingest.Stub{Dim: o.embedDim}, Decode: decodeOptions(), DryRun: o.dryRun,
+		Workers: o.workers, BatchSize: o.batch, SummaryLen: o.summaryLen,
+	}
+	data := dataDir(o.data, e.getenv)
+	var rejects *ingest.Rejects
+	if !o.dryRun {
+		st, err := openEmbedded(data)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		cfg.Archive, cfg.Index, cfg.Publisher = st.archive, st.index, st.topics
+		rejects = ingest.NewRejects(filepath.Join(data, "rejects", time.Now().UTC().Format("20060102T150405.000Z")+".jsonl"))
+		defer rejects.Close()
+	}
+	p, err := ingest.New(cfg)
+	if err != nil {
+		return err
+	}
+	rep := newReporter(e, o.trace, rejects)
+	items := make(chan ingest.Item, 1024)
+	readErr := make(chan error, 1)
+	go func() {
+		defer close(items)
+		readErr <- readFiles(ctx, e, files, items, rep)
+	}()
+	stopProgress := rep.startProgress(ctx)
+	sum := p.Run(ctx, items, rep.done)
+	stopProgress()
+	err = <-readErr
+	rep.summary(sum, data, o.dryRun)
+	if err != nil && ctx.Err() == nil {
+		return err
+	}
+	if sum.Rejected+sum.Failed+sum.Canceled > 0 || ctx.Err() != nil {
+		return exitError{1}
+	}
+	return nil
+}
+
+// readFiles feeds every file to items, counting bytes for the progress bar.
+func readFiles(ctx context.Context, e *env, files []string, items chan<- ingest.Item, rep *reporter) error {
+	for _, name := range files {
+		r, size, err := openInput(e, name)
+		if err != nil {
+			return err
+		}
+		rep.addTotal(size)
+		err = ingest.Read(ctx, &countingReader{r: r, n: &rep.bytesRead}, displayName(name), items)
+		if c, ok := r.(io.Closer); ok && r != e.stdin {
+			c.Close()
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func displayName(name string) string {
+	if name == "-" {
+		return "stdin"
+	}
+	return name
+}
+
+func openInput(e *env, name string) (io.Reader, int64, error) {
+	if name == "-" {
+		return e.stdin, 0, nil
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, 0, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, 0, err
+	}
+	if st.IsDir() {
+		f.Close()
+		return nil, 0, fmt.Errorf("%s is a directory", name)
+	}
+	return f, st.Size(), nil
+}

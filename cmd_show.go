@@ -1,0 +1,63 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+
+	"engram/ingest/sqlindex"
+	"engram/model"
+)
+
+type showOpts struct{ common }
+
+func showFlags(e *env) (*flag.FlagSet, *showOpts) {
+	o := &showOpts{}
+	fs := newFlagSet("show", e)
+	o.common.bind(fs)
+	return fs, o
+}
+
+func runShow(ctx context.Context, e *env, args []string) error {
+	fs, o := showFlags(e)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		fmt.Fprintln(e.stderr, "usage: engram show [--data DIR] EVENT_ID")
+		return errUsage
+	}
+	id := fs.Arg(0)
+	st, err := openEmbedded(dataDir(o.data, e.getenv))
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	doc, err := st.index.Get(ctx, id)
+	if errors.Is(err, sqlindex.ErrNotFound) {
+		return fmt.Errorf("no event %s in the index at %s", model.Quote(id), st.dir)
+	}
+	if err != nil {
+		return err
+	}
+	out := struct {
+		Index   *model.IndexDoc `json:"index"`
+		Archive json.RawMessage `json:"archive"`
+	}{Index: doc}
+	obj, err := st.archive.Get(ctx, doc.ObjectStorageKey, 0)
+	if err != nil {
+		return fmt.Errorf("event %s is indexed but its archive object %s cannot be read: %w", model.Quote(id), model.Quote(doc.ObjectStorageKey), err)
+	}
+	if !json.Valid(obj.Body) {
+		return fmt.Errorf("archive object %s is not valid JSON", model.Quote(doc.ObjectStorageKey))
+	}
+	out.Archive = obj.Body
+	b, err := json.MarshalIndent(out, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = e.stdout.Write(append(model.SafeJSON(b), '\n'))
+	return err
+}

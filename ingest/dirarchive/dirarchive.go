@@ -1,0 +1,281 @@
+// Package dirarchive is the embedded truth layer: a directory holding the
+// archived events under the same keys as the object store
+// (<root>/events/YYYY/MM/DD/<eventId>.json), written once and durably.
+package dirarchive
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"golang.org/x/sys/unix"
+
+	"engram/ingest"
+	"engram/model"
+)
+
+// Store is a write-once archive directory. It is safe for concurrent use,
+// also by several processes.
+type Store struct {
+	root string
+	dirs dirSyncer
+}
+
+// Open returns the archive rooted at dir, creating it if needed.
+func Open(dir string) (*Store, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("archive directory %s: %w", dir, err)
+	}
+	return &Store{root: dir, dirs: dirSyncer{pending: map[string]*syncRound{}}}, nil
+}
+
+// Root is the archive's directory.
+func (s *Store) Root() string { return s.root }
+
+// Describe names the store for people.
+func (s *Store) Describe() string { return "dir " + s.root }
+
+// Path maps a key onto the file that holds it, refusing keys that would
+// leave the root.
+func (s *Store) Path(key string) (string, error) {
+	if key == "" || strings.HasPrefix(key, "/") || strings.Contains(key, "\\") || !fs.ValidPath(key) {
+		return "", fmt.Errorf("invalid archive key %s", model.Quote(key))
+	}
+	return filepath.Join(s.root, filepath.FromSlash(key)), nil
+}
+
+// Put writes body under key once. The body goes to a temporary file in the
+// target directory, is fsynced, and is then renamed into place with
+// RENAME_NOREPLACE, so no partial file is ever visible under its final name
+// and of two racing writers exactly one wins. The directory entry is made
+// durable before Put returns.
+func (s *Store) Put(ctx context.Context, key string, body []byte) (bool, error) {
+	final, err := s.Path(key)
+	if err != nil {
+		return false, err
+	}
+	dir := filepath.Dir(final)
+	if err := s.mkdirDurable(dir); err != nil {
+		return false, err
+	}
+	tmp, err := writeTemp(dir, body)
+	if err != nil {
+		return false, err
+	}
+	err = unix.Renameat2(unix.AT_FDCWD, tmp, unix.AT_FDCWD, final, unix.RENAME_NOREPLACE)
+	if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS) {
+		// File systems without renameat2 flags: link refuses to replace too.
+		if err = os.Link(tmp, final); err == nil {
+			os.Remove(tmp)
+		}
+	}
+	if err != nil {
+		os.Remove(tmp)
+		if errors.Is(err, unix.EEXIST) || errors.Is(err, fs.ErrExist) {
+			return false, s.compare(key, final, body)
+		}
+		return false, fmt.Errorf("archive %s: %w", key, err)
+	}
+	if err := s.dirs.sync(dir); err != nil {
+		return false, fmt.Errorf("archive %s: sync directory: %w", key, err)
+	}
+	return true, nil
+}
+
+func (s *Store) compare(key, final string, body []byte) error {
+	old, err := os.ReadFile(final)
+	if err != nil {
+		return fmt.Errorf("archive %s exists but cannot be read: %w", key, err)
+	}
+	if model.SameEvent(old, body) {
+		return nil
+	}
+	return &ingest.ConflictError{Key: key}
+}
+
+func writeTemp(dir string, body []byte) (string, error) {
+	f, err := os.CreateTemp(dir, ".tmp-*")
+	if err != nil {
+		return "", fmt.Errorf("archive: %w", err)
+	}
+	_, err = f.Write(body)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return "", fmt.Errorf("archive: write %s: %w", f.Name(), err)
+	}
+	return f.Name(), nil
+}
+
+// mkdirDurable creates dir and its missing parents, syncing each parent
+// whose entries changed so the new directories survive a crash.
+func (s *Store) mkdirDurable(dir string) error {
+	if _, err := os.Stat(dir); err == nil {
+		return nil
+	}
+	parent := filepath.Dir(dir)
+	if parent != dir && parent != s.root {
+		if err := s.mkdirDurable(parent); err != nil {
+			return err
+		}
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("archive: %w", err)
+	}
+	return s.dirs.sync(parent)
+}
+
+// Object is an archived event read back.
+type Object struct {
+	Key  string
+	Body []byte
+	Size int64
+	// Truncated is set when Body holds only the first bytes of the object.
+	Truncated bool
+}
+
+// ErrNotFound is returned for a key that holds no object.
+var ErrNotFound = errors.New("no archived object")
+
+// Get reads the object under key, at most limit bytes of it (no limit when
+// limit <= 0).
+func (s *Store) Get(ctx context.Context, key string, limit int64) (*Object, error) {
+	p, err := s.Path(key)
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.Open(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%s: %w", key, ErrNotFound)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	o := &Object{Key: key, Size: st.Size()}
+	r := io.Reader(f)
+	if limit > 0 && st.Size() > limit {
+		r, o.Truncated = io.LimitReader(f, limit), true
+	}
+	o.Body, err = io.ReadAll(r)
+	return o, err
+}
+
+// List calls fn with every key under prefix, in lexical order (which is
+// date order), skipping temporary files.
+func (s *Store) List(ctx context.Context, prefix string, fn func(key string, size int64) error) error {
+	start := s.root
+	if dir := prefix[:strings.LastIndex(prefix, "/")+1]; dir != "" {
+		start = filepath.Join(s.root, filepath.FromSlash(dir))
+	}
+	err := filepath.WalkDir(start, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if cerr := ctx.Err(); cerr != nil {
+			return cerr
+		}
+		if d.IsDir() || strings.HasPrefix(d.Name(), ".tmp-") {
+			return nil
+		}
+		rel, _ := filepath.Rel(s.root, p)
+		key := filepath.ToSlash(rel)
+		if !strings.HasPrefix(key, prefix) {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		return fn(key, info.Size())
+	})
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	return err
+}
+
+// dirSyncer fsyncs directories with group commit: callers that arrive while
+// a sync of the same directory runs share the next one, so N concurrent
+// writers into one day's directory pay for far fewer than N fsyncs.
+type dirSyncer struct {
+	mu      sync.Mutex
+	pending map[string]*syncRound
+	running map[string]bool
+}
+
+type syncRound struct {
+	done chan struct{}
+	err  error
+}
+
+func (d *dirSyncer) sync(dir string) error {
+	d.mu.Lock()
+	if d.running == nil {
+		d.running = map[string]bool{}
+	}
+	r := d.pending[dir]
+	if r == nil {
+		r = &syncRound{done: make(chan struct{})}
+		d.pending[dir] = r
+	}
+	leader := !d.running[dir]
+	if leader {
+		d.running[dir] = true
+	}
+	d.mu.Unlock()
+	if leader {
+		d.lead(dir)
+	}
+	<-r.done
+	return r.err
+}
+
+// lead syncs rounds of dir until none is pending, serving the callers that
+// arrived while the previous round ran.
+// After a few rounds it hands over to a goroutine so that its own caller is
+// not kept serving others under constant load.
+func (d *dirSyncer) lead(dir string) {
+	for round := 0; ; round++ {
+		d.mu.Lock()
+		if round == 3 && d.pending[dir] != nil {
+			d.mu.Unlock()
+			go d.lead(dir)
+			return
+		}
+		r := d.pending[dir]
+		delete(d.pending, dir)
+		if r == nil {
+			d.running[dir] = false
+			d.mu.Unlock()
+			return
+		}
+		d.mu.Unlock()
+		r.err = fsyncDir(dir)
+		close(r.done)
+	}
+}
+
+func fsyncDir(dir string) error {
+	f, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return f.Sync()
+}

@@ -1,0 +1,134 @@
+package ingest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"engram/model"
+)
+
+// Topics publishes the two notifications as JSON lines appended to
+// <dir>/experience.enriched.jsonl and <dir>/memory.indexed.jsonl, the
+// embedded stand-in for the source system's Kafka topics.
+type Topics struct {
+	mu                sync.Mutex
+	enriched, indexed *os.File
+}
+
+// OpenTopics opens (creating) the two topic files under dir.
+func OpenTopics(dir string) (*Topics, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("topics: %w", err)
+	}
+	open := func(name string) (*os.File, error) {
+		return os.OpenFile(filepath.Join(dir, name+".jsonl"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	}
+	e, err := open(model.TopicEnriched)
+	if err != nil {
+		return nil, fmt.Errorf("topics: %w", err)
+	}
+	i, err := open(model.TopicIndexed)
+	if err != nil {
+		e.Close()
+		return nil, fmt.Errorf("topics: %w", err)
+	}
+	return &Topics{enriched: e, indexed: i}, nil
+}
+
+// Publish appends one line per payload; each file gets one write per batch,
+// so concurrent readers never see half a line.
+func (t *Topics) Publish(_ context.Context, enriched []model.Enriched, indexed []model.Indexed) error {
+	eb, err := jsonLines(enriched)
+	if err != nil {
+		return err
+	}
+	ib, err := jsonLines(indexed)
+	if err != nil {
+		return err
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if _, err := t.enriched.Write(eb); err != nil {
+		return fmt.Errorf("topic %s: %w", model.TopicEnriched, err)
+	}
+	if _, err := t.indexed.Write(ib); err != nil {
+		return fmt.Errorf("topic %s: %w", model.TopicIndexed, err)
+	}
+	return nil
+}
+
+func jsonLines[T any](vs []T) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	for _, v := range vs {
+		if err := enc.Encode(v); err != nil {
+			return nil, err
+		}
+	}
+	return b.Bytes(), nil
+}
+
+// Close closes both files.
+func (t *Topics) Close() error {
+	err := t.enriched.Close()
+	if e := t.indexed.Close(); err == nil {
+		err = e
+	}
+	return err
+}
+
+// Rejects writes rejected inputs, verbatim with their reasons, as JSON lines
+// to one file created on the first reject.
+type Rejects struct {
+	mu   sync.Mutex
+	path string
+	f    *os.File
+}
+
+// NewRejects prepares a rejects file at path (not created until needed).
+func NewRejects(path string) *Rejects { return &Rejects{path: path} }
+
+// Path is where the rejects go.
+func (r *Rejects) Path() string { return r.path }
+
+// Written says whether anything was rejected.
+func (r *Rejects) Written() bool { return r.f != nil }
+
+type rejectLine struct {
+	Source   string         `json:"source"`
+	Problems model.Problems `json:"problems"`
+	Input    string         `json:"input"`
+}
+
+// Add records one rejected trace.
+func (r *Rejects) Add(t *Trace) error {
+	line, err := json.Marshal(rejectLine{t.Src.String(), t.Problems, string(t.Input)})
+	if err != nil {
+		return err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.f == nil {
+		if err := os.MkdirAll(filepath.Dir(r.path), 0o755); err != nil {
+			return err
+		}
+		if r.f, err = os.OpenFile(r.path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644); err != nil {
+			return err
+		}
+	}
+	_, err = r.f.Write(append(line, '\n'))
+	return err
+}
+
+// Close closes the file if one was written.
+func (r *Rejects) Close() error {
+	if r.f == nil {
+		return nil
+	}
+	return r.f.Close()
+}

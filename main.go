@@ -1,0 +1,118 @@
+// Command engram is a terminal inspector for the experience streams of AI
+// agents: it ingests experience events through the cognitive-memory pipeline
+// (embed, score, archive once, index, publish), and shows what is there.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"strings"
+	"syscall"
+)
+
+// command is one subcommand of engram.
+type command struct {
+	name, args, summary string
+	run                 func(ctx context.Context, env *env, args []string) error
+	flags               func(*env) *flag.FlagSet // for help
+}
+
+// env is what every command gets: its streams, so tests can run commands
+// in-process.
+type env struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	getenv         func(string) string
+}
+
+// exitError carries a process exit status without a message of its own.
+type exitError struct{ code int }
+
+func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
+
+func commands() []command {
+	return []command{
+		{"ingest", "[flags] [FILE ...]", "ingest experience events (JSON Lines, a JSON array or one object; - or none: stdin)",
+			runIngest, func(e *env) *flag.FlagSet { fs, _ := ingestFlags(e); return fs }},
+		{"show", "[flags] EVENT_ID", "print an event's index document and archived event as JSON",
+			runShow, func(e *env) *flag.FlagSet { fs, _ := showFlags(e); return fs }},
+		{"help", "[COMMAND]", "describe engram's commands and their flags", runHelp, nil},
+	}
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, &env{os.Stdin, os.Stdout, os.Stderr, os.Getenv}, os.Args[1:])
+	stop()
+	os.Exit(code)
+}
+
+func run(ctx context.Context, e *env, args []string) int {
+	if len(args) == 0 {
+		args = []string{"help"}
+	}
+	name := args[0]
+	if name == "-h" || name == "--help" || name == "-help" {
+		name = "help"
+	}
+	for _, c := range commands() {
+		if c.name == name {
+			return exitCode(e, c.run(ctx, e, args[1:]))
+		}
+	}
+	fmt.Fprintf(e.stderr, "engram: unknown command %s; run 'engram help'\n", quoteArg(name))
+	return 2
+}
+
+func exitCode(e *env, err error) int {
+	var ee exitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ee):
+		return ee.code
+	case errors.Is(err, errUsage):
+		return 2
+	}
+	fmt.Fprintf(e.stderr, "engram: %s\n", safeLine(err.Error()))
+	return 1
+}
+
+var errUsage = errors.New("usage")
+
+func runHelp(_ context.Context, e *env, args []string) error {
+	if len(args) > 0 {
+		for _, c := range commands() {
+			if c.name == args[0] {
+				fmt.Fprintf(e.stdout, "engram %s %s\n\n%s\n", c.name, c.args, c.summary)
+				if c.flags != nil {
+					fmt.Fprint(e.stdout, "\nFlags:\n")
+					fs := c.flags(e)
+					fs.SetOutput(e.stdout)
+					fs.PrintDefaults()
+				}
+				return nil
+			}
+		}
+		return fmt.Errorf("no command %s; run 'engram help'", quoteArg(args[0]))
+	}
+	fmt.Fprint(e.stdout, "engram: a terminal inspector for the experience streams of AI agents.\n\nUsage:\n  engram COMMAND [flags] [args]\n\nCommands:\n")
+	cs := commands()
+	sort.SliceStable(cs, func(i, j int) bool { return cs[i].name < cs[j].name })
+	for _, c := range cs {
+		fmt.Fprintf(e.stdout, "  %-8s %s\n", c.name, c.summary)
+	}
+	fmt.Fprint(e.stdout, "\nRun 'engram help COMMAND' for a command's flags.\n")
+	return nil
+}
+
+func quoteArg(s string) string { return safeLine(fmt.Sprintf("%q", s)) }
+
+// safeLine keeps untrusted text on one line and unable to drive the terminal.
+func safeLine(s string) string { return strings.TrimSpace(printable(s)) }

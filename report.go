@@ -1,0 +1,182 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"charm.land/bubbles/v2/progress"
+	"github.com/charmbracelet/x/term"
+
+	"engram/ingest"
+	"engram/model"
+)
+
+// reporter prints what an ingest run does: per-input errors and traces as
+// they finish, a progress line while it runs, a summary at the end.
+type reporter struct {
+	e       *env
+	trace   bool
+	rejects *ingest.Rejects
+	tty     bool
+
+	mu        sync.Mutex // serialises writes to stderr and stdout
+	finished  atomic.Int64
+	bytesRead atomic.Int64
+	total     atomic.Int64
+	start     time.Time
+	lastBar   int
+}
+
+func newReporter(e *env, trace bool, rejects *ingest.Rejects) *reporter {
+	r := &reporter{e: e, trace: trace, rejects: rejects, start: time.Now()}
+	if f, ok := e.stderr.(*os.File); ok {
+		r.tty = term.IsTerminal(f.Fd())
+	}
+	return r
+}
+
+func (r *reporter) addTotal(n int64) { r.total.Add(n) }
+
+// done is called by the pipeline for each finished input.
+func (r *reporter) done(t *ingest.Trace) {
+	r.finished.Add(1)
+	if t.Outcome == ingest.OutcomeRejected && r.rejects != nil {
+		if err := r.rejects.Add(t); err != nil {
+			r.printErr(fmt.Sprintf("engram: writing rejects: %v", err))
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.clearBar()
+	switch t.Outcome {
+	case ingest.OutcomeRejected:
+		for _, p := range problemsOf(t) {
+			fmt.Fprintf(r.e.stderr, "%s: %s\n", safeLine(t.Src.String()), safeLine(p.String()))
+		}
+	case ingest.OutcomeFailed, ingest.OutcomeCanceled:
+		fmt.Fprintf(r.e.stderr, "%s: %s: %s\n", safeLine(t.Src.String()), t.Outcome, safeLine(fmt.Sprint(t.Err)))
+	}
+	if r.trace {
+		fmt.Fprintln(r.e.stdout, safeLine(t.Render()))
+	}
+}
+
+func problemsOf(t *ingest.Trace) model.Problems {
+	if len(t.Problems) > 0 {
+		return t.Problems
+	}
+	return model.Problems{{Reason: fmt.Sprint(t.Err)}}
+}
+
+func (r *reporter) printErr(s string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.clearBar()
+	fmt.Fprintln(r.e.stderr, safeLine(s))
+}
+
+// startProgress draws a progress bar on a terminal every 100ms, or a plain
+// line every 5s when stderr is not one. It returns a function that stops it.
+func (r *reporter) startProgress(ctx context.Context) func() {
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		every := 5 * time.Second
+		if r.tty {
+			every = 100 * time.Millisecond
+		}
+		tick := time.NewTicker(every)
+		defer tick.Stop()
+		bar := progress.New(progress.WithWidth(30), progress.WithoutPercentage())
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				r.drawProgress(&bar)
+			}
+		}
+	}()
+	return func() {
+		cancel()
+		wg.Wait()
+		r.mu.Lock()
+		r.clearBar()
+		r.mu.Unlock()
+	}
+}
+
+func (r *reporter) drawProgress(bar *progress.Model) {
+	n := r.finished.Load()
+	elapsed := time.Since(r.start)
+	rate := float64(n) / elapsed.Seconds()
+	line := fmt.Sprintf("%d events  %.0f/s", n, rate)
+	total, read := r.total.Load(), r.bytesRead.Load()
+	var frac float64
+	if total > 0 {
+		frac = min(1, float64(read)/float64(total))
+		if frac > 0 {
+			eta := time.Duration(float64(elapsed) * (1 - frac) / frac)
+			line = fmt.Sprintf("%s %3.0f%%  %s  ETA %s", bar.ViewAs(frac), 100*frac, line, eta.Round(time.Second))
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.tty {
+		r.clearBar()
+		fmt.Fprint(r.e.stderr, line)
+		r.lastBar = len(line)
+	} else {
+		fmt.Fprintln(r.e.stderr, "progress: "+line)
+	}
+}
+
+// clearBar erases the progress line so other output starts at column 0.
+func (r *reporter) clearBar() {
+	if r.tty && r.lastBar > 0 {
+		fmt.Fprint(r.e.stderr, "\r\x1b[2K")
+		r.lastBar = 0
+	}
+}
+
+func (r *reporter) summary(s ingest.Summary, data string, dryRun bool) {
+	var b strings.Builder
+	if dryRun {
+		fmt.Fprintf(&b, "dry run: %d valid, %d rejected, %d failed", s.Valid, s.Rejected, s.Failed)
+	} else {
+		fmt.Fprintf(&b, "ingested %d, duplicates %d, rejected %d, failed %d", s.Ingested, s.Duplicates, s.Rejected, s.Failed)
+	}
+	if s.Canceled > 0 {
+		fmt.Fprintf(&b, ", not ingested (interrupted) %d", s.Canceled)
+	}
+	fmt.Fprintf(&b, " in %s (%.0f events/s)", s.Elapsed.Round(time.Millisecond), s.Rate())
+	if !dryRun {
+		fmt.Fprintf(&b, "; data %s", data)
+	}
+	fmt.Fprintln(r.e.stderr, safeLine(b.String()))
+	if r.rejects != nil && r.rejects.Written() {
+		fmt.Fprintf(r.e.stderr, "rejected inputs written to %s\n", safeLine(r.rejects.Path()))
+	}
+}
+
+// countingReader counts bytes read into n.
+type countingReader struct {
+	r io.Reader
+	n *atomic.Int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n.Add(int64(n))
+	return n, err
+}
+
+func printable(s string) string { return model.Printable(s, false) }
