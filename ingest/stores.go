@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"engram/model"
 )
@@ -68,4 +69,29 @@ type Embedder interface {
 	Embed(ctx context.Context, texts []string) ([][]float64, error)
 	Dimension() int
 	Describe() string
+}
+
+// Object is an archived event read back.
+type Object struct {
+	Key  string
+	Body []byte
+	Size int64 // of the whole object
+	// ETag is the store's entity tag, or a content hash for the directory.
+	ETag         string
+	LastModified time.Time
+	// Truncated is set when Body holds only the first bytes of the object.
+	Truncated bool
+}
+
+// ErrNotFound is returned (wrapped) for an archive key that holds no object.
+var ErrNotFound = errors.New("no archived object")
+
+// ArchiveReader reads the truth layer back: for drill-down, verification and
+// reindexing.
+type ArchiveReader interface {
+	// Get reads the object under key, at most limit bytes of it (all when
+	// limit <= 0). A missing key is an error wrapping ErrNotFound.
+	Get(ctx context.Context, key string, limit int64) (*Object, error)
+	// List calls fn for every key under prefix, in key order.
+	List(ctx context.Context, prefix string, fn func(key string, size int64) error) error
 }

@@ -79,4 +79,3 @@ func SafeJSON(b []byte) []byte {
 	}
 	return []byte(out.String())
 }
-

@@ -5,6 +5,8 @@ package dirarchive
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -136,28 +138,16 @@ func (s *Store) mkdirDurable(dir string) error {
 	return s.dirs.sync(parent)
 }
 
-// Object is an archived event read back.
-type Object struct {
-	Key  string
-	Body []byte
-	Size int64
-	// Truncated is set when Body holds only the first bytes of the object.
-	Truncated bool
-}
-
-// ErrNotFound is returned for a key that holds no object.
-var ErrNotFound = errors.New("no archived object")
-
 // Get reads the object under key, at most limit bytes of it (no limit when
 // limit <= 0).
-func (s *Store) Get(ctx context.Context, key string, limit int64) (*Object, error) {
+func (s *Store) Get(ctx context.Context, key string, limit int64) (*ingest.Object, error) {
 	p, err := s.Path(key)
 	if err != nil {
 		return nil, err
 	}
 	f, err := os.Open(p)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%s: %w", key, ErrNotFound)
+		return nil, fmt.Errorf("%s: %w", key, ingest.ErrNotFound)
 	}
 	if err != nil {
 		return nil, err
@@ -167,13 +157,19 @@ func (s *Store) Get(ctx context.Context, key string, limit int64) (*Object, erro
 	if err != nil {
 		return nil, err
 	}
-	o := &Object{Key: key, Size: st.Size()}
+	o := &ingest.Object{Key: key, Size: st.Size(), LastModified: st.ModTime()}
 	r := io.Reader(f)
 	if limit > 0 && st.Size() > limit {
 		r, o.Truncated = io.LimitReader(f, limit), true
 	}
-	o.Body, err = io.ReadAll(r)
-	return o, err
+	if o.Body, err = io.ReadAll(r); err != nil {
+		return nil, err
+	}
+	if !o.Truncated {
+		sum := sha256.Sum256(o.Body)
+		o.ETag = "sha256:" + hex.EncodeToString(sum[:])
+	}
+	return o, nil
 }
 
 // List calls fn with every key under prefix, in lexical order (which is
