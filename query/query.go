@@ -1,0 +1,91 @@
+// Package query is engram's read path: recent documents, a tail of new ones,
+// turns and their causal chains, search with a small filter language,
+// similarity, and the drill-down from an index document to its archived
+// event. One Reader contract is implemented over the embedded SQLite index
+// and over OpenSearch, so the UI and the CLI never know which they talk to.
+package query
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"engram/model"
+)
+
+// Cursor is an opaque position in a listing; "" is the start (or, in a
+// returned page, the end: there is nothing more).
+type Cursor string
+
+// Page is one page of index documents.
+type Page struct {
+	Docs []*model.IndexDoc
+	// Next continues the listing; "" when there is nothing more.
+	Next Cursor
+}
+
+// TurnSummary is one row per turn (schema.md section 2 turn key).
+type TurnSummary struct {
+	Key           string
+	SessionID     string
+	AgentID       string
+	TenantID      string
+	Events        int
+	First, Last   time.Time
+	AnyFailed     bool
+	MaxImportance float64
+}
+
+// TurnPage is one page of turns, newest first.
+type TurnPage struct {
+	Turns []TurnSummary
+	Next  Cursor
+}
+
+// Scored is a document with its similarity score (higher is closer).
+type Scored struct {
+	Doc   *model.IndexDoc
+	Score float64
+}
+
+// Reader is everything the inspector reads from an index. expr is a filter
+// in the language of package expr ("" matches everything).
+type Reader interface {
+	// Recent is the newest documents first, by ingestion order.
+	Recent(ctx context.Context, expr string, after Cursor, limit int) (Page, error)
+	// TailStart is the cursor of the newest document now indexed.
+	TailStart(ctx context.Context) (Cursor, error)
+	// Tail is every document indexed after the cursor, oldest first; its
+	// Next is the cursor to poll from next time (unchanged when empty).
+	Tail(ctx context.Context, after Cursor, limit int) (Page, error)
+	// Turns is one row per turn, newest first, filtered like Search.
+	Turns(ctx context.Context, expr string, after Cursor, limit int) (TurnPage, error)
+	// Turn is every event of one turn in causal order: phase, then
+	// timestamp, then eventId.
+	Turn(ctx context.Context, key string) ([]*model.IndexDoc, error)
+	// Search is the documents matching expr: ranked by text relevance when
+	// it has free words, else newest first.
+	Search(ctx context.Context, expr string, after Cursor, limit int) (Page, error)
+	// Similar is the k nearest documents to eventID's embedding.
+	Similar(ctx context.Context, eventID string, k int) ([]Scored, error)
+	// Document is one index document by event id.
+	Document(ctx context.Context, eventID string) (*model.IndexDoc, error)
+	// Count is how many documents are visible.
+	Count(ctx context.Context) (int64, error)
+	Describe() string
+	Close() error
+}
+
+// Errors readers return (wrapped) so callers can tell cases apart.
+var (
+	ErrNotFound = errors.New("not found")
+	// ErrUnavailable: the backend cannot answer this kind of question (for
+	// instance similarity without the k-NN plugin).
+	ErrUnavailable = errors.New("unavailable")
+)
+
+// Options scope a reader.
+type Options struct {
+	// Tenant, when set, hides every document of other tenants.
+	Tenant string
+}
