@@ -38,20 +38,24 @@ port_open() {
   (exec 3<>"/dev/tcp/$1/$2") 2>/dev/null
 }
 
-# pid_alive PIDFILE: true if the pid in PIDFILE is a live process.
+# pid_alive PIDFILE [WORD]: true if the pid in PIDFILE is a live process
+# (whose command line contains WORD, when given: a pid file left over from
+# an earlier boot or run may name a pid that now belongs to someone else).
 pid_alive() {
-  local pf="$1" pid
+  local pf="$1" word="${2:-}" pid
   [[ -s "$pf" ]] || return 1
   pid="$(cat "$pf" 2>/dev/null)" || return 1
   [[ "$pid" =~ ^[0-9]+$ ]] || return 1
-  kill -0 "$pid" 2>/dev/null
+  kill -0 "$pid" 2>/dev/null || return 1
+  [[ -z "$word" ]] || tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "$word"
 }
 
-# stop_pidfile PIDFILE [TIMEOUT_SECONDS]: TERM the process, KILL it after the
-# timeout, remove the pid file. Only ever signals the pid recorded by us.
+# stop_pidfile PIDFILE WORD [TIMEOUT_SECONDS]: TERM the process, KILL it after
+# the timeout, remove the pid file. Only ever signals the pid recorded by us,
+# and only while its command line still contains WORD.
 stop_pidfile() {
-  local pf="$1" timeout="${2:-20}" pid i
-  if ! pid_alive "$pf"; then
+  local pf="$1" word="$2" timeout="${3:-20}" pid i
+  if ! pid_alive "$pf" "$word"; then
     rm -f "$pf"
     return 0
   fi

@@ -20,6 +20,7 @@ VGW_ACCESS_KEY="${VGW_ACCESS_KEY:-engramtest}"
 VGW_SECRET_KEY="${VGW_SECRET_KEY:-engramtestsecret}"
 VGW_REGION="${VGW_REGION:-us-east-1}"
 VGW_DIR="$ENGRAM_SERVICES_DIR/versitygw"
+EMPTY_SHA256=e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855
 
 vgw_bin() {
   local gobin
@@ -52,35 +53,36 @@ ensure_binary() {
   t0=$(date +%s)
   log "building versitygw $VGW_VERSION with go install (about 3 minutes on 2 cores the first time)"
   # Outside any module, so the project's go.mod is neither read nor touched.
-  if ! (cd / && GOFLAGS= GO111MODULE=on go install "github.com/versity/versitygw/cmd/versitygw@$VGW_VERSION") >"$blog" 2>&1; then
+  if ! (cd / && GOFLAGS='' GO111MODULE=on go install "github.com/versity/versitygw/cmd/versitygw@$VGW_VERSION") >"$blog" 2>&1; then
     die "go install versitygw@$VGW_VERSION failed" "$blog"
   fi
   log "built $BIN in $(elapsed_since "$t0")s"
 }
 
-# s3_ok SCHEME PORT: a signed ListBuckets with our keys answers 200.
+# s3_ok SCHEME PORT: a signed ListBuckets with our keys answers 200 with a
+# bucket list (so another server on the port is not mistaken for ours).
 s3_ok() {
   local scheme="$1" port="$2" extra=()
   [[ "$scheme" == https ]] && extra=(--cacert "$SVC_CA_FILE")
-  local code
-  code="$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 "${extra[@]}" \
-    --aws-sigv4 "aws:amz:$VGW_REGION:s3" --user "$VGW_ACCESS_KEY:$VGW_SECRET_KEY" \
+  local out
+  out="$(curl -s -w '\n%{http_code}' --max-time 5 "${extra[@]}" \
+    -H "x-amz-content-sha256: $EMPTY_SHA256" --aws-sigv4 "aws:amz:$VGW_REGION:s3" --user "$VGW_ACCESS_KEY:$VGW_SECRET_KEY" \
     "$scheme://127.0.0.1:$port/" 2>/dev/null)" || true
-  [[ "$code" == 200 ]]
+  [[ "${out##*$'\n'}" == 200 && "$out" == *ListAllMyBucketsResult* ]]
 }
 
 # start_instance NAME SCHEME PORT [extra versitygw args...]
 start_instance() {
   local name="$1" scheme="$2" port="$3"
   shift 3
-  local pf="$VGW_DIR/$name.pid" lf="$VGW_DIR/$name.log" data="$VGW_DIR/data-$name"
+  local pf="$VGW_DIR/$name-$port.pid" lf="$VGW_DIR/$name-$port.log" data="$VGW_DIR/data-$name"
   if s3_ok "$scheme" "$port"; then
     log "$name: already answering on $scheme://127.0.0.1:$port, reusing it"
     return 0
   fi
-  if pid_alive "$pf"; then
+  if pid_alive "$pf" "$VGW_DIR"; then
     log "$name: our old instance (pid $(cat "$pf")) is not answering, restarting it"
-    stop_pidfile "$pf"
+    stop_pidfile "$pf" "$VGW_DIR"
   fi
   if port_open 127.0.0.1 "$port"; then
     die "$name: port $port is taken by something that does not answer S3 with our keys ($VGW_ACCESS_KEY); stop it or set VGW_PORT/VGW_TLS_PORT"
@@ -98,7 +100,7 @@ start_instance() {
       log "$name: ready (pid $(cat "$pf"))"
       return 0
     }
-    pid_alive "$pf" || die "$name: versitygw exited during start-up" "$lf"
+    pid_alive "$pf" "$VGW_DIR" || die "$name: versitygw exited during start-up" "$lf"
     sleep 0.1
   done
   die "$name: not answering on port $port after 30s" "$lf"
@@ -116,8 +118,8 @@ cmd_start() {
 }
 
 cmd_stop() {
-  stop_pidfile "$VGW_DIR/plain.pid"
-  stop_pidfile "$VGW_DIR/tls.pid"
+  stop_pidfile "$VGW_DIR/plain-$VGW_PORT.pid" "$VGW_DIR"
+  stop_pidfile "$VGW_DIR/tls-$VGW_TLS_PORT.pid" "$VGW_DIR"
   log "stopped"
 }
 
