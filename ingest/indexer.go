@@ -56,7 +56,15 @@ func (p *Pipeline) writeBatch(ctx context.Context, batch []*work) {
 		r.Stage, r.Status, r.Start = StageIndex, StatusRunning, start
 		p.notify(w.t, *r)
 	}
-	results := p.cfg.Index.Write(ctx, docs)
+	var results []IndexResult
+	if err := p.syncArchive(ctx); err != nil {
+		results = make([]IndexResult, len(docs))
+		for i := range results {
+			results[i].Err = err
+		}
+	} else {
+		results = p.cfg.Index.Write(ctx, docs)
+	}
 	elapsed := time.Since(start)
 	var pub []*work
 	for i, w := range batch {
@@ -129,4 +137,11 @@ func (p *Pipeline) conclude(w *work, res IndexResult) {
 	default:
 		p.finish(t, OutcomeIngested, nil)
 	}
+}
+
+func (p *Pipeline) syncArchive(ctx context.Context) error {
+	if s, ok := p.cfg.Archive.(Syncer); ok {
+		return s.Sync(ctx)
+	}
+	return nil
 }

@@ -25,6 +25,14 @@ type Archive interface {
 	Describe() string
 }
 
+// Syncer is an Archive whose Put makes objects visible at once but durable
+// only when Sync returns, so that many writes can share one sync. The
+// pipeline calls Sync before it indexes a batch: nothing is indexed that a
+// crash could still take out of the archive.
+type Syncer interface {
+	Sync(ctx context.Context) error
+}
+
 // ConflictError says an archive key already holds a different event.
 type ConflictError struct{ Key string }
 

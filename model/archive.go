@@ -38,6 +38,11 @@ func (e *Event) ArchiveJSON() ([]byte, error) {
 	members.put("input", input.encode())
 	members.put("importanceScore", mustJSON(e.ImportanceScore))
 	members.put("objectStorageKey", mustJSON(e.ObjectStorageKey))
+	if members.get("tags") == nil {
+		// The source system's readers take tags.length: give them [] rather
+		// than an absent member.
+		members.put("tags", json.RawMessage("[]"))
+	}
 	var out bytes.Buffer
 	if err := json.Compact(&out, members.encode()); err != nil {
 		return nil, err

@@ -36,8 +36,6 @@ type wire struct {
 		RewardScore         json.RawMessage `json:"rewardScore"`
 		SelfAssessedQuality json.RawMessage `json:"selfAssessedQuality"`
 	} `json:"evaluation"`
-	// CaseHub members (schema.md section 7).
-	Description json.RawMessage `json:"description"`
 }
 
 func set(m json.RawMessage) bool { return len(m) > 0 && string(m) != "null" }
@@ -46,19 +44,48 @@ func set(m json.RawMessage) bool { return len(m) > 0 && string(m) != "null" }
 // CaseHub shape too. It does not validate; call Validate on the result.
 // data is copied, so the caller may reuse its buffer.
 func Decode(data []byte, opt DecodeOptions) (*Event, error) {
-	data = bytes.TrimSpace(data)
+	trimmed := bytes.TrimLeft(data, jsonSpace)
+	lead := int64(len(data) - len(trimmed))
+	data = bytes.TrimRight(trimmed, jsonSpace)
 	if len(data) == 0 || data[0] != '{' {
 		return nil, Problems{{"", "expected a JSON object"}}
 	}
-	var w wire
-	if err := json.Unmarshal(data, &w); err != nil {
+	if err := json.Unmarshal(data, new(json.RawMessage)); err != nil {
+		// Offsets count from the caller's first byte, not the trimmed one.
+		var syn *json.SyntaxError
+		if errors.As(err, &syn) {
+			syn.Offset += lead
+		}
 		return nil, jsonProblem(err)
 	}
-	if set(w.Description) && w.Input == nil {
-		return decodeCaseHub(data, opt)
+	// What the decoder reads: members matched exactly (see exactMembers).
+	// The raw event, kept for the archive, stays as it came.
+	norm, ps := exactMembers(data, "", knownMembers)
+	if len(ps) > 0 {
+		return nil, ps
+	}
+	// The shape is told apart before anything is typed: a CaseHub outcome's
+	// result is a string, a native event's an object. An object without
+	// input that carries a member only CaseHub has is a CaseHub event, so
+	// that one lacking its description is told so.
+	var shape struct {
+		Input       json.RawMessage `json:"input"`
+		Description json.RawMessage `json:"description"`
+		Kind        json.RawMessage `json:"kind"`
+		CaseID      json.RawMessage `json:"caseId"`
+	}
+	if err := json.Unmarshal(norm, &shape); err != nil {
+		return nil, jsonProblem(err)
+	}
+	if !set(shape.Input) && (set(shape.Description) || set(shape.Kind) || set(shape.CaseID)) {
+		return decodeCaseHub(norm, opt)
+	}
+	var w wire
+	if err := json.Unmarshal(norm, &w); err != nil {
+		return nil, jsonProblem(err)
 	}
 	e := &Event{}
-	if err := json.Unmarshal(data, e); err != nil {
+	if err := json.Unmarshal(norm, e); err != nil {
 		return nil, jsonProblem(err)
 	}
 	e.raw = bytes.Clone(data)
@@ -97,7 +124,7 @@ func jsonProblem(err error) error {
 		if strings.HasPrefix(typ.Value, "number ") && (typ.Type.Kind() == reflect.Float64 || typ.Type.Kind() == reflect.Float32) {
 			return Problems{{path, strings.TrimPrefix(typ.Value, "number ") + " is not a finite number"}}
 		}
-		return Problems{{path, fmt.Sprintf("expected %s, got %s", jsonKind(typ.Type.String()), typ.Value)}}
+		return Problems{{path, fmt.Sprintf("expected %s, got %s", jsonKind(typ.Type), typ.Value)}}
 	}
 	msg := strings.TrimPrefix(err.Error(), "json: ")
 	if strings.Contains(msg, "exceeded max depth") {
@@ -106,18 +133,126 @@ func jsonProblem(err error) error {
 	return Problems{{"", msg}}
 }
 
-// jsonKind names a Go type the way a JSON author would.
-func jsonKind(goType string) string {
-	switch {
-	case strings.HasPrefix(goType, "[]"):
-		return "an array"
-	case strings.HasPrefix(goType, "map["), strings.HasPrefix(goType, "model."), strings.HasPrefix(goType, "*model."),
-		goType == "json.RawMessage":
+// jsonKind names a Go type the way a JSON author would. It goes by kind,
+// not by name: the wire's blocks are anonymous structs.
+func jsonKind(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Struct, reflect.Map:
 		return "an object"
-	case goType == "string":
+	case reflect.Slice, reflect.Array:
+		if t == reflect.TypeFor[json.RawMessage]() {
+			return "a JSON value"
+		}
+		return "an array"
+	case reflect.String:
 		return "a string"
-	case goType == "bool", goType == "*bool":
+	case reflect.Bool:
 		return "a boolean"
 	}
 	return "a number"
+}
+
+// jsonSpace is what JSON counts as white space (bytes.TrimSpace would also
+// take Unicode spaces such as U+00A0, which are not).
+const jsonSpace = " \t\r\n"
+
+// memberSet is the member names engram reads from one JSON object, each with
+// the names of its own members where it is an object engram reads too.
+type memberSet map[string]memberSet
+
+// knownMembers is every member name Decode reads: the event's and the
+// CaseHub shape's.
+var knownMembers = membersOf(reflect.TypeFor[Event](), reflect.TypeFor[caseHubEvent]())
+
+func membersOf(types ...reflect.Type) memberSet {
+	m := memberSet{}
+	for _, t := range types {
+		for i := range t.NumField() {
+			f := t.Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if !f.IsExported() || name == "" || name == "-" {
+				continue
+			}
+			ft := f.Type
+			if ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			if ft.Kind() == reflect.Struct && m[name] == nil {
+				m[name] = membersOf(ft)
+			} else if _, ok := m[name]; !ok {
+				m[name] = nil
+			}
+		}
+	}
+	return m
+}
+
+// exactMembers returns data as the decoder must read it, for two
+// differences between encoding/json and the source system (JavaScript),
+// which the archive has to agree with:
+//
+//   - encoding/json matches member names ignoring case, so "Input" would be
+//     read as input; JavaScript, and ArchiveJSON, which patches "input", match
+//     exactly. A member whose name equals a known one only ignoring case is
+//     dropped from what the decoder reads: it is an unknown member, kept in
+//     the raw event like any other.
+//   - a known member given twice is read by encoding/json as the two merged,
+//     by JavaScript as the last; it is reported as a problem rather than
+//     guessed at.
+func exactMembers(data []byte, path string, known memberSet) ([]byte, Problems) {
+	obj, err := splitObject(data)
+	if err != nil {
+		return data, nil // not an object: the decoder reports it
+	}
+	var ps Problems
+	seen := map[string]bool{}
+	changed := false
+	kept := make(object, 0, len(obj))
+	for _, m := range obj {
+		sub, ok := known[m.name]
+		if !ok {
+			if foldsToKnown(known, m.name) {
+				changed = true
+				continue
+			}
+			kept = append(kept, m)
+			continue
+		}
+		if seen[m.name] {
+			ps.add(joinPath(path, m.name), "given more than once")
+			continue
+		}
+		seen[m.name] = true
+		if sub != nil && len(m.value) > 0 && m.value[0] == '{' {
+			v, sps := exactMembers(m.value, joinPath(path, m.name), sub)
+			ps = append(ps, sps...)
+			if !bytes.Equal(v, m.value) {
+				m.value, changed = v, true
+			}
+		}
+		kept = append(kept, m)
+	}
+	if !changed {
+		return data, ps
+	}
+	return kept.encode(), ps
+}
+
+func foldsToKnown(known memberSet, name string) bool {
+	for k := range known {
+		if strings.EqualFold(k, name) {
+			return true
+		}
+	}
+	return false
+}
+
+func joinPath(path, name string) string {
+	if path == "" {
+		return name
+	}
+	return path + "." + name
 }

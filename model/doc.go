@@ -1,6 +1,9 @@
 package model
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"math"
+)
 
 // IndexName is the source system's index.
 const IndexName = "experience_events"
@@ -86,8 +89,7 @@ func NewIndexDoc(e *Event, summaryLen int) *IndexDoc {
 	if r := e.Result; r != nil {
 		d.Success = r.Success
 		if r.LatencyMs != nil {
-			ms := int64(*r.LatencyMs)
-			d.LatencyMs = &ms
+			d.LatencyMs = ptr(latencyMillis(*r.LatencyMs))
 		}
 	}
 	return d
@@ -129,4 +131,15 @@ func NewEnriched(e *Event) Enriched {
 // NewIndexed builds the memory.indexed payload; index is the index written.
 func NewIndexed(e *Event, index string) Indexed {
 	return Indexed{e.EventID, e.Timestamp, index, e.ObjectStorageKey}
+}
+
+// latencyMillis is latencyMs as the index's long field holds it: truncated,
+// as OpenSearch coerces a fraction, and held at the largest long rather
+// than converted past it (a float64 beyond int64 converts to an arbitrary,
+// on amd64 negative, value).
+func latencyMillis(v float64) int64 {
+	if v >= math.MaxInt64 { // float64(MaxInt64) is 2^63, one past the largest long
+		return math.MaxInt64
+	}
+	return int64(v)
 }

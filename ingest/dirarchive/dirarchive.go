@@ -27,6 +27,9 @@ import (
 type Store struct {
 	root string
 	dirs dirSyncer
+
+	mu    sync.Mutex
+	dirty map[string]bool // directories with entries not yet fsynced
 }
 
 // Open returns the archive rooted at dir, creating it if needed.
@@ -34,7 +37,7 @@ func Open(dir string) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("archive directory %s: %w", dir, err)
 	}
-	return &Store{root: dir, dirs: dirSyncer{pending: map[string]*syncRound{}}}, nil
+	return &Store{root: dir, dirs: dirSyncer{pending: map[string]*syncRound{}}, dirty: map[string]bool{}}, nil
 }
 
 // Root is the archive's directory.
@@ -55,8 +58,11 @@ func (s *Store) Path(key string) (string, error) {
 // Put writes body under key once. The body goes to a temporary file in the
 // target directory, is fsynced, and is then renamed into place with
 // RENAME_NOREPLACE, so no partial file is ever visible under its final name
-// and of two racing writers exactly one wins. The directory entry is made
-// durable before Put returns.
+// and of two racing writers exactly one wins.
+//
+// The new directory entry is durable once Sync returns: the pipeline calls
+// Sync once per index batch, so a batch of events shares one fsync per
+// directory instead of paying one each (that halves the cost of an event).
 func (s *Store) Put(ctx context.Context, key string, body []byte) (bool, error) {
 	final, err := s.Path(key)
 	if err != nil {
@@ -84,10 +90,27 @@ func (s *Store) Put(ctx context.Context, key string, body []byte) (bool, error) 
 		}
 		return false, fmt.Errorf("archive %s: %w", key, err)
 	}
-	if err := s.dirs.sync(dir); err != nil {
-		return false, fmt.Errorf("archive %s: sync directory: %w", key, err)
-	}
+	s.mu.Lock()
+	s.dirty[dir] = true
+	s.mu.Unlock()
 	return true, nil
+}
+
+// Sync makes the entries of every object Put so far durable.
+func (s *Store) Sync(ctx context.Context) error {
+	s.mu.Lock()
+	dirs := s.dirty
+	s.dirty = map[string]bool{}
+	s.mu.Unlock()
+	for dir := range dirs {
+		if err := s.dirs.sync(dir); err != nil {
+			s.mu.Lock()
+			s.dirty[dir] = true
+			s.mu.Unlock()
+			return fmt.Errorf("archive: sync directory %s: %w", dir, err)
+		}
+	}
+	return nil
 }
 
 func (s *Store) compare(key, final string, body []byte) error {

@@ -1,0 +1,19 @@
+package dirarchive_test
+
+import (
+	"testing"
+
+	"engram/ingest/archivetest"
+	"engram/ingest/dirarchive"
+)
+
+// TestContract runs the archive contract shared by every backend.
+func TestContract(t *testing.T) {
+	archivetest.Run(t, func(t *testing.T) archivetest.Store {
+		s, err := dirarchive.Open(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	})
+}

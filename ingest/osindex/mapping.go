@@ -1,0 +1,98 @@
+package osindex
+
+import "maps"
+
+// ExtensionFields are the fields engram adds to the source system's mapping
+// (schema.md section 4), as OpenSearch field definitions.
+func ExtensionFields() map[string]any {
+	kw := func() map[string]any { return map[string]any{"type": "keyword"} }
+	return map[string]any{
+		"turn_id":     kw(),
+		"tenant_id":   kw(),
+		"trace_id":    kw(),
+		"tool":        kw(),
+		"success":     map[string]any{"type": "boolean"},
+		"latency_ms":  map[string]any{"type": "long"},
+		"ingested_at": map[string]any{"type": "date"},
+	}
+}
+
+// EmbeddingField is the definition of the embedding field: a knn_vector of
+// dim components indexed with hnsw when knn is true, else a float array
+// kept only in _source (neither indexed nor with doc values).
+func EmbeddingField(knn bool, dim int, engine, space string) map[string]any {
+	if !knn {
+		return map[string]any{"type": "float", "index": false, "doc_values": false}
+	}
+	return map[string]any{
+		"type":      "knn_vector",
+		"dimension": dim,
+		"method": map[string]any{
+			"name":       "hnsw",
+			"engine":     engine,
+			"space_type": space,
+			"parameters": map[string]any{"m": HNSWM, "ef_construction": HNSWEfConstruction},
+		},
+	}
+}
+
+// Properties is the mapping of an index engram creates: the source
+// system's fields, its two declared float fields, and the extensions.
+func Properties(knn bool, dim int, engine, space string) map[string]any {
+	kw := func() map[string]any { return map[string]any{"type": "keyword"} }
+	fl := func() map[string]any { return map[string]any{"type": "float"} }
+	p := map[string]any{
+		"event_id":            kw(),
+		"timestamp":           map[string]any{"type": "date"},
+		"event_type":          kw(),
+		"session_id":          kw(),
+		"user_id":             kw(),
+		"agent_id":            kw(),
+		"summary":             map[string]any{"type": "text", "analyzer": "english"},
+		"embedding":           EmbeddingField(knn, dim, engine, space),
+		"structured":          map[string]any{"type": "object"},
+		"importance_score":    fl(),
+		"reward_score":        fl(),
+		"confidence":          fl(),
+		"retrieval_count":     map[string]any{"type": "integer"},
+		"decay_factor":        fl(),
+		"object_storage_key":  kw(),
+		"tags":                kw(),
+		"retrieval_priority":  fl(),
+		"reinforcement_score": fl(),
+	}
+	maps.Copy(p, ExtensionFields())
+	return p
+}
+
+// IndexDefinition is the body of the request that creates the index:
+// settings (shards, replicas and, with knn, index.knn and ef_search) and
+// mappings. cfg's defaults must be filled (Open does).
+func IndexDefinition(cfg Config, knn bool) map[string]any {
+	settings := map[string]any{
+		"number_of_shards":   cfg.Shards,
+		"number_of_replicas": cfg.Replicas,
+	}
+	if knn {
+		settings["knn"] = true
+		settings["knn.algo_param.ef_search"] = DefaultEfSearch
+	}
+	return map[string]any{
+		"settings": map[string]any{"index": settings},
+		"mappings": map[string]any{
+			"properties": Properties(knn, cfg.Dimension, cfg.KNNEngine, cfg.SpaceType),
+		},
+	}
+}
+
+// fieldType is the "type" of a field definition as GET _mapping returns it
+// ("object" for an object without one).
+func fieldType(def map[string]any) string {
+	if t, ok := def["type"].(string); ok {
+		return t
+	}
+	if _, ok := def["properties"]; ok {
+		return "object"
+	}
+	return ""
+}

@@ -1,0 +1,126 @@
+package sqlindex
+
+import "fmt"
+
+// SchemaVersion is the schema this package creates, kept in PRAGMA
+// user_version.
+const SchemaVersion = 1
+
+// turnRecompute rebuilds the turns row of one turn key (bound as ?1 or used
+// with OLD/NEW in triggers, hence the %s).
+const turnRecompute = `
+  DELETE FROM turns WHERE turn_key = %[1]s;
+  INSERT INTO turns(turn_key, session_id, agent_id, tenant_id, n_events,
+                    first_ts_ms, last_ts_ms, any_failed, max_importance, first_seq, last_seq)
+  SELECT turn_key,
+         (SELECT session_id FROM docs WHERE turn_key = %[1]s AND session_id IS NOT NULL ORDER BY seq LIMIT 1),
+         (SELECT agent_id   FROM docs WHERE turn_key = %[1]s AND agent_id   IS NOT NULL ORDER BY seq LIMIT 1),
+         (SELECT tenant_id  FROM docs WHERE turn_key = %[1]s AND tenant_id  IS NOT NULL ORDER BY seq LIMIT 1),
+         count(*), min(ts_unix_ms), max(ts_unix_ms), max(success IS 0), max(importance_score), min(seq), max(seq)
+  FROM docs WHERE turn_key = %[1]s GROUP BY turn_key;`
+
+// schemaV1 creates schema version 1; every statement is idempotent.
+var schemaV1 = []string{
+	`CREATE TABLE IF NOT EXISTS docs (
+  seq                INTEGER PRIMARY KEY AUTOINCREMENT,
+  event_id           TEXT    NOT NULL UNIQUE,
+  timestamp          TEXT    NOT NULL,
+  ts_unix_ms         INTEGER NOT NULL,
+  ingested_at        TEXT    NOT NULL,
+  event_type         TEXT    NOT NULL,
+  phase              INTEGER NOT NULL,
+  session_id         TEXT    NOT NULL,
+  user_id            TEXT,
+  agent_id           TEXT,
+  tenant_id          TEXT,
+  trace_id           TEXT,
+  turn_id            TEXT,
+  turn_key           TEXT    NOT NULL,
+  tool               TEXT,
+  success            INTEGER,
+  latency_ms         INTEGER,
+  importance_score   REAL    NOT NULL,
+  reward_score       REAL    NOT NULL,
+  confidence         REAL    NOT NULL,
+  retrieval_count    INTEGER NOT NULL,
+  decay_factor       REAL    NOT NULL,
+  object_storage_key TEXT    NOT NULL,
+  summary            TEXT    NOT NULL,
+  structured         TEXT    NOT NULL,
+  embedding          BLOB,
+  embedding_dim      INTEGER NOT NULL,
+  tags               TEXT    NOT NULL,
+  doc                TEXT    NOT NULL
+)`,
+	`CREATE INDEX IF NOT EXISTS docs_turn       ON docs(turn_key, phase, ts_unix_ms, event_id)`,
+	`CREATE INDEX IF NOT EXISTS docs_session    ON docs(session_id, seq)`,
+	`CREATE INDEX IF NOT EXISTS docs_ts         ON docs(ts_unix_ms)`,
+	`CREATE INDEX IF NOT EXISTS docs_type       ON docs(event_type, seq)`,
+	`CREATE INDEX IF NOT EXISTS docs_tenant     ON docs(tenant_id, seq)`,
+	`CREATE INDEX IF NOT EXISTS docs_trace      ON docs(trace_id)`,
+	`CREATE INDEX IF NOT EXISTS docs_importance ON docs(importance_score)`,
+	`CREATE INDEX IF NOT EXISTS docs_agent      ON docs(agent_id, seq)`,
+
+	`CREATE TABLE IF NOT EXISTS doc_tags (
+  tag TEXT    NOT NULL,
+  seq INTEGER NOT NULL,
+  PRIMARY KEY (tag, seq)
+) WITHOUT ROWID`,
+
+	`CREATE VIRTUAL TABLE IF NOT EXISTS docs_fts USING fts5(
+  summary, content='docs', content_rowid='seq', tokenize='porter unicode61')`,
+
+	`CREATE TABLE IF NOT EXISTS turns (
+  turn_key       TEXT PRIMARY KEY,
+  session_id     TEXT,
+  agent_id       TEXT,
+  tenant_id      TEXT,
+  n_events       INTEGER NOT NULL,
+  first_ts_ms    INTEGER,
+  last_ts_ms     INTEGER,
+  any_failed     INTEGER NOT NULL,
+  max_importance REAL,
+  first_seq      INTEGER NOT NULL,
+  last_seq       INTEGER NOT NULL
+)`,
+	`CREATE INDEX IF NOT EXISTS turns_last_seq ON turns(last_seq)`,
+	`CREATE INDEX IF NOT EXISTS turns_last_ts  ON turns(last_ts_ms)`,
+
+	// Insert: the writer's path, kept cheap (an upsert, no recompute).
+	`CREATE TRIGGER IF NOT EXISTS docs_ai AFTER INSERT ON docs BEGIN
+  INSERT INTO docs_fts(rowid, summary) VALUES (new.seq, new.summary);
+  INSERT OR IGNORE INTO doc_tags(tag, seq)
+    SELECT value, new.seq FROM json_each(new.tags) WHERE type = 'text';
+  INSERT INTO turns(turn_key, session_id, agent_id, tenant_id, n_events,
+                    first_ts_ms, last_ts_ms, any_failed, max_importance, first_seq, last_seq)
+  VALUES (new.turn_key, new.session_id, new.agent_id, new.tenant_id, 1,
+          new.ts_unix_ms, new.ts_unix_ms, new.success IS 0, new.importance_score, new.seq, new.seq)
+  ON CONFLICT(turn_key) DO UPDATE SET
+    session_id     = coalesce(turns.session_id, excluded.session_id),
+    agent_id       = coalesce(turns.agent_id, excluded.agent_id),
+    tenant_id      = coalesce(turns.tenant_id, excluded.tenant_id),
+    n_events       = turns.n_events + 1,
+    first_ts_ms    = min(turns.first_ts_ms, excluded.first_ts_ms),
+    last_ts_ms     = max(turns.last_ts_ms, excluded.last_ts_ms),
+    any_failed     = max(turns.any_failed, excluded.any_failed),
+    max_importance = max(turns.max_importance, excluded.max_importance),
+    first_seq      = min(turns.first_seq, excluded.first_seq),
+    last_seq       = max(turns.last_seq, excluded.last_seq);
+END`,
+	// Delete and update are not used by the writer; they keep maintenance
+	// done with plain SQL consistent.
+	`CREATE TRIGGER IF NOT EXISTS docs_ad AFTER DELETE ON docs BEGIN
+  INSERT INTO docs_fts(docs_fts, rowid, summary) VALUES ('delete', old.seq, old.summary);
+  DELETE FROM doc_tags WHERE seq = old.seq AND tag IN (SELECT value FROM json_each(old.tags) WHERE type = 'text');` +
+		fmt.Sprintf(turnRecompute, "old.turn_key") + `
+END`,
+	`CREATE TRIGGER IF NOT EXISTS docs_au AFTER UPDATE ON docs BEGIN
+  INSERT INTO docs_fts(docs_fts, rowid, summary) VALUES ('delete', old.seq, old.summary);
+  INSERT INTO docs_fts(rowid, summary) VALUES (new.seq, new.summary);
+  DELETE FROM doc_tags WHERE seq = old.seq AND tag IN (SELECT value FROM json_each(old.tags) WHERE type = 'text');
+  INSERT OR IGNORE INTO doc_tags(tag, seq)
+    SELECT value, new.seq FROM json_each(new.tags) WHERE type = 'text';` +
+		fmt.Sprintf(turnRecompute, "old.turn_key") +
+		fmt.Sprintf(turnRecompute, "new.turn_key") + `
+END`,
+}

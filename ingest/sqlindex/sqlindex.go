@@ -1,0 +1,535 @@
+package sqlindex
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"engram/ingest"
+	"engram/model"
+)
+
+// ErrNotFound is returned by Get when no document has the event id.
+var ErrNotFound = errors.New("sqlindex: document not found")
+
+// ErrReadOnly is the error of every document written through a DB opened
+// with OpenReadOnly.
+var ErrReadOnly = errors.New("sqlindex: index opened read-only")
+
+// ErrClosed is returned by operations on a closed DB.
+var ErrClosed = errors.New("sqlindex: index closed")
+
+// IngestedAtLayout is the format of ingested_at: RFC 3339, UTC, milliseconds.
+const IngestedAtLayout = "2006-01-02T15:04:05.000Z"
+
+// Options tune Open and OpenReadOnly; the zero value is good.
+type Options struct {
+	// BusyTimeout is how long a connection waits for a lock held by
+	// another connection or process (default 5s).
+	BusyTimeout time.Duration
+	// ReadConns caps the read pool (default 4).
+	ReadConns int
+	// CacheKiB is the page cache of the writer connection (default 16384,
+	// i.e. 16 MiB); read connections keep SQLite's default.
+	CacheKiB int
+}
+
+func (o Options) withDefaults() Options {
+	if o.BusyTimeout <= 0 {
+		o.BusyTimeout = 5 * time.Second
+	}
+	if o.ReadConns <= 0 {
+		o.ReadConns = 4
+	}
+	if o.CacheKiB <= 0 {
+		o.CacheKiB = 16384
+	}
+	return o
+}
+
+// DB is the SQLite index. It implements ingest.Index. Its methods are safe
+// for concurrent use.
+type DB struct {
+	path string
+	w    *sql.DB   // single writer connection; nil when read-only
+	ins  *sql.Stmt // the insert, prepared on w
+	r    *sql.DB   // read pool
+
+	mu     sync.Mutex // serialises writes and Close
+	closed bool
+}
+
+var _ ingest.Index = (*DB)(nil)
+
+// Open opens the index at path for reading and writing, creating the file,
+// its directory and the schema when missing.
+func Open(path string, opts Options) (*DB, error) {
+	opts = opts.withDefaults()
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+		return nil, fmt.Errorf("sqlindex: %w", err)
+	}
+	w, err := sql.Open("sqlite", dsn(abs, "rwc", opts,
+		fmt.Sprintf("cache_size(-%d)", opts.CacheKiB),
+		"foreign_keys(0)",
+		"journal_mode(WAL)",
+		"synchronous(FULL)",
+		"temp_store(MEMORY)",
+	))
+	if err != nil {
+		return nil, fmt.Errorf("sqlindex: open %s: %w", path, err)
+	}
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	w.SetConnMaxLifetime(0)
+	w.SetConnMaxIdleTime(0)
+	db := &DB{path: path, w: w}
+	if err := db.setUp(); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("sqlindex: open %s: %w", path, err)
+	}
+	if db.r, err = openReader(abs, opts); err != nil {
+		db.ins.Close()
+		w.Close()
+		return nil, fmt.Errorf("sqlindex: open %s: %w", path, err)
+	}
+	return db, nil
+}
+
+// OpenReadOnly opens an existing index for reading only (Write reports
+// ErrReadOnly). It does not create the file or the schema, and fails when
+// the file holds no engram schema or a newer one.
+func OpenReadOnly(path string, opts Options) (*DB, error) {
+	opts = opts.withDefaults()
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(abs); err != nil {
+		return nil, fmt.Errorf("sqlindex: %w", err)
+	}
+	r, err := openReader(abs, opts)
+	if err != nil {
+		return nil, fmt.Errorf("sqlindex: open %s: %w", path, err)
+	}
+	var v int
+	if err := r.QueryRow("PRAGMA user_version").Scan(&v); err != nil {
+		r.Close()
+		return nil, fmt.Errorf("sqlindex: open %s: %w", path, err)
+	}
+	if err := checkVersion(v); err != nil {
+		r.Close()
+		return nil, fmt.Errorf("sqlindex: open %s: %w", path, err)
+	}
+	if v == 0 {
+		r.Close()
+		return nil, fmt.Errorf("sqlindex: open %s: no index schema yet (open it for writing first)", path)
+	}
+	return &DB{path: path, r: r}, nil
+}
+
+func checkVersion(v int) error {
+	if v > SchemaVersion {
+		return fmt.Errorf("index schema version %d is newer than this engram supports (%d)", v, SchemaVersion)
+	}
+	return nil
+}
+
+// openReader opens the read pool: query_only connections that never create
+// the file (mode=rw lets them create the WAL index files if needed).
+func openReader(abs string, opts Options) (*sql.DB, error) {
+	r, err := sql.Open("sqlite", dsn(abs, "rw", opts, "query_only(1)"))
+	if err != nil {
+		return nil, err
+	}
+	r.SetMaxOpenConns(opts.ReadConns)
+	r.SetMaxIdleConns(opts.ReadConns)
+	if err := r.Ping(); err != nil {
+		r.Close()
+		return nil, err
+	}
+	return r, nil
+}
+
+// dsn builds a file: URI for modernc.org/sqlite. mode is SQLite's URI mode
+// (rwc creates, rw does not); transactions begin IMMEDIATE so a writer waits
+// for the lock (busy_timeout) at BEGIN instead of failing on upgrade.
+func dsn(abs, mode string, opts Options, pragmas ...string) string {
+	q := url.Values{}
+	q.Set("mode", mode)
+	q.Set("_txlock", "immediate")
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", opts.BusyTimeout.Milliseconds()))
+	for _, p := range pragmas {
+		q.Add("_pragma", p)
+	}
+	esc := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(filepath.ToSlash(abs))
+	if !strings.HasPrefix(esc, "/") {
+		esc = "/" + esc // Windows drive letters
+	}
+	return "file:" + esc + "?" + q.Encode()
+}
+
+// setUp checks WAL, creates or checks the schema and prepares the insert.
+func (db *DB) setUp() error {
+	ctx := context.Background()
+	var mode string
+	if err := db.w.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
+		return err
+	}
+	if !strings.EqualFold(mode, "wal") {
+		return fmt.Errorf("journal_mode is %q, not wal (is the file system local?)", mode)
+	}
+	tx, err := db.w.BeginTx(ctx, nil) // IMMEDIATE: one process creates the schema
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	var v int
+	if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
+		return err
+	}
+	if err := checkVersion(v); err != nil {
+		return err
+	}
+	if v < SchemaVersion {
+		for _, s := range schemaV1 {
+			if _, err := tx.ExecContext(ctx, s); err != nil {
+				return fmt.Errorf("create schema: %w", err)
+			}
+		}
+		if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", SchemaVersion)); err != nil {
+			return err
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	db.ins, err = db.w.PrepareContext(ctx, insertSQL)
+	return err
+}
+
+var insertColumns = []string{
+	"event_id", "timestamp", "ts_unix_ms", "ingested_at", "event_type", "phase",
+	"session_id", "user_id", "agent_id", "tenant_id", "trace_id", "turn_id", "turn_key",
+	"tool", "success", "latency_ms", "importance_score", "reward_score", "confidence",
+	"retrieval_count", "decay_factor", "object_storage_key", "summary", "structured",
+	"embedding", "embedding_dim", "tags", "doc",
+}
+
+var insertSQL = "INSERT INTO docs(" + strings.Join(insertColumns, ", ") + ") VALUES (" +
+	strings.TrimSuffix(strings.Repeat("?, ", len(insertColumns)), ", ") +
+	") ON CONFLICT(event_id) DO NOTHING"
+
+// SQL is the read pool (query_only connections) for the query side.
+func (db *DB) SQL() *sql.DB { return db.r }
+
+// Path is the database file as given to Open.
+func (db *DB) Path() string { return db.path }
+
+// Name is the index name of memory.indexed notifications.
+func (db *DB) Name() string { return model.IndexName }
+
+// Describe names the index for people.
+func (db *DB) Describe() string { return "sqlite " + db.path }
+
+// Close closes both pools. The writer runs PRAGMA optimize first.
+func (db *DB) Close() error {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if db.closed {
+		return nil
+	}
+	db.closed = true
+	var errs []error
+	if db.w != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		// Best effort: keeps the planner's statistics fresh (bounded work).
+		if _, err := db.w.ExecContext(ctx, "PRAGMA analysis_limit = 400"); err == nil {
+			db.w.ExecContext(ctx, "PRAGMA optimize")
+		}
+		cancel()
+		errs = append(errs, db.ins.Close(), db.w.Close())
+	}
+	errs = append(errs, db.r.Close())
+	return errors.Join(errs...)
+}
+
+// Write stores docs in one transaction and returns one result per document,
+// in order. A document whose event id is already stored (or appears earlier
+// in the batch) is left as it was: Created=false. A created document gets
+// IngestedAt set, on the caller's struct too, once the batch is committed;
+// it is taken once per batch before the write lock, so with concurrent
+// callers it is only nearly monotonic: seq is the exact ingestion order.
+// A bad document (no event id, a timestamp that is not RFC 3339 with a
+// zone, a NaN or an infinity, invalid structured JSON, a constraint) fails
+// alone; an error of the transaction itself (I/O, disk full, lock timeout,
+// cancelled context) is given to every document not already failed, and
+// then nothing of the batch is stored.
+func (db *DB) Write(ctx context.Context, docs []*model.IndexDoc) []ingest.IndexResult {
+	res := make([]ingest.IndexResult, len(docs))
+	if len(docs) == 0 {
+		return res
+	}
+	if db.w == nil {
+		failAll(res, ErrReadOnly)
+		return res
+	}
+	now := time.Now().UTC().Format(IngestedAtLayout)
+	args := prepare(docs, now, res)
+
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if db.closed {
+		failAll(res, ErrClosed)
+		return res
+	}
+	if err := db.writeTx(ctx, docs, args, res); err != nil {
+		for i := range res {
+			res[i].Created = false
+		}
+		failAll(res, fmt.Errorf("sqlindex: batch not stored: %w", err))
+		return res
+	}
+	for i, d := range docs {
+		if res[i].Created {
+			d.IngestedAt = now
+		}
+	}
+	return res
+}
+
+// prepare validates and encodes docs outside the write lock, on up to
+// GOMAXPROCS goroutines (encoding large embeddings as JSON is the costly
+// part), leaving nil arguments and an error for each bad document.
+func prepare(docs []*model.IndexDoc, now string, res []ingest.IndexResult) [][]any {
+	args := make([][]any, len(docs))
+	one := func(i int) {
+		a, err := rowArgs(docs[i], now)
+		if err != nil {
+			res[i].Err = docError(docs[i], err)
+			return
+		}
+		args[i] = a
+	}
+	workers := min(runtime.GOMAXPROCS(0), len(docs)/prepareChunk)
+	if workers < 2 {
+		for i := range docs {
+			one(i)
+		}
+		return args
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for {
+				end := int(next.Add(prepareChunk))
+				start := end - prepareChunk
+				if start >= len(docs) {
+					return
+				}
+				for i := start; i < min(end, len(docs)); i++ {
+					one(i)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return args
+}
+
+// prepareChunk is how many documents a prepare goroutine takes at a time.
+const prepareChunk = 16
+
+// writeTx runs the batch; a non-nil error means nothing was committed.
+func (db *DB) writeTx(ctx context.Context, docs []*model.IndexDoc, args [][]any, res []ingest.IndexResult) error {
+	tx, err := db.w.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	ins := tx.StmtContext(ctx, db.ins)
+	for i, a := range args {
+		if a == nil {
+			continue
+		}
+		r, err := ins.ExecContext(ctx, a...)
+		if err != nil {
+			if statementOnly(err) {
+				// SQLite undid this statement (and its triggers) only.
+				res[i].Err = docError(docs[i], err)
+				continue
+			}
+			return err
+		}
+		n, err := r.RowsAffected()
+		if err != nil {
+			return err
+		}
+		res[i].Created = n == 1
+	}
+	return tx.Commit()
+}
+
+// statementOnly reports whether err undid only the failing statement, so the
+// transaction can go on. SQLite may roll the whole transaction back on
+// SQLITE_FULL, IOERR, BUSY or NOMEM; those and anything unknown (a cancelled
+// context, a closed transaction) fail the batch.
+func statementOnly(err error) bool {
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return false
+	}
+	switch se.Code() & 0xff {
+	case sqlite3.SQLITE_CONSTRAINT, sqlite3.SQLITE_MISMATCH, sqlite3.SQLITE_TOOBIG,
+		sqlite3.SQLITE_RANGE, sqlite3.SQLITE_ERROR:
+		return true
+	}
+	return false
+}
+
+func failAll(res []ingest.IndexResult, err error) {
+	for i := range res {
+		if res[i].Err == nil {
+			res[i].Err = err
+		}
+	}
+}
+
+func docError(d *model.IndexDoc, err error) error {
+	if d == nil || d.EventID == "" {
+		return fmt.Errorf("sqlindex: %w", err)
+	}
+	return fmt.Errorf("sqlindex: document %s: %w", model.Quote(d.EventID), err)
+}
+
+// rowArgs validates d and returns the insert's arguments, in insertColumns
+// order, for d stored with ingested_at = now.
+func rowArgs(d *model.IndexDoc, now string) ([]any, error) {
+	if d == nil {
+		return nil, errors.New("nil document")
+	}
+	if d.EventID == "" {
+		return nil, errors.New("event_id: required")
+	}
+	if !utf8.ValidString(d.EventID) {
+		return nil, errors.New("event_id: not valid UTF-8")
+	}
+	ts, err := model.ParseTimestamp(d.Timestamp)
+	if err != nil {
+		return nil, fmt.Errorf("timestamp: %w", err)
+	}
+	structured := "{}"
+	if len(d.Structured) > 0 && string(d.Structured) != "null" {
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, d.Structured); err != nil {
+			return nil, fmt.Errorf("structured: not valid JSON: %w", err)
+		}
+		structured = buf.String()
+	}
+	c := *d
+	c.IngestedAt = now
+	docJSON, err := marshal(&c) // rejects NaN and ±Inf
+	if err != nil {
+		return nil, err
+	}
+	tags := "[]"
+	if len(d.Tags) > 0 {
+		b, err := marshal(d.Tags)
+		if err != nil {
+			return nil, err
+		}
+		tags = string(b)
+	}
+	var emb any
+	if len(d.Embedding) > 0 {
+		b := make([]byte, 4*len(d.Embedding))
+		for i, v := range d.Embedding {
+			binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(float32(v)))
+		}
+		emb = b
+	}
+	var success any
+	if d.Success != nil {
+		success = int64(0)
+		if *d.Success {
+			success = int64(1)
+		}
+	}
+	var latency any
+	if d.LatencyMs != nil {
+		latency = *d.LatencyMs
+	}
+	return []any{
+		d.EventID, d.Timestamp, ts.UnixMilli(), now, d.EventType, int64(d.Phase()),
+		d.SessionID, null(d.UserID), null(d.AgentID), null(d.TenantID), null(d.TraceID), null(d.TurnID), d.TurnKey(),
+		null(d.Tool), success, latency, d.ImportanceScore, d.RewardScore, d.Confidence,
+		int64(d.RetrievalCount), d.DecayFactor, d.ObjectStorageKey, d.Summary, structured,
+		emb, int64(len(d.Embedding)), tags, string(docJSON),
+	}, nil
+}
+
+func null(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// marshal is json.Marshal without HTML escaping (the stored JSON stays
+// readable with the sqlite3 shell).
+func marshal(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// Get returns the stored document of eventID, or ErrNotFound.
+func (db *DB) Get(ctx context.Context, eventID string) (*model.IndexDoc, error) {
+	var s string
+	err := db.r.QueryRowContext(ctx, "SELECT doc FROM docs WHERE event_id = ?", eventID).Scan(&s)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sqlindex: get %s: %w", model.Quote(eventID), err)
+	}
+	d := new(model.IndexDoc)
+	if err := json.Unmarshal([]byte(s), d); err != nil {
+		return nil, fmt.Errorf("sqlindex: get %s: stored document: %w", model.Quote(eventID), err)
+	}
+	return d, nil
+}
+
+// Count is the number of documents.
+func (db *DB) Count(ctx context.Context) (int64, error) {
+	var n int64
+	if err := db.r.QueryRowContext(ctx, "SELECT count(*) FROM docs").Scan(&n); err != nil {
+		return 0, fmt.Errorf("sqlindex: count: %w", err)
+	}
+	return n, nil
+}

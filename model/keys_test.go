@@ -1,0 +1,146 @@
+package model_test
+
+import (
+	"testing"
+	"time"
+
+	"engram/model"
+)
+
+func TestArchiveKey(t *testing.T) {
+	cases := []struct {
+		name, id, ts, want string
+	}{
+		{"demo", "demo-event-001", "2026-05-08T22:31:25.237Z", "events/2026/05/08/demo-event-001.json"},
+		// 23:30 at UTC-5 is 04:30 UTC the next day.
+		{"west of UTC rolls forward", "e", "2026-05-08T23:30:00-05:00", "events/2026/05/09/e.json"},
+		// 00:10 at UTC+5 is 19:10 UTC the previous day.
+		{"east of UTC just after local midnight", "e", "2026-05-09T00:10:00+05:00", "events/2026/05/08/e.json"},
+		{"east of UTC at exactly local midnight", "e", "2026-05-09T00:00:00+05:00", "events/2026/05/08/e.json"},
+		{"east of UTC, late enough to stay", "e", "2026-05-09T05:00:00+05:00", "events/2026/05/09/e.json"},
+		{"half-hour zone", "e", "2026-05-09T00:29:59.999+00:30", "events/2026/05/08/e.json"},
+		{"zero padding", "e", "2026-01-02T03:04:05Z", "events/2026/01/02/e.json"},
+		{"year end rolls into next year", "e", "2026-12-31T23:30:00-01:00", "events/2027/01/01/e.json"},
+		{"year start rolls back", "e", "2027-01-01T00:30:00+01:00", "events/2026/12/31/e.json"},
+		{"leap day", "e", "2028-03-01T01:00:00+02:00", "events/2028/02/29/e.json"},
+		{"four-digit year padding", "e", "0999-07-04T12:00:00Z", "events/0999/07/04/e.json"},
+		{"id kept verbatim", "Évt 1:a", "2026-05-08T00:00:00Z", "events/2026/05/08/Évt 1:a.json"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := model.ArchiveKey(c.id, c.ts)
+			if err != nil || got != c.want {
+				t.Errorf("ArchiveKey(%q, %q) = %q, %v; want %q", c.id, c.ts, got, err, c.want)
+			}
+		})
+	}
+}
+
+func TestArchiveKeyErrors(t *testing.T) {
+	cases := []struct{ id, ts, want string }{
+		{"e", "2026-05-08T10:00:00", `"2026-05-08T10:00:00" is not an RFC 3339 timestamp with a zone (like 2026-05-08T22:31:25Z)`},
+		{"e", "", `"" is not an RFC 3339 timestamp with a zone (like 2026-05-08T22:31:25Z)`},
+		{"../e", "2026-05-08T10:00:00Z", `"../e" must not contain / or \ (it is the last part of an object key)`},
+		{"", "2026-05-08T10:00:00Z", "required"},
+	}
+	for _, c := range cases {
+		got, err := model.ArchiveKey(c.id, c.ts)
+		if err == nil || err.Error() != c.want {
+			t.Errorf("ArchiveKey(%q, %q) = %q, %v; want error %q", c.id, c.ts, got, err, c.want)
+		}
+	}
+}
+
+func TestArchivePrefix(t *testing.T) {
+	plus5 := time.FixedZone("+05", 5*3600)
+	cases := []struct {
+		t    time.Time
+		want string
+	}{
+		{time.Date(2026, 5, 9, 0, 10, 0, 0, plus5), "events/2026/05/08/"},
+		{time.Date(2026, 5, 9, 5, 0, 0, 0, plus5), "events/2026/05/09/"},
+		{time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), "events/2026/01/02/"},
+	}
+	for _, c := range cases {
+		if got := model.ArchivePrefix(c.t); got != c.want {
+			t.Errorf("ArchivePrefix(%v) = %q, want %q", c.t, got, c.want)
+		}
+	}
+}
+
+func TestParseTimestamp(t *testing.T) {
+	got, err := model.ParseTimestamp("2026-05-08T23:30:00.5-05:00")
+	want := time.Date(2026, 5, 9, 4, 30, 0, 500_000_000, time.UTC)
+	if err != nil || !got.Equal(want) {
+		t.Errorf("ParseTimestamp = %v, %v; want %v", got, err, want)
+	}
+	for _, bad := range []string{"2026-05-08T10:00:00", "2026-05-08 10:00:00Z", "20260508T100000Z", "2026-05-08T10:00Z"} {
+		if _, err := model.ParseTimestamp(bad); err == nil {
+			t.Errorf("ParseTimestamp(%q) accepted", bad)
+		}
+	}
+}
+
+func TestTurnKey(t *testing.T) {
+	cases := []struct{ turn, trace, id, want string }{
+		{"turn-1", "trace-1", "evt-1", "turn-1"},
+		{"turn-1", "", "evt-1", "turn-1"},
+		{"", "trace-1", "evt-1", "trace-1"},
+		{"", "", "evt-1", "evt-1"},
+		{"", "", "", ""},
+	}
+	for _, c := range cases {
+		if got := model.TurnKey(c.turn, c.trace, c.id); got != c.want {
+			t.Errorf("TurnKey(%q, %q, %q) = %q, want %q", c.turn, c.trace, c.id, got, c.want)
+		}
+		e := &model.Event{EventID: c.id, Context: model.Context{TurnID: c.turn, TraceID: c.trace}}
+		if got := e.TurnKey(); got != c.want {
+			t.Errorf("Event.TurnKey() = %q, want %q", got, c.want)
+		}
+		d := &model.IndexDoc{EventID: c.id, TurnID: c.turn, TraceID: c.trace}
+		if got := d.TurnKey(); got != c.want {
+			t.Errorf("IndexDoc.TurnKey() = %q, want %q", got, c.want)
+		}
+	}
+}
+
+func TestPhaseOf(t *testing.T) {
+	cases := []struct {
+		typ  string
+		want model.Phase
+	}{
+		{model.TypeUserInput, model.PhaseObservation},
+		{model.TypeEnvironmentalObservation, model.PhaseObservation},
+		{model.TypeSystemEvent, model.PhaseObservation},
+		{model.TypeObservation, model.PhaseObservation},
+		{model.TypeAgentAction, model.PhaseAction},
+		{model.TypeAction, model.PhaseAction},
+		{model.TypeToolResult, model.PhaseOutcome},
+		{model.TypeConsolidationOutput, model.PhaseOutcome},
+		{model.TypeOutcome, model.PhaseOutcome},
+		{"something_new", model.PhaseObservation},
+		{"", model.PhaseObservation},
+	}
+	if len(cases)-2 != len(model.EventTypes) {
+		t.Fatalf("PhaseOf cases cover %d types, EventTypes has %d", len(cases)-2, len(model.EventTypes))
+	}
+	for _, c := range cases {
+		if got := model.PhaseOf(c.typ); got != c.want {
+			t.Errorf("PhaseOf(%q) = %v, want %v", c.typ, got, c.want)
+		}
+		d := &model.IndexDoc{EventType: c.typ}
+		if got := d.Phase(); got != c.want {
+			t.Errorf("IndexDoc.Phase() of %q = %v, want %v", c.typ, got, c.want)
+		}
+	}
+	if !(model.PhaseObservation < model.PhaseAction && model.PhaseAction < model.PhaseOutcome) {
+		t.Error("phases are not in causal order")
+	}
+	for p, want := range map[model.Phase]string{
+		model.PhaseObservation: "observation", model.PhaseAction: "action", model.PhaseOutcome: "outcome",
+	} {
+		if p.String() != want {
+			t.Errorf("Phase(%d).String() = %q, want %q", int(p), p.String(), want)
+		}
+	}
+}
