@@ -31,8 +31,12 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	data := dataDir(o.data, e.getenv)
-	st, err := openEmbedded(data)
+	conf, err := o.common.resolve(fs, e.getenv)
+	if err != nil {
+		return err
+	}
+	data := dataDir(conf.get("data"), e.getenv)
+	st, err := openBackends(ctx, conf, e)
 	if err != nil {
 		return err
 	}
@@ -48,10 +52,10 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 	return nil
 }
 
-func writeDemo(ctx context.Context, st *embedded, turns int, seed uint64) (ingest.Summary, error) {
+func writeDemo(ctx context.Context, st *backends, turns int, seed uint64) (ingest.Summary, error) {
 	p, err := ingest.New(ingest.Config{
 		Archive: st.archive, Index: st.index, Publisher: st.topics,
-		Embedder: ingest.Stub{}, Decode: decodeOptions(),
+		Embedder: st.embedder, Decode: decodeOptions(),
 	})
 	if err != nil {
 		return ingest.Summary{}, err

@@ -19,7 +19,6 @@ type ingestOpts struct {
 	common
 	dryRun, trace bool
 	summaryLen    int
-	embedDim      int
 	workers       int
 	batch         int
 }
@@ -31,7 +30,6 @@ func ingestFlags(e *env) (*flag.FlagSet, *ingestOpts) {
 	fs.BoolVar(&o.dryRun, "dry-run", false, "validate and report; write nothing")
 	fs.BoolVar(&o.trace, "trace", false, "print each event's stage trace (stage, duration, outcome) as it completes")
 	fs.IntVar(&o.summaryLen, "summary-len", model.DefaultSummaryLen, "characters of input.text kept in the index summary")
-	fs.IntVar(&o.embedDim, "embed-dim", model.StubDimension, "dimension of the stub embedder")
 	fs.IntVar(&o.workers, "workers", 0, "events processed at once (default 4 per CPU)")
 	fs.IntVar(&o.batch, "batch", 256, "index documents per write")
 	return fs, o
@@ -55,23 +53,31 @@ func runIngest(ctx context.Context, e *env, args []string) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
+	conf, err := o.common.resolve(fs, e.getenv)
+	if err != nil {
+		return err
+	}
 	files := fs.Args()
 	if len(files) == 0 {
 		files = []string{"-"}
 	}
 	cfg := ingest.Config{
-		Embedder: ingest.Stub{Dim: o.embedDim}, Decode: decodeOptions(), DryRun: o.dryRun,
+		Decode: decodeOptions(), DryRun: o.dryRun,
 		Workers: o.workers, BatchSize: o.batch, SummaryLen: o.summaryLen,
 	}
-	data := dataDir(o.data, e.getenv)
+	data := dataDir(conf.get("data"), e.getenv)
 	var rejects *ingest.Rejects
-	if !o.dryRun {
-		st, err := openEmbedded(data)
+	if o.dryRun {
+		if cfg.Embedder, err = newEmbedder(conf); err != nil {
+			return err
+		}
+	} else {
+		st, err := openBackends(ctx, conf, e)
 		if err != nil {
 			return err
 		}
 		defer st.Close()
-		cfg.Archive, cfg.Index, cfg.Publisher = st.archive, st.index, st.topics
+		cfg.Archive, cfg.Index, cfg.Publisher, cfg.Embedder = st.archive, st.index, st.topics, st.embedder
 		rejects = ingest.NewRejects(filepath.Join(data, "rejects", time.Now().UTC().Format("20060102T150405.000Z")+".jsonl"))
 		defer rejects.Close()
 	}

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 
+	"engram/ingest/osindex"
 	"engram/ingest/sqlindex"
 	"engram/model"
 )
@@ -25,19 +26,23 @@ func runShow(ctx context.Context, e *env, args []string) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
+	conf, err := o.common.resolve(fs, e.getenv)
+	if err != nil {
+		return err
+	}
 	if fs.NArg() != 1 {
 		fmt.Fprintln(e.stderr, "usage: engram show [--data DIR] EVENT_ID")
 		return errUsage
 	}
 	id := fs.Arg(0)
-	st, err := openEmbedded(dataDir(o.data, e.getenv))
+	st, err := openBackends(ctx, conf, e)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
 	doc, err := st.index.Get(ctx, id)
-	if errors.Is(err, sqlindex.ErrNotFound) {
-		return fmt.Errorf("no event %s in the index at %s", model.Quote(id), st.dir)
+	if errors.Is(err, sqlindex.ErrNotFound) || errors.Is(err, osindex.ErrNotFound) {
+		return fmt.Errorf("no event %s in %s", model.Quote(id), st.index.Describe())
 	}
 	if err != nil {
 		return err

@@ -6,15 +6,6 @@ import (
 	"path/filepath"
 )
 
-// common holds the settings every command shares.
-type common struct {
-	data string
-}
-
-func (c *common) bind(fs *flag.FlagSet) {
-	fs.StringVar(&c.data, "data", "", "data directory of the embedded stores (default $ENGRAM_DATA, else $XDG_DATA_HOME/engram)")
-}
-
 func newFlagSet(name string, e *env) *flag.FlagSet {
 	fs := flag.NewFlagSet("engram "+name, flag.ContinueOnError)
 	fs.SetOutput(e.stderr)

@@ -42,6 +42,8 @@ func commands() []command {
 			runIngest, func(e *env) *flag.FlagSet { fs, _ := ingestFlags(e); return fs }},
 		{"show", "[flags] EVENT_ID", "print an event's index document and archived event as JSON",
 			runShow, func(e *env) *flag.FlagSet { fs, _ := showFlags(e); return fs }},
+		{"config", "[flags]", "print the effective configuration and where each value comes from (secrets redacted)",
+			runConfig, func(e *env) *flag.FlagSet { fs, _ := configFlags(e); return fs }},
 		{"demo", "[flags]", "write a realistic, deterministic demo data set through the real pipeline",
 			runDemo, func(e *env) *flag.FlagSet { fs, _ := demoFlags(e); return fs }},
 		{"help", "[COMMAND]", "describe engram's commands and their flags", runHelp, nil},

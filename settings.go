@@ -1,0 +1,275 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+)
+
+// setting is one configuration value: where it may come from (a flag,
+// environment variables, a key of a config-file profile) and whether it is
+// a secret. One table drives flags, environment, files and `engram config`,
+// so they cannot drift apart.
+type setting struct {
+	key    string   // config-file key, dotted: "s3.endpoint"
+	flag   string   // command-line flag, "" when none (secrets have none)
+	env    []string // environment variables, first set wins
+	def    string
+	usage  string
+	secret bool
+}
+
+// isBool: a setting whose default is true or false is a switch on the
+// command line (--s3-path-style, --s3-path-style=false).
+func (s setting) isBool() bool { return s.def == "true" || s.def == "false" }
+
+// flagValue is a setting's flag: a string that remembers being set.
+type flagValue struct {
+	v      string
+	isBool bool
+}
+
+func (f *flagValue) String() string { return f.v }
+
+func (f *flagValue) Set(v string) error {
+	if f.isBool {
+		if _, err := strconv.ParseBool(v); err != nil {
+			return fmt.Errorf("want true or false")
+		}
+	}
+	f.v = v
+	return nil
+}
+
+// IsBoolFlag lets a switch be given without a value.
+func (f *flagValue) IsBoolFlag() bool { return f.isBool }
+
+var settingsTable = []setting{
+	{key: "data", flag: "data", env: []string{"ENGRAM_DATA"}, usage: "data directory of the embedded stores (default $XDG_DATA_HOME/engram)"},
+	{key: "archive", flag: "archive", env: []string{"ENGRAM_ARCHIVE"}, def: "dir", usage: "archive backend: dir (embedded) or s3"},
+	{key: "index", flag: "index", env: []string{"ENGRAM_INDEX"}, def: "sqlite", usage: "index backend: sqlite (embedded) or opensearch"},
+	{key: "tenant", flag: "tenant", env: []string{"ENGRAM_TENANT"}, usage: "scope every read and write to this tenant"},
+	{key: "s3.endpoint", flag: "s3-endpoint", env: []string{"S3_ENDPOINT"}, usage: "S3 endpoint, host:port or URL (empty: AWS)"},
+	{key: "s3.bucket", flag: "s3-bucket", env: []string{"S3_BUCKET"}, usage: "S3 bucket of the archive"},
+	{key: "s3.region", flag: "s3-region", env: []string{"S3_REGION", "AWS_REGION"}, usage: "S3 region"},
+	{key: "s3.access_key", flag: "s3-access-key", env: []string{"S3_ACCESS_KEY_ID", "AWS_ACCESS_KEY_ID"}, usage: "S3 access key id"},
+	{key: "s3.secret_key", env: []string{"S3_SECRET_ACCESS_KEY", "AWS_SECRET_ACCESS_KEY"}, secret: true, usage: "S3 secret key (environment or file only)"},
+	{key: "s3.secret_key_file", flag: "s3-secret-key-file", env: []string{"ENGRAM_S3_SECRET_KEY_FILE"}, usage: "file holding the S3 secret key"},
+	{key: "s3.create_bucket", flag: "s3-create-bucket", env: []string{"ENGRAM_S3_CREATE_BUCKET"}, def: "false", usage: "create the bucket when it does not exist"},
+	{key: "s3.path_style", flag: "s3-path-style", env: []string{"S3_FORCE_PATH_STYLE"}, def: "true", usage: "path-style bucket addressing (true for most self-hosted servers)"},
+	{key: "s3.tls", flag: "s3-tls", env: []string{"ENGRAM_S3_TLS"}, usage: "use TLS to S3 (default: from the endpoint URL's scheme, else true)"},
+	{key: "s3.ca_file", flag: "s3-ca", env: []string{"ENGRAM_S3_CA_FILE"}, usage: "PEM CA bundle trusted for S3"},
+	{key: "s3.insecure_skip_verify", flag: "s3-insecure-skip-verify", env: []string{"ENGRAM_S3_INSECURE_SKIP_VERIFY"}, def: "false", usage: "INSECURE: do not verify S3's TLS certificate (testing only)"},
+	{key: "opensearch.url", flag: "opensearch-url", env: []string{"OPENSEARCH_URL"}, usage: "OpenSearch URL(s), comma-separated"},
+	{key: "opensearch.username", flag: "opensearch-username", env: []string{"OPENSEARCH_USERNAME"}, usage: "OpenSearch user"},
+	{key: "opensearch.password", env: []string{"OPENSEARCH_PASSWORD"}, secret: true, usage: "OpenSearch password (environment or file only)"},
+	{key: "opensearch.password_file", flag: "opensearch-password-file", env: []string{"ENGRAM_OPENSEARCH_PASSWORD_FILE"}, usage: "file holding the OpenSearch password"},
+	{key: "opensearch.ca_file", flag: "opensearch-ca", env: []string{"ENGRAM_OPENSEARCH_CA_FILE"}, usage: "PEM CA bundle trusted for OpenSearch"},
+	{key: "opensearch.insecure_skip_verify", flag: "opensearch-insecure-skip-verify", env: []string{"ENGRAM_OPENSEARCH_INSECURE_SKIP_VERIFY"}, def: "false", usage: "INSECURE: do not verify OpenSearch's TLS certificate (testing only)"},
+	{key: "opensearch.index", flag: "opensearch-index", env: []string{"ENGRAM_OPENSEARCH_INDEX"}, def: "experience_events", usage: "OpenSearch index name"},
+	{key: "opensearch.knn_engine", flag: "opensearch-knn-engine", env: []string{"ENGRAM_OPENSEARCH_KNN_ENGINE"}, def: "lucene", usage: "k-NN engine of an index engram creates (lucene needs no native library)"},
+	{key: "opensearch.refresh", flag: "opensearch-refresh", env: []string{"ENGRAM_OPENSEARCH_REFRESH"}, def: "false", usage: "refresh policy of bulk writes: false, true or wait_for"},
+	{key: "opensearch.timeout", flag: "opensearch-timeout", env: []string{"ENGRAM_OPENSEARCH_TIMEOUT"}, def: "30s", usage: "OpenSearch request timeout"},
+	{key: "embedder.kind", flag: "embedder", env: []string{"ENGRAM_EMBEDDER"}, def: "stub", usage: "embedder: stub (offline, deterministic) or http (OpenAI-compatible)"},
+	{key: "embedder.endpoint", flag: "embedder-endpoint", env: []string{"ENGRAM_EMBEDDER_ENDPOINT"}, usage: "embeddings endpoint URL (http embedder)"},
+	{key: "embedder.model", flag: "embedder-model", env: []string{"ENGRAM_EMBEDDER_MODEL"}, def: "text-embedding-3-small", usage: "embedding model (http embedder)"},
+	{key: "embedder.dimension", flag: "embed-dim", env: []string{"ENGRAM_EMBEDDER_DIMENSION"}, usage: "embedding dimension (default 8 for stub, 1536 for http)"},
+	{key: "embedder.api_key", env: []string{"ENGRAM_EMBEDDER_API_KEY", "OPENAI_API_KEY"}, secret: true, usage: "embedder API key (environment or file only)"},
+	{key: "embedder.api_key_file", flag: "embedder-api-key-file", env: []string{"ENGRAM_EMBEDDER_API_KEY_FILE"}, usage: "file holding the embedder API key"},
+}
+
+// resolved is the effective configuration: every key's value and where it
+// came from.
+type resolved struct {
+	values  map[string]string
+	sources map[string]string
+	profile string
+	file    string
+}
+
+func (r *resolved) get(key string) string { return r.values[key] }
+
+func (r *resolved) bool(key string) bool {
+	v := strings.ToLower(r.values[key])
+	return v == "true" || v == "1" || v == "yes" || v == "on"
+}
+
+// common holds what every command parses: the config file and profile, and
+// one flag per non-secret setting.
+type common struct {
+	configFile, profile string
+}
+
+func (c *common) bind(fs *flag.FlagSet) {
+	fs.StringVar(&c.configFile, "config", "", "config file (default $XDG_CONFIG_HOME/engram/config.toml)")
+	fs.StringVar(&c.profile, "profile", "", "profile of the config file to use (default: the file's `profile` key, else \"default\")")
+	for _, s := range settingsTable {
+		if s.flag != "" {
+			fs.Var(&flagValue{isBool: s.isBool()}, s.flag, s.usage)
+		}
+	}
+}
+
+// resolve layers defaults < profile < environment < flags.
+func (c *common) resolve(fs *flag.FlagSet, getenv func(string) string) (*resolved, error) {
+	r := &resolved{values: map[string]string{}, sources: map[string]string{}}
+	for _, s := range settingsTable {
+		if s.def != "" {
+			r.values[s.key], r.sources[s.key] = s.def, "default"
+		}
+	}
+	if err := c.applyFile(r, getenv); err != nil {
+		return nil, err
+	}
+	for _, s := range settingsTable {
+		for _, name := range s.env {
+			if v := getenv(name); v != "" {
+				r.values[s.key], r.sources[s.key] = v, "env "+name
+				break
+			}
+		}
+	}
+	fs.Visit(func(f *flag.Flag) {
+		for _, s := range settingsTable {
+			if s.flag == f.Name {
+				r.values[s.key], r.sources[s.key] = f.Value.String(), "flag --"+f.Name
+			}
+		}
+	})
+	return r, r.readSecretFiles()
+}
+
+func (c *common) applyFile(r *resolved, getenv func(string) string) error {
+	path, explicit := c.configFile, c.configFile != ""
+	if !explicit {
+		path = configPath(getenv)
+	}
+	raw := map[string]any{}
+	_, err := toml.DecodeFile(path, &raw)
+	if errors.Is(err, os.ErrNotExist) && !explicit {
+		if c.profile != "" {
+			return fmt.Errorf("--profile %s: no config file at %s", c.profile, path)
+		}
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("config %s: %w", path, err)
+	}
+	r.file = path
+	profile := c.profile
+	if profile == "" {
+		profile, _ = raw["profile"].(string)
+	}
+	if profile == "" {
+		profile = "default"
+	}
+	profiles, _ := raw["profiles"].(map[string]any)
+	p, ok := profiles[profile].(map[string]any)
+	if !ok {
+		if c.profile == "" && profile == "default" {
+			return nil
+		}
+		return fmt.Errorf("config %s: no profile %q (have: %s)", path, profile, strings.Join(keys(profiles), ", "))
+	}
+	r.profile = profile
+	return r.applyTable(p, "", path)
+}
+
+func (r *resolved) applyTable(t map[string]any, prefix, path string) error {
+	for k, v := range t {
+		key := prefix + k
+		if sub, ok := v.(map[string]any); ok {
+			if err := r.applyTable(sub, key+".", path); err != nil {
+				return err
+			}
+			continue
+		}
+		if !knownKey(key) {
+			return fmt.Errorf("config %s, profile %s: unknown key %q", path, r.profile, key)
+		}
+		if list, ok := v.([]any); ok {
+			parts := make([]string, len(list))
+			for i, x := range list {
+				parts[i] = fmt.Sprint(x)
+			}
+			v = strings.Join(parts, ",")
+		}
+		r.values[key], r.sources[key] = fmt.Sprint(v), "profile "+r.profile
+	}
+	return nil
+}
+
+func knownKey(key string) bool {
+	for _, s := range settingsTable {
+		if s.key == key {
+			return true
+		}
+	}
+	return false
+}
+
+// readSecretFiles fills a secret from its *_file setting when the secret
+// itself was not given.
+func (r *resolved) readSecretFiles() error {
+	for _, s := range settingsTable {
+		if !s.secret || r.values[s.key] != "" {
+			continue
+		}
+		fileKey := s.key + "_file"
+		if f := r.values[fileKey]; f != "" {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				return fmt.Errorf("%s: %w", fileKey, err)
+			}
+			r.values[s.key], r.sources[s.key] = strings.TrimSpace(string(b)), "file "+f
+		}
+	}
+	return nil
+}
+
+func configPath(getenv func(string) string) string {
+	dir := getenv("XDG_CONFIG_HOME")
+	if dir == "" {
+		dir = filepath.Join(getenv("HOME"), ".config")
+	}
+	return filepath.Join(dir, "engram", "config.toml")
+}
+
+func keys(m map[string]any) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// secrets lists the values of every secret setting that is set, so output
+// can be checked (and scrubbed) for them.
+func (r *resolved) secrets() []string {
+	var out []string
+	for _, s := range settingsTable {
+		if v := r.values[s.key]; s.secret && v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// redact replaces every secret value inside s: errors from client
+// libraries may quote a URL or header that holds one.
+func (r *resolved) redact(s string) string {
+	for _, v := range r.secrets() {
+		if len(v) >= 4 {
+			s = strings.ReplaceAll(s, v, "<redacted>")
+		}
+	}
+	return s
+}
