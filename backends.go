@@ -15,6 +15,8 @@ import (
 	"engram/ingest/s3archive"
 	"engram/ingest/sqlindex"
 	"engram/model"
+
+	"github.com/minio/minio-go/v7"
 )
 
 // archiveStore is an archive that can be written and read back.
@@ -185,4 +187,13 @@ func newEmbedder(conf *resolved) (ingest.Embedder, error) {
 	default:
 		return nil, fmt.Errorf("embedder %q: choose stub or http", kind)
 	}
+}
+
+// transient classifies errors of every backend: worth retrying or not.
+func transient(err error) bool {
+	if osindex.IsTransient(err) || ingest.IsTransient(err) {
+		return true
+	}
+	resp := minio.ToErrorResponse(err)
+	return resp.StatusCode == 429 || (resp.StatusCode >= 500 && resp.StatusCode != 501)
 }

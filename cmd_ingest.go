@@ -67,6 +67,7 @@ func runIngest(ctx context.Context, e *env, args []string) error {
 	}
 	data := dataDir(conf.get("data"), e.getenv)
 	var rejects *ingest.Rejects
+	var archive ingest.ArchiveReader
 	if o.dryRun {
 		if cfg.Embedder, err = newEmbedder(conf); err != nil {
 			return err
@@ -78,14 +79,22 @@ func runIngest(ctx context.Context, e *env, args []string) error {
 		}
 		defer st.Close()
 		cfg.Archive, cfg.Index, cfg.Publisher, cfg.Embedder = st.archive, st.index, st.topics, st.embedder
+		cfg.Journal = ingest.OpenJournal(filepath.Join(data, "pending.jsonl"))
+		archive = st.archive
 		rejects = ingest.NewRejects(filepath.Join(data, "rejects", time.Now().UTC().Format("20060102T150405.000Z")+".jsonl"))
 		defer rejects.Close()
 	}
+	rep0 := newReporter(e, false, nil)
+	cfg.Observer, cfg.Transient = rep0, transient
 	p, err := ingest.New(cfg)
 	if err != nil {
 		return err
 	}
-	rep := newReporter(e, o.trace, rejects)
+	rep := rep0
+	rep.trace, rep.rejects, rep.redact = o.trace, rejects, conf.redact
+	if err := recoverPending(ctx, e, p, cfg.Journal, archive); err != nil {
+		return err
+	}
 	items := make(chan ingest.Item, 1024)
 	readErr := make(chan error, 1)
 	go func() {
@@ -150,4 +159,20 @@ func openInput(e *env, name string) (io.Reader, int64, error) {
 		return nil, 0, fmt.Errorf("%s is a directory", name)
 	}
 	return f, st.Size(), nil
+}
+
+// recoverPending indexes the events an earlier run archived but could not
+// index, before anything new.
+func recoverPending(ctx context.Context, e *env, p *ingest.Pipeline, j *ingest.Journal, ar ingest.ArchiveReader) error {
+	if j == nil {
+		return nil
+	}
+	sum, err := p.Recover(ctx, j, ar)
+	if err != nil {
+		return fmt.Errorf("recovering %s: %w", j.Path(), err)
+	}
+	if sum.Total() > 0 {
+		fmt.Fprintf(e.stderr, "recovered %d pending events from %s (%d still pending)\n", sum.Ingested+sum.Duplicates, safeLine(j.Path()), sum.Failed)
+	}
+	return nil
 }

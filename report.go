@@ -31,14 +31,50 @@ type reporter struct {
 	total     atomic.Int64
 	start     time.Time
 	lastBar   int
+	outages   map[ingest.Stage]time.Time
+	redact    func(string) string
 }
 
 func newReporter(e *env, trace bool, rejects *ingest.Rejects) *reporter {
-	r := &reporter{e: e, trace: trace, rejects: rejects, start: time.Now()}
+	r := &reporter{e: e, trace: trace, rejects: rejects, start: time.Now(), redact: func(s string) string { return s }}
 	if f, ok := e.stderr.(*os.File); ok {
 		r.tty = term.IsTerminal(f.Fd())
 	}
 	return r
+}
+
+// Stage and Done satisfy ingest.Observer; traces arrive through done.
+func (r *reporter) Stage(ingest.StageEvent) {}
+
+// Done is a no-op: Run hands each trace to done as well.
+func (r *reporter) Done(*ingest.Trace) {}
+
+// Outage says, at most every few seconds per stage, that a server is not
+// answering and the run is waiting for it.
+func (r *reporter) Outage(o ingest.Outage) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.outages == nil {
+		r.outages = map[ingest.Stage]time.Time{}
+	}
+	if last, ok := r.outages[o.Stage]; ok && time.Since(last) < 3*time.Second {
+		return
+	}
+	r.outages[o.Stage] = time.Now()
+	r.clearBar()
+	fmt.Fprintf(r.e.stderr, "engram: outage: %s\n", safeLine(r.redact(o.String())))
+}
+
+// Recovered says the outage of a stage is over.
+func (r *reporter) Recovered(s ingest.Stage) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.outages[s]; !ok {
+		return
+	}
+	delete(r.outages, s)
+	r.clearBar()
+	fmt.Fprintf(r.e.stderr, "engram: %s: server answering again, resuming\n", s)
 }
 
 func (r *reporter) addTotal(n int64) { r.total.Add(n) }

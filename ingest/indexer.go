@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"engram/model"
@@ -56,15 +57,7 @@ func (p *Pipeline) writeBatch(ctx context.Context, batch []*work) {
 		r.Stage, r.Status, r.Start = StageIndex, StatusRunning, start
 		p.notify(w.t, *r)
 	}
-	var results []IndexResult
-	if err := p.syncArchive(ctx); err != nil {
-		results = make([]IndexResult, len(docs))
-		for i := range results {
-			results[i].Err = err
-		}
-	} else {
-		results = p.cfg.Index.Write(ctx, docs)
-	}
+	results := p.index(ctx, docs)
 	elapsed := time.Since(start)
 	var pub []*work
 	for i, w := range batch {
@@ -125,6 +118,7 @@ func (p *Pipeline) conclude(w *work, res IndexResult) {
 	case res.Err != nil:
 		p.skip(t, StagePublish)
 		p.finish(t, OutcomeFailed, res.Err)
+		p.journal(t, res.Err)
 	case t.Stages[StagePublish].Err != nil:
 		p.finish(t, OutcomeFailed, t.Stages[StagePublish].Err)
 	case !res.Created:
@@ -144,4 +138,72 @@ func (p *Pipeline) syncArchive(ctx context.Context) error {
 		return s.Sync(ctx)
 	}
 	return nil
+}
+
+// index writes docs, retrying the documents whose failure is transient (a
+// whole batch when the cluster is down, single items it answered 429 for).
+// Documents already created are never sent twice: create semantics make a
+// resent one come back as "already there", and it counts as created.
+func (p *Pipeline) index(ctx context.Context, docs []*model.IndexDoc) []IndexResult {
+	results := make([]IndexResult, len(docs))
+	if err := p.retry(ctx, StageArchive, func() error { return p.syncArchive(ctx) }); err != nil {
+		for i := range results {
+			results[i].Err = err
+		}
+		return results
+	}
+	todo := make([]int, len(docs))
+	for i := range todo {
+		todo[i] = i
+	}
+	attempted := false
+	err := p.retry(ctx, StageIndex, func() error {
+		batch := make([]*model.IndexDoc, len(todo))
+		for j, i := range todo {
+			batch[j] = docs[i]
+		}
+		var again []int
+		var firstErr error
+		for j, r := range p.cfg.Index.Write(ctx, batch) {
+			i := todo[j]
+			if attempted && r.Err == nil && !r.Created {
+				r.Created = true // created by an earlier attempt whose answer was lost
+			}
+			results[i] = r
+			if r.Err != nil && p.transient(r.Err) {
+				again = append(again, i)
+				firstErr = firstNonNil(firstErr, r.Err)
+			}
+		}
+		attempted, todo = true, again
+		return firstErr
+	})
+	_ = err // per-document results already hold the final errors
+	return results
+}
+
+func (p *Pipeline) transient(err error) bool {
+	if p.cfg.Transient != nil {
+		return p.cfg.Transient(err)
+	}
+	return IsTransient(err)
+}
+
+func firstNonNil(a, b error) error {
+	if a != nil {
+		return a
+	}
+	return b
+}
+
+// journal records an event that is archived but not indexed.
+func (p *Pipeline) journal(t *Trace, cause error) {
+	if p.cfg.Journal == nil {
+		return
+	}
+	if err := p.cfg.Journal.Add(PendingEvent{t.EventID, t.Key, cause.Error()}); err != nil {
+		t.Err = fmt.Errorf("%w; and recording it for the next run failed: %v", cause, err)
+		return
+	}
+	t.Err = fmt.Errorf("%w; archived, recorded in %s to be indexed on the next run", cause, p.cfg.Journal.Path())
 }

@@ -35,6 +35,14 @@ type Config struct {
 	BatchWait  time.Duration // longest a document waits for its batch to fill (default 20ms)
 	SummaryLen int           // characters of input.text in the index summary
 	DryRun     bool          // validate, embed, score and key; write nothing
+
+	// Retry bounds the retries of transient archive and index failures;
+	// Transient classifies errors (IsTransient when nil).
+	Retry     RetryPolicy
+	Transient func(error) bool
+
+	// Journal, when set, records events archived but not indexed.
+	Journal *Journal
 }
 
 // Pipeline runs inputs through the stages of schema.md section 3.
@@ -226,6 +234,9 @@ func (p *Pipeline) prepare(ctx context.Context, w *work, it Item) bool {
 }
 
 func (p *Pipeline) embed(ctx context.Context, ev *model.Event) error {
+	if ev.KeepEmbedding && len(ev.Input.Embedding) == p.cfg.Embedder.Dimension() {
+		return nil // recovering an archived event: its vector is the truth
+	}
 	vs, err := p.cfg.Embedder.Embed(ctx, []string{ev.Input.Text})
 	if err != nil {
 		return err
@@ -242,7 +253,12 @@ func (p *Pipeline) archive(ctx context.Context, w *work, r *StageRecord) error {
 	if err != nil {
 		return err
 	}
-	stored, err := p.cfg.Archive.Put(ctx, w.ev.ObjectStorageKey, body)
+	var stored bool
+	err = p.retry(ctx, StageArchive, func() error {
+		var err error
+		stored, err = p.cfg.Archive.Put(ctx, w.ev.ObjectStorageKey, body)
+		return err
+	})
 	if err == nil && !stored {
 		r.Note = "duplicate"
 	}

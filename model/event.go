@@ -42,6 +42,10 @@ type Event struct {
 	ImportanceScore  float64        `json:"importanceScore"`
 	Tags             []string       `json:"tags"`
 
+	// KeepEmbedding asks the pipeline to keep input.embedding when it has
+	// the embedder's dimension: set for events read back from the archive.
+	KeepEmbedding bool `json:"-"`
+
 	// raw is the event as it arrived. The archive holds this, patched with
 	// what the pipeline adds, so fields engram does not know survive.
 	raw json.RawMessage
