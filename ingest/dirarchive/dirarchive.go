@@ -180,6 +180,9 @@ func (s *Store) Get(ctx context.Context, key string, limit int64) (*ingest.Objec
 	if err != nil {
 		return nil, err
 	}
+	if st.IsDir() {
+		return nil, fmt.Errorf("%s: %w", key, ingest.ErrNotFound)
+	}
 	o := &ingest.Object{Key: key, Size: st.Size(), LastModified: st.ModTime()}
 	r := io.Reader(f)
 	if limit > 0 && st.Size() > limit {

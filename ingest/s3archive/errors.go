@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -51,7 +52,7 @@ func isNotImplemented(err error) bool {
 
 func isNotFound(err error) bool {
 	code, status := s3Code(err)
-	return code == "NoSuchKey" || (status == http.StatusNotFound && code != "NoSuchBucket")
+	return code == "NoSuchKey" || (status == http.StatusNotFound && (code == "" || code == "NotFound"))
 }
 
 // explain turns err, from talking to the store, into a one-line *Error
@@ -65,7 +66,7 @@ func (s *Store) explain(err error) error {
 		return err
 	}
 	c := s.cfg
-	where := "s3 " + s.Describe()
+	where := s.Describe()
 	ep := s.host
 	msg := func(format string, args ...any) error {
 		return &Error{Msg: where + ": " + oneLine(fmt.Sprintf(format, args...)), Err: err}
@@ -85,12 +86,14 @@ func (s *Store) explain(err error) error {
 	case errors.As(err, &hostErr):
 		return msg("TLS: the certificate of %s is not valid for %q (%v): connect by a name the certificate covers", ep, hostErr.Host, hostErr)
 	case errors.As(err, &unknownCA), errors.As(err, &certErr), errors.As(err, &invalidCert):
-		return msg("TLS: cannot verify the certificate of %s (%v): set a CA bundle with --s3-ca (CAFile), or skip verification with --s3-insecure for testing only", ep, rootCause(err))
+		return msg("TLS: cannot verify the certificate of %s (%v): set a CA bundle with --s3-ca (CAFile), or skip verification with --s3-insecure-skip-verify (testing only)", ep, rootCause(err))
 	case strings.Contains(err.Error(), "server gave HTTP response to HTTPS client"):
-		return msg("%s speaks plain HTTP, not HTTPS: use S3_ENDPOINT=http://%s", ep, ep)
+		return msg("%s speaks plain HTTP, not HTTPS: use --s3-endpoint / S3_ENDPOINT=http://%s", ep, ep)
 	case errors.As(err, &recordErr), strings.Contains(err.Error(), "malformed HTTP response"),
 		strings.Contains(err.Error(), "HTTP request to an HTTPS server"):
-		return msg("%s did not answer plain HTTP (it may speak HTTPS): use S3_ENDPOINT=https://%s", ep, ep)
+		return msg("%s did not answer plain HTTP (it may speak HTTPS): use --s3-endpoint / S3_ENDPOINT=https://%s", ep, ep)
+	case !s.secure && (errors.Is(err, io.EOF) || strings.Contains(err.Error(), "Connection closed by foreign host")):
+		return msg("%s closed the connection without answering (it may speak HTTPS): if so, use --s3-endpoint / S3_ENDPOINT=https://%s", ep, ep)
 	case errors.Is(err, context.DeadlineExceeded) || isTimeout(err):
 		return msg("no answer from %s within %s: check --s3-endpoint / S3_ENDPOINT and the network", ep, c.timeout())
 	}
@@ -98,14 +101,14 @@ func (s *Store) explain(err error) error {
 	code, status := s3Code(err)
 	switch code {
 	case "":
-	case "InvalidAccessKeyId":
-		return msg("access key %q is not known to the server (InvalidAccessKeyId): check S3_ACCESS_KEY_ID / AWS_ACCESS_KEY_ID", c.AccessKey)
+	case "InvalidAccessKeyId", "XAdminUserNotFound": // the latter from versitygw
+		return msg("access key %q is not known to the server (%s): check --s3-access-key / S3_ACCESS_KEY_ID / AWS_ACCESS_KEY_ID", c.AccessKey, code)
 	case "SignatureDoesNotMatch":
-		return msg("the secret key is wrong for access key %q (SignatureDoesNotMatch): check S3_SECRET_ACCESS_KEY / AWS_SECRET_ACCESS_KEY", c.AccessKey)
+		return msg("the secret key is wrong for access key %q (SignatureDoesNotMatch): check S3_SECRET_ACCESS_KEY / AWS_SECRET_ACCESS_KEY / --s3-secret-key-file", c.AccessKey)
 	case "AccessDenied", "AllAccessDisabled":
 		return msg("access denied to bucket %q for access key %q (%s): check the credentials and the key's policy", c.Bucket, c.AccessKey, code)
 	case "NoSuchBucket":
-		return msg("bucket %q does not exist: create it or check --s3-bucket / S3_BUCKET", c.Bucket)
+		return msg("bucket %q does not exist: create it (or pass --s3-create-bucket) or check --s3-bucket / S3_BUCKET", c.Bucket)
 	case "RequestTimeTooSkewed":
 		return msg("this machine's clock differs too much from the server's (RequestTimeTooSkewed): fix the clock")
 	case "AuthorizationHeaderMalformed", "PermanentRedirect", "InvalidRegion", "IllegalLocationConstraintException":

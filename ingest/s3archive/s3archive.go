@@ -32,6 +32,7 @@ import (
 
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
+	"github.com/minio/minio-go/v7/pkg/s3utils"
 
 	"engram/ingest"
 	"engram/model"
@@ -94,8 +95,11 @@ func New(cfg Config) (*Store, error) {
 		return nil, &Error{Msg: err.Error(), Err: err}
 	}
 	s := &Store{cfg: cfg, host: host, secure: secure}
-	if strings.TrimSpace(cfg.Bucket) == "" {
+	if cfg.Bucket == "" {
 		return nil, &Error{Msg: fmt.Sprintf("s3 %s: no bucket: set --s3-bucket / S3_BUCKET", host)}
+	}
+	if err := s3utils.CheckValidBucketName(cfg.Bucket); err != nil {
+		return nil, &Error{Msg: fmt.Sprintf("s3 %s: invalid bucket name %q (%v): check --s3-bucket / S3_BUCKET", host, cfg.Bucket, err), Err: err}
 	}
 	tr, err := s.transport()
 	if err != nil {

@@ -60,6 +60,8 @@ var schemaV1 = []string{
 	`CREATE INDEX IF NOT EXISTS docs_trace      ON docs(trace_id)`,
 	`CREATE INDEX IF NOT EXISTS docs_importance ON docs(importance_score)`,
 	`CREATE INDEX IF NOT EXISTS docs_agent      ON docs(agent_id, seq)`,
+	// verify and reindex walk the index in archive-key order.
+	`CREATE INDEX IF NOT EXISTS docs_key        ON docs(object_storage_key)`,
 
 	`CREATE TABLE IF NOT EXISTS doc_tags (
   tag TEXT    NOT NULL,

@@ -1,0 +1,301 @@
+// Package verify walks the two layers, the archive (the truth) and the
+// index (a view derived from it), and reports where they disagree. Both are
+// read in archive-key order and merged, so memory stays constant however
+// many events there are.
+package verify
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strings"
+	"sync"
+	"time"
+
+	"engram/ingest"
+	"engram/model"
+)
+
+// Kinds of disagreement.
+const (
+	MissingArchive = "missing-archive" // an index document whose archive object is missing
+	MissingIndex   = "missing-index"   // an archived event with no index document
+	Mismatch       = "mismatch"        // a field differs between document and archived event
+	BadObject      = "bad-object"      // an archived object that is not a valid event
+	WrongKey       = "wrong-key"       // an object whose key does not match its eventId and timestamp
+)
+
+// Diff is one disagreement.
+type Diff struct {
+	Kind    string `json:"kind"`
+	Key     string `json:"key"`
+	EventID string `json:"eventId,omitempty"`
+	Detail  string `json:"detail"`
+}
+
+// DocScanner streams index documents ordered by object_storage_key, from
+// (inclusive) to to (exclusive; "" means no end).
+type DocScanner interface {
+	ScanByKey(ctx context.Context, from, to string, fn func(*model.IndexDoc) error) error
+}
+
+// Options bound and report a run.
+type Options struct {
+	Since, Until time.Time // zero: unbounded (days, UTC, inclusive)
+	MaxDiffs     int       // how many differences to keep (default 20)
+	Workers      int       // concurrent archive reads (default 8)
+	Progress     func(Progress)
+}
+
+// Progress is how far a run has come.
+type Progress struct{ Objects, Docs int64 }
+
+// Report is a run's result.
+type Report struct {
+	Objects  int64            `json:"archivedObjects"`
+	Docs     int64            `json:"indexDocuments"`
+	Agreeing int64            `json:"agreeing"`
+	Counts   map[string]int64 `json:"differences"`
+	First    []Diff           `json:"first"`
+	Elapsed  time.Duration    `json:"-"`
+}
+
+// OK is true when the layers agree.
+func (r *Report) OK() bool { return len(r.Counts) == 0 }
+
+// KeyRange is the archive-key range of a day range.
+func KeyRange(since, until time.Time) (from, to string) {
+	from = "events/"
+	if !since.IsZero() {
+		from = model.ArchivePrefix(since)
+	}
+	if !until.IsZero() {
+		to = model.ArchivePrefix(until.UTC().AddDate(0, 0, 1))
+	}
+	return from, to
+}
+
+// pair is one key seen in either layer.
+type pair struct {
+	key     string
+	archive bool
+	doc     *model.IndexDoc
+}
+
+// Run compares the layers.
+func Run(ctx context.Context, ar ingest.ArchiveReader, ix DocScanner, opt Options) (*Report, error) {
+	if opt.MaxDiffs <= 0 {
+		opt.MaxDiffs = 20
+	}
+	if opt.Workers <= 0 {
+		opt.Workers = 8
+	}
+	start := time.Now()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	from, to := KeyRange(opt.Since, opt.Until)
+	c := &collector{rep: &Report{Counts: map[string]int64{}}, max: opt.MaxDiffs, progress: opt.Progress}
+	pairs := make(chan pair, 256)
+	var workers sync.WaitGroup
+	for range opt.Workers {
+		workers.Add(1)
+		go func() {
+			defer workers.Done()
+			for p := range pairs {
+				c.check(ctx, ar, p)
+			}
+		}()
+	}
+	err := merge(ctx, ar, ix, from, to, pairs)
+	close(pairs)
+	workers.Wait()
+	c.rep.Elapsed = time.Since(start)
+	return c.rep, err
+}
+
+// merge joins the archive listing and the index scan, both in key order.
+func merge(ctx context.Context, ar ingest.ArchiveReader, ix DocScanner, from, to string, out chan<- pair) error {
+	docs := make(chan *model.IndexDoc, 256)
+	scanErr := make(chan error, 1)
+	go func() {
+		defer close(docs)
+		scanErr <- ix.ScanByKey(ctx, from, to, func(d *model.IndexDoc) error {
+			select {
+			case docs <- d:
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		})
+	}()
+	next, more := <-docs
+	send := func(p pair) error {
+		select {
+		case out <- p:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	err := ar.List(ctx, prefixOf(from, to), func(key string, _ int64) error {
+		if key < from || (to != "" && key >= to) {
+			return nil
+		}
+		for more && next.ObjectStorageKey < key {
+			if err := send(pair{key: next.ObjectStorageKey, doc: next}); err != nil {
+				return err
+			}
+			next, more = <-docs
+		}
+		p := pair{key: key, archive: true}
+		if more && next.ObjectStorageKey == key {
+			p.doc = next
+			next, more = <-docs
+		}
+		return send(p)
+	})
+	for err == nil && more {
+		err = send(pair{key: next.ObjectStorageKey, doc: next})
+		next, more = <-docs
+	}
+	for range docs { // drain so the scanner can finish
+	}
+	if err != nil {
+		return err
+	}
+	return <-scanErr
+}
+
+// prefixOf is the longest listing prefix both ends share.
+func prefixOf(from, to string) string {
+	if to == "" {
+		return "events/"
+	}
+	i := 0
+	for i < len(from) && i < len(to) && from[i] == to[i] {
+		i++
+	}
+	p := from[:i]
+	if !strings.HasPrefix(p, "events/") {
+		return "events/"
+	}
+	return p[:strings.LastIndex(p, "/")+1]
+}
+
+type collector struct {
+	mu       sync.Mutex
+	rep      *Report
+	max      int
+	progress func(Progress)
+}
+
+func (c *collector) add(d Diff) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.rep.Counts[d.Kind]++
+	if len(c.rep.First) < c.max {
+		c.rep.First = append(c.rep.First, d)
+	}
+}
+
+func (c *collector) count(p pair, ok bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if p.archive {
+		c.rep.Objects++
+	}
+	if p.doc != nil {
+		c.rep.Docs++
+	}
+	if ok {
+		c.rep.Agreeing++
+	}
+	if c.progress != nil && (c.rep.Objects+c.rep.Docs)%1000 == 0 {
+		c.progress(Progress{c.rep.Objects, c.rep.Docs})
+	}
+}
+
+// check compares one key's two sides.
+func (c *collector) check(ctx context.Context, ar ingest.ArchiveReader, p pair) {
+	ok := c.checkPair(ctx, ar, p)
+	c.count(p, ok)
+}
+
+func (c *collector) checkPair(ctx context.Context, ar ingest.ArchiveReader, p pair) bool {
+	if !p.archive {
+		c.add(Diff{MissingArchive, p.key, p.doc.EventID, "index document points at an archive object that does not exist"})
+		return false
+	}
+	obj, err := ar.Get(ctx, p.key, 0)
+	if err != nil {
+		c.add(Diff{BadObject, p.key, "", "cannot read: " + err.Error()})
+		return false
+	}
+	ev, err := archivedEvent(obj.Body)
+	if err != nil {
+		c.add(Diff{BadObject, p.key, "", err.Error()})
+		return false
+	}
+	ok := true
+	if want, err := model.ArchiveKey(ev.EventID, ev.Timestamp); err != nil || want != p.key {
+		c.add(Diff{WrongKey, p.key, ev.EventID, fmt.Sprintf("eventId and timestamp give key %s", model.Quote(want))})
+		ok = false
+	}
+	if p.doc == nil {
+		c.add(Diff{MissingIndex, p.key, ev.EventID, "archived event has no index document"})
+		return false
+	}
+	for _, m := range compare(p.doc, ev, p.key) {
+		c.add(Diff{Mismatch, p.key, ev.EventID, m})
+		ok = false
+	}
+	return ok
+}
+
+// archived is what verify reads of an archived event.
+type archived struct {
+	EventID          string   `json:"eventId"`
+	Timestamp        string   `json:"timestamp"`
+	ImportanceScore  *float64 `json:"importanceScore"`
+	ObjectStorageKey string   `json:"objectStorageKey"`
+}
+
+func archivedEvent(body []byte) (*archived, error) {
+	var a archived
+	if err := json.Unmarshal(body, &a); err != nil {
+		return nil, fmt.Errorf("not a valid JSON event: %v", err)
+	}
+	if a.EventID == "" {
+		return nil, fmt.Errorf("no eventId")
+	}
+	return &a, nil
+}
+
+func compare(d *model.IndexDoc, a *archived, key string) []string {
+	var out []string
+	if d.EventID != a.EventID {
+		out = append(out, fmt.Sprintf("event_id %s, archive eventId %s", model.Quote(d.EventID), model.Quote(a.EventID)))
+	}
+	if !sameTime(d.Timestamp, a.Timestamp) {
+		out = append(out, fmt.Sprintf("timestamp %s, archive %s", model.Quote(d.Timestamp), model.Quote(a.Timestamp)))
+	}
+	if a.ImportanceScore != nil && math.Abs(d.ImportanceScore-*a.ImportanceScore) > 1e-9 {
+		out = append(out, fmt.Sprintf("importance_score %v, archive %v", d.ImportanceScore, *a.ImportanceScore))
+	}
+	if a.ObjectStorageKey != "" && a.ObjectStorageKey != key {
+		out = append(out, fmt.Sprintf("archive objectStorageKey %s differs from its key", model.Quote(a.ObjectStorageKey)))
+	}
+	return out
+}
+
+// sameTime compares instants, so a document written with another zone
+// or precision of the same moment still agrees.
+func sameTime(a, b string) bool {
+	if a == b {
+		return true
+	}
+	ta, err1 := model.ParseTimestamp(a)
+	tb, err2 := model.ParseTimestamp(b)
+	return err1 == nil && err2 == nil && ta.Equal(tb)
+}
