@@ -110,6 +110,21 @@ func problemsOf(t *ingest.Trace) model.Problems {
 	return model.Problems{{Reason: fmt.Sprint(t.Err)}}
 }
 
+// line shows a transient status line on a terminal ("" clears it); it
+// prints nothing elsewhere, so logs stay clean.
+func (r *reporter) line(s string) {
+	if !r.tty {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.clearBar()
+	if s != "" {
+		fmt.Fprint(r.e.stderr, safeLine(s))
+		r.lastBar = len(s)
+	}
+}
+
 func (r *reporter) printErr(s string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()

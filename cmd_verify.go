@@ -1,0 +1,121 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"sort"
+	"time"
+
+	"engram/ingest/osindex"
+	"engram/ingest/sqlindex"
+	"engram/query/verify"
+)
+
+type verifyOpts struct {
+	common
+	since, until string
+	json         bool
+	max          int
+}
+
+func verifyFlags(e *env) (*flag.FlagSet, *verifyOpts) {
+	o := &verifyOpts{}
+	fs := newFlagSet("verify", e)
+	o.common.bind(fs)
+	fs.StringVar(&o.since, "since", "", "first day to check, YYYY-MM-DD (UTC)")
+	fs.StringVar(&o.until, "until", "", "last day to check, YYYY-MM-DD (UTC)")
+	fs.BoolVar(&o.json, "json", false, "print the report as JSON")
+	fs.IntVar(&o.max, "max-diffs", 20, "how many differences to list")
+	return fs, o
+}
+
+// scanner walks the index of b in archive-key order.
+func (b *backends) scanner() verify.DocScanner {
+	switch ix := b.index.(type) {
+	case *sqlindex.DB:
+		return verify.SQLite{DB: ix.SQL()}
+	case *osindex.Index:
+		return verify.OpenSearch{Client: ix.Client(), Index: ix.Name()}
+	}
+	panic(fmt.Sprintf("no scanner for %T", b.index))
+}
+
+func parseDay(flagName, s string) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	t, err := time.Parse("2006-01-02", s)
+	if err != nil {
+		return t, fmt.Errorf("--%s %q: want a day like 2026-05-08", flagName, s)
+	}
+	return t, nil
+}
+
+// runVerify compares the archive and the index; exit 1 when they disagree.
+func runVerify(ctx context.Context, e *env, args []string) error {
+	fs, o := verifyFlags(e)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	conf, err := o.common.resolve(fs, e.getenv)
+	if err != nil {
+		return err
+	}
+	opt := verify.Options{MaxDiffs: o.max}
+	if opt.Since, err = parseDay("since", o.since); err != nil {
+		return err
+	}
+	if opt.Until, err = parseDay("until", o.until); err != nil {
+		return err
+	}
+	st, err := openBackends(ctx, conf, e)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if r, ok := st.index.(interface{ Refresh(context.Context) error }); ok {
+		if err := r.Refresh(ctx); err != nil {
+			return err
+		}
+	}
+	rep := newReporter(e, false, nil)
+	opt.Progress = func(p verify.Progress) { rep.line(fmt.Sprintf("verify: %d objects, %d documents", p.Objects, p.Docs)) }
+	res, err := verify.Run(ctx, st.archive, st.scanner(), opt)
+	rep.line("")
+	if err != nil {
+		return err
+	}
+	printVerify(e, res, o.json, st.describe())
+	if !res.OK() {
+		return exitError{1}
+	}
+	return nil
+}
+
+func printVerify(e *env, r *verify.Report, asJSON bool, where string) {
+	if asJSON {
+		b, _ := json.Marshal(r)
+		e.stdout.Write(append(b, '\n'))
+		return
+	}
+	fmt.Fprintf(e.stdout, "%s: %d archived objects, %d index documents, %d agree (%s)\n",
+		safeLine(where), r.Objects, r.Docs, r.Agreeing, r.Elapsed.Round(time.Millisecond))
+	if r.OK() {
+		fmt.Fprintln(e.stdout, "the archive and the index agree")
+		return
+	}
+	kinds := make([]string, 0, len(r.Counts))
+	for k := range r.Counts {
+		kinds = append(kinds, k)
+	}
+	sort.Strings(kinds)
+	for _, k := range kinds {
+		fmt.Fprintf(e.stdout, "  %-16s %d\n", k, r.Counts[k])
+	}
+	fmt.Fprintln(e.stdout, "first differences:")
+	for _, d := range r.First {
+		fmt.Fprintf(e.stdout, "  %s %s %s: %s\n", d.Kind, safeLine(d.Key), safeLine(d.EventID), safeLine(d.Detail))
+	}
+}
