@@ -46,6 +46,8 @@ func commands() []command {
 			runConfig, func(e *env) *flag.FlagSet { fs, _ := configFlags(e); return fs }},
 		{"demo", "[flags]", "write a realistic, deterministic demo data set through the real pipeline",
 			runDemo, func(e *env) *flag.FlagSet { fs, _ := demoFlags(e); return fs }},
+		{"reindex", "[flags]", "rebuild the index from the archive (all of it, or a day range); idempotent and resumable",
+			runReindex, func(e *env) *flag.FlagSet { fs, _ := reindexFlags(e); return fs }},
 		{"verify", "[flags]", "walk the archive and the index and report where they disagree (exit 1 if they do)",
 			runVerify, func(e *env) *flag.FlagSet { fs, _ := verifyFlags(e); return fs }},
 		{"help", "[COMMAND]", "describe engram's commands and their flags", runHelp, nil},

@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"strings"
 	"sync"
 	"time"
 
@@ -138,7 +137,7 @@ func merge(ctx context.Context, ar ingest.ArchiveReader, ix DocScanner, from, to
 			return ctx.Err()
 		}
 	}
-	err := ar.List(ctx, prefixOf(from, to), func(key string, _ int64) error {
+	err := ar.List(ctx, ingest.ListPrefix(from, to), func(key string, _ int64) error {
 		if key < from || (to != "" && key >= to) {
 			return nil
 		}
@@ -165,22 +164,6 @@ func merge(ctx context.Context, ar ingest.ArchiveReader, ix DocScanner, from, to
 		return err
 	}
 	return <-scanErr
-}
-
-// prefixOf is the longest listing prefix both ends share.
-func prefixOf(from, to string) string {
-	if to == "" {
-		return "events/"
-	}
-	i := 0
-	for i < len(from) && i < len(to) && from[i] == to[i] {
-		i++
-	}
-	p := from[:i]
-	if !strings.HasPrefix(p, "events/") {
-		return "events/"
-	}
-	return p[:strings.LastIndex(p, "/")+1]
 }
 
 type collector struct {
