@@ -1,0 +1,160 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"engram/ingest/gen"
+)
+
+// cli runs engram in-process with its own streams and environment.
+type cli struct {
+	t    *testing.T
+	data string
+	env  map[string]string
+}
+
+func newCLI(t *testing.T) *cli {
+	return &cli{t: t, data: t.TempDir(), env: map[string]string{"HOME": t.TempDir()}}
+}
+
+func (c *cli) run(stdin string, args ...string) (stdout, stderr string, code int) {
+	c.t.Helper()
+	var out, errb bytes.Buffer
+	e := &env{strings.NewReader(stdin), &out, &errb, func(k string) string { return c.env[k] }}
+	code = run(context.Background(), e, append(args[:1:1], append([]string{"--data", c.data}, args[1:]...)...))
+	return out.String(), errb.String(), code
+}
+
+func demoLines(n int) string {
+	g := gen.New(gen.Config{Seed: 3})
+	var b strings.Builder
+	for range n {
+		b.Write(g.Next())
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+func TestIngestShowVerifyReindex(t *testing.T) {
+	c := newCLI(t)
+	input := demoLines(30)
+	_, stderr, code := c.run(input, "ingest")
+	if code != 0 || !strings.Contains(stderr, "ingested 30, duplicates 0, rejected 0, failed 0") {
+		t.Fatalf("ingest: code %d, stderr %s", code, stderr)
+	}
+	_, stderr, code = c.run(input, "ingest", "-")
+	if code != 0 || !strings.Contains(stderr, "ingested 0, duplicates 30") {
+		t.Fatalf("re-ingest: code %d, stderr %s", code, stderr)
+	}
+	var first struct{ EventID string }
+	json.Unmarshal([]byte(strings.SplitN(input, "\n", 2)[0]), &first)
+	out, stderr, code := c.run("", "show", first.EventID)
+	var shown struct {
+		Index   map[string]any `json:"index"`
+		Archive map[string]any `json:"archive"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &shown) != nil || shown.Index["event_id"] != first.EventID || shown.Archive["eventId"] != first.EventID {
+		t.Fatalf("show: code %d, out %.200s, stderr %s", code, out, stderr)
+	}
+	if _, stderr, code = c.run("", "show", "no-such-event"); code != 1 || !strings.Contains(stderr, `no event "no-such-event"`) {
+		t.Fatalf("show unknown: code %d, stderr %s", code, stderr)
+	}
+	if out, _, code = c.run("", "verify"); code != 0 || !strings.Contains(out, "agree") {
+		t.Fatalf("verify: code %d, out %s", code, out)
+	}
+	os.Remove(filepath.Join(c.data, "index.db"))
+	os.Remove(filepath.Join(c.data, "index.db-wal"))
+	os.Remove(filepath.Join(c.data, "index.db-shm"))
+	if _, stderr, code = c.run("", "reindex"); code != 0 || !strings.Contains(stderr, "30 objects, 30 created") {
+		t.Fatalf("reindex: code %d, stderr %s", code, stderr)
+	}
+	if out, _, code = c.run("", "verify"); code != 0 {
+		t.Fatalf("verify after reindex: code %d, out %s", code, out)
+	}
+}
+
+func TestVerifyFindsDisagreement(t *testing.T) {
+	c := newCLI(t)
+	c.run(demoLines(6), "ingest")
+	var keys []string
+	filepath.Walk(filepath.Join(c.data, "archive"), func(p string, info os.FileInfo, err error) error {
+		if err == nil && !info.IsDir() {
+			keys = append(keys, p)
+		}
+		return nil
+	})
+	os.Remove(keys[0])
+	os.WriteFile(keys[1], []byte("not json"), 0o644)
+	out, _, code := c.run("", "verify", "--json")
+	var rep struct {
+		Differences map[string]int `json:"differences"`
+	}
+	if code != 1 || json.Unmarshal([]byte(out), &rep) != nil || rep.Differences["missing-archive"] != 1 || rep.Differences["bad-object"] != 1 {
+		t.Fatalf("verify: code %d, out %s", code, out)
+	}
+}
+
+func TestRejectsAreReportedAndKept(t *testing.T) {
+	c := newCLI(t)
+	good := demoLines(2)
+	input := strings.Split(good, "\n")[0] + "\n" + `{"eventId":"../x","timestamp":"2026-05-08T10:00:00","type":"user_input","context":{},"input":{"text":"hi"}}` + "\n" + strings.Split(good, "\n")[1] + "\n"
+	_, stderr, code := c.run(input, "ingest")
+	for _, want := range []string{
+		`stdin:2: eventId: "../x" must not contain /`,
+		`stdin:2: timestamp: "2026-05-08T10:00:00" is not an RFC 3339 timestamp with a zone`,
+		"stdin:2: context.sessionId: required",
+		"ingested 2, duplicates 0, rejected 1",
+	} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+	if code != 1 {
+		t.Errorf("exit %d, want 1", code)
+	}
+	files, _ := filepath.Glob(filepath.Join(c.data, "rejects", "*.jsonl"))
+	if len(files) != 1 {
+		t.Fatalf("rejects files: %v", files)
+	}
+	b, _ := os.ReadFile(files[0])
+	if !strings.Contains(string(b), `"source":"stdin:2"`) || !strings.Contains(string(b), `\"eventId\":\"../x\"`) {
+		t.Fatalf("rejects file: %s", b)
+	}
+}
+
+func TestDryRunWritesNothing(t *testing.T) {
+	c := newCLI(t)
+	_, stderr, code := c.run(demoLines(3), "ingest", "--dry-run")
+	if code != 0 || !strings.Contains(stderr, "dry run: 3 valid") {
+		t.Fatalf("code %d stderr %s", code, stderr)
+	}
+	if entries, _ := os.ReadDir(c.data); len(entries) != 0 {
+		t.Fatalf("dry run wrote %d entries into the data directory", len(entries))
+	}
+}
+
+func TestHelpDescribesEveryCommand(t *testing.T) {
+	var out bytes.Buffer
+	e := &env{strings.NewReader(""), &out, &out, func(string) string { return "" }}
+	if code := run(context.Background(), e, []string{"--help"}); code != 0 {
+		t.Fatalf("help exit %d", code)
+	}
+	for _, cmd := range commands() {
+		if !strings.Contains(out.String(), cmd.name) {
+			t.Errorf("help lacks %s", cmd.name)
+		}
+		if cmd.flags == nil {
+			continue
+		}
+		out.Reset()
+		if code := run(context.Background(), e, []string{"help", cmd.name}); code != 0 || !strings.Contains(out.String(), "-data") {
+			t.Errorf("help %s: exit %d, output lacks the flags:\n%s", cmd.name, code, out.String())
+		}
+	}
+}
