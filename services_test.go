@@ -1,0 +1,37 @@
+package main
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"testing"
+)
+
+// serviceArgs returns the flags that point engram at the real S3 and
+// OpenSearch started by .ci/services, with a fresh bucket and index. It
+// skips when they are not configured, unless ENGRAM_REQUIRE_SERVICES=1.
+func serviceArgs(t *testing.T) []string {
+	t.Helper()
+	s3, os1 := os.Getenv("ENGRAM_TEST_S3_ENDPOINT"), os.Getenv("ENGRAM_TEST_OPENSEARCH_URL")
+	if s3 == "" || os1 == "" {
+		if os.Getenv("ENGRAM_REQUIRE_SERVICES") == "1" {
+			t.Fatal("ENGRAM_REQUIRE_SERVICES=1 but ENGRAM_TEST_S3_ENDPOINT or ENGRAM_TEST_OPENSEARCH_URL is not set")
+		}
+		t.Skip("set ENGRAM_TEST_S3_ENDPOINT and ENGRAM_TEST_OPENSEARCH_URL (see .ci/services) to run against real servers")
+	}
+	t.Setenv("S3_SECRET_ACCESS_KEY", os.Getenv("ENGRAM_TEST_S3_SECRET_KEY"))
+	name := fmt.Sprintf("engram-test-%08x", rand.Uint32())
+	return []string{
+		"--data", t.TempDir(),
+		"--archive", "s3", "--s3-endpoint", "http://" + s3, "--s3-bucket", name, "--s3-create-bucket",
+		"--s3-access-key", os.Getenv("ENGRAM_TEST_S3_ACCESS_KEY"), "--s3-region", "us-east-1",
+		"--index", "opensearch", "--opensearch-url", os1, "--opensearch-index", name,
+	}
+}
+
+func TestKill9MidIngestS3OpenSearch(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: skipping the 100,000-event crash test")
+	}
+	crashAndResume(t, 100_000, serviceArgs(t)...)
+}
