@@ -12,10 +12,8 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -318,48 +316,20 @@ func (db *DB) Write(ctx context.Context, docs []*model.IndexDoc) []ingest.IndexR
 	return res
 }
 
-// prepare validates and encodes docs outside the write lock, on up to
-// GOMAXPROCS goroutines (encoding large embeddings as JSON is the costly
-// part), leaving nil arguments and an error for each bad document.
+// prepare validates and encodes docs (outside the write lock), leaving nil
+// arguments and an error for each bad document.
 func prepare(docs []*model.IndexDoc, now string, res []ingest.IndexResult) [][]any {
 	args := make([][]any, len(docs))
-	one := func(i int) {
-		a, err := rowArgs(docs[i], now)
+	for i, d := range docs {
+		a, err := rowArgs(d, now)
 		if err != nil {
-			res[i].Err = docError(docs[i], err)
-			return
+			res[i].Err = docError(d, err)
+			continue
 		}
 		args[i] = a
 	}
-	workers := min(runtime.GOMAXPROCS(0), len(docs)/prepareChunk)
-	if workers < 2 {
-		for i := range docs {
-			one(i)
-		}
-		return args
-	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for {
-				end := int(next.Add(prepareChunk))
-				start := end - prepareChunk
-				if start >= len(docs) {
-					return
-				}
-				for i := start; i < min(end, len(docs)); i++ {
-					one(i)
-				}
-			}
-		})
-	}
-	wg.Wait()
 	return args
 }
-
-// prepareChunk is how many documents a prepare goroutine takes at a time.
-const prepareChunk = 16
 
 // writeTx runs the batch; a non-nil error means nothing was committed.
 func (db *DB) writeTx(ctx context.Context, docs []*model.IndexDoc, args [][]any, res []ingest.IndexResult) error {
