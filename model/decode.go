@@ -117,6 +117,8 @@ func jsonProblem(err error) error {
 	var syn *json.SyntaxError
 	var typ *json.UnmarshalTypeError
 	switch {
+	case errors.As(err, &syn) && strings.Contains(syn.Error(), "exceeded max depth"):
+		return Problems{{"", fmt.Sprintf("nested too deeply at byte %d (JSON deeper than 10000 levels is refused)", syn.Offset)}}
 	case errors.As(err, &syn):
 		return Problems{{"", fmt.Sprintf("invalid JSON at byte %d: %s", syn.Offset, strings.TrimPrefix(syn.Error(), "json: "))}}
 	case errors.As(err, &typ):
