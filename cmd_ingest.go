@@ -64,6 +64,7 @@ func runIngest(ctx context.Context, e *env, args []string) error {
 	cfg := ingest.Config{
 		Decode: decodeOptions(), DryRun: o.dryRun,
 		Workers: o.workers, BatchSize: o.batch, SummaryLen: o.summaryLen,
+		Tenant: conf.get("tenant"),
 	}
 	data := dataDir(conf.get("data"), e.getenv)
 	var rejects *ingest.Rejects

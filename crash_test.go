@@ -121,3 +121,13 @@ func TestKill9MidIngestEmbedded(t *testing.T) {
 	}
 	crashAndResume(t, 100_000, "--data", t.TempDir())
 }
+
+// writeEventsMem generates n events in memory.
+func writeEventsMem(n int, prefix string) [][]byte {
+	g := gen.New(gen.Config{Seed: 11, Prefix: prefix})
+	out := make([][]byte, n)
+	for i := range out {
+		out[i] = g.Next()
+	}
+	return out
+}

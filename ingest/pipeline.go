@@ -43,6 +43,10 @@ type Config struct {
 
 	// Journal, when set, records events archived but not indexed.
 	Journal *Journal
+
+	// Tenant, when set, scopes the run: an event of another tenant (or of
+	// none) is rejected.
+	Tenant string
 }
 
 // Pipeline runs inputs through the stages of schema.md section 3.
@@ -192,7 +196,7 @@ func (p *Pipeline) prepare(ctx context.Context, w *work, it Item) bool {
 	if w.ev != nil {
 		t.EventID, t.Type = w.ev.EventID, w.ev.Type
 	}
-	ok = ok && p.stage(t, StageValidate, func(*StageRecord) error { return w.ev.Validate().Err() })
+	ok = ok && p.stage(t, StageValidate, func(*StageRecord) error { return p.validate(w.ev) })
 	if !ok {
 		t.Input = it.Data
 		p.reject(t)
@@ -315,4 +319,13 @@ func (t *Trace) firstErr() error {
 		}
 	}
 	return nil
+}
+
+func (p *Pipeline) validate(ev *model.Event) error {
+	ps := ev.Validate()
+	if p.cfg.Tenant != "" && ev.Context.TenantID != p.cfg.Tenant {
+		ps = append(ps, model.Problem{Path: "context.tenantId",
+			Reason: fmt.Sprintf("%s is not %s, the tenant this run is scoped to", model.Quote(ev.Context.TenantID), model.Quote(p.cfg.Tenant))})
+	}
+	return ps.Err()
 }

@@ -297,3 +297,24 @@ func TestDryRunWritesNothing(t *testing.T) {
 		t.Fatalf("dry run summary %+v", sum)
 	}
 }
+
+func TestTenantScopedRunRejectsOtherTenants(t *testing.T) {
+	s := newStores(t)
+	cfg := s.config()
+	cfg.Tenant = "acme"
+	p, _ := ingest.New(cfg)
+	var rejected []*ingest.Trace
+	sum := p.Run(context.Background(), feed(generate(30, "tenant-")...), func(tr *ingest.Trace) {
+		if tr.Outcome == ingest.OutcomeRejected {
+			rejected = append(rejected, tr)
+		}
+	})
+	if sum.Ingested == 0 || sum.Rejected == 0 || sum.Ingested+sum.Rejected != 30 {
+		t.Fatalf("summary %+v: want a mix of acme (ingested) and globex (rejected)", sum)
+	}
+	for _, tr := range rejected {
+		if len(tr.Problems) != 1 || tr.Problems[0].Path != "context.tenantId" || !strings.Contains(tr.Problems[0].Reason, `"globex" is not "acme"`) {
+			t.Fatalf("problems %v", tr.Problems)
+		}
+	}
+}

@@ -15,7 +15,7 @@ const (
 	DefaultSpaceType  = "l2"
 	DefaultBatchDocs  = 500
 	DefaultBatchBytes = 5 << 20
-	DefaultTimeout    = 30 * time.Second
+	DefaultTimeout    = 60 * time.Second
 	// DefaultEfSearch is the source system's index.knn.algo_param.ef_search.
 	DefaultEfSearch = 100
 	// HNSW parameters of the source system.
@@ -36,7 +36,8 @@ type Config struct {
 
 	// Index is the index (or alias) name; model.IndexName when empty.
 	Index string
-	// Timeout bounds each request (DefaultTimeout when <= 0).
+	// Timeout bounds each request (DefaultTimeout, 60 s, when <= 0; the
+	// server's own _bulk timeout is 1 minute).
 	Timeout time.Duration
 
 	// Dimension of the embedder's vectors: the knn_vector dimension of an
@@ -52,6 +53,14 @@ type Config struct {
 	// replicas, the index would stay yellow).
 	Shards   int
 	Replicas int
+
+	// StructuredType is the type of the structured field of an index engram
+	// creates: "object" (the default, as the source system maps it: every
+	// key becomes a field of its own, and a document whose structured
+	// content contradicts the types seen before is rejected) or
+	// "flat_object" (OpenSearch 2.7+: any shape is accepted, leaves are
+	// searchable as keywords by dotted path, there are no numeric ranges).
+	StructuredType string
 
 	// Refresh is the _bulk refresh parameter: "false" (default, also when
 	// empty), "true" or "wait_for".
@@ -110,6 +119,13 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.SpaceType == "" {
 		c.SpaceType = DefaultSpaceType
+	}
+	switch c.StructuredType {
+	case "":
+		c.StructuredType = "object"
+	case "object", "flat_object":
+	default:
+		return c, fmt.Errorf("opensearch: structured type %q: want object or flat_object", c.StructuredType)
 	}
 	if c.Shards <= 0 {
 		c.Shards = 1

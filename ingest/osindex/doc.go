@@ -27,6 +27,16 @@
 // be searched; such an index has to be reindexed to get vector search once
 // the plugin is installed.
 //
+// structured is an object, as the source system maps it, so each key
+// becomes a field with the type of its first value, and a later document
+// whose structured content contradicts it ({"subject": "text"}, then
+// {"subject": {...}}) is rejected with mapper_parsing_exception. For
+// free-form content Config.StructuredType "flat_object" (OpenSearch 2.7+)
+// takes any shape, with the leaves searchable as keywords by dotted path.
+//
+// [Index.KNN] says whether the cluster has the k-NN plugin, [Index.VectorSearch]
+// whether this index's embedding is a knn_vector (of [Index.Dimension]).
+//
 // An index engram creates has 1 primary shard and 0 replicas unless
 // Config.Shards / Config.Replicas say otherwise (the source system uses 3
 // and 1). A single node cannot allocate a replica of its own shards, so with
@@ -36,8 +46,8 @@
 // When the index exists (created by the source system, or by another engram),
 // its settings and existing fields are left alone: Open only adds the
 // extension fields it lacks with PUT _mapping, and logs (Config.Logf) a field
-// whose existing type differs from what engram writes, since documents that
-// carry such a field will be rejected. An embedding whose knn_vector
+// whose existing type does not take what engram writes (a boolean
+// latency_ms, say), since documents that carry it will be rejected. An embedding whose knn_vector
 // dimension differs from Config.Dimension is an error: every write would
 // fail. Two processes creating the index at once is fine: the loser of the
 // race sees resource_already_exists_exception and carries on as if the index

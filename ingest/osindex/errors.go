@@ -1,6 +1,7 @@
 package osindex
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -54,6 +55,7 @@ type StatusError struct {
 	// (a proxy's HTML page, for instance): Body then holds its start.
 	Cause *Cause
 	Body  string
+	html  bool // Body came from an HTML page (a proxy's), not OpenSearch
 }
 
 func (e *StatusError) Error() string {
@@ -150,6 +152,7 @@ func statusError(op string, status int, body []byte) *StatusError {
 		}
 	}
 	e.Body = snippet(body)
+	e.html = bytes.HasPrefix(bytes.TrimSpace(body), []byte("<"))
 	return e
 }
 
@@ -230,7 +233,7 @@ func openError(u string, cfg *Config, op string, err error) error {
 			if cfg.Username == "" {
 				e.Hint = "the cluster wants credentials: set OPENSEARCH_USERNAME/OPENSEARCH_PASSWORD"
 			} else {
-				e.Hint = fmt.Sprintf("check OPENSEARCH_USERNAME/OPENSEARCH_PASSWORD (user %q was refused)", cfg.Username)
+				e.Hint = fmt.Sprintf("check OPENSEARCH_USERNAME/PASSWORD (user %q was refused)", cfg.Username)
 			}
 		case http.StatusForbidden:
 			e.Hint = fmt.Sprintf("user %q lacks a permission: it needs cluster monitor rights and read, write and manage rights on index %s", cfg.Username, cfg.Index)
@@ -281,8 +284,8 @@ func (e *StatusError) detail() string {
 	if e.Cause != nil {
 		return e.Cause.String()
 	}
-	if len(e.Body) <= 80 {
-		return e.Body
+	if e.html || len(e.Body) > 80 {
+		return ""
 	}
-	return ""
+	return e.Body
 }

@@ -37,8 +37,12 @@ func EmbeddingField(knn bool, dim int, engine, space string) map[string]any {
 }
 
 // Properties is the mapping of an index engram creates: the source
-// system's fields, its two declared float fields, and the extensions.
-func Properties(knn bool, dim int, engine, space string) map[string]any {
+// system's fields, its two declared float fields, and the extensions;
+// structured is of type structuredType ("object" when empty).
+func Properties(knn bool, dim int, engine, space, structuredType string) map[string]any {
+	if structuredType == "" {
+		structuredType = "object"
+	}
 	kw := func() map[string]any { return map[string]any{"type": "keyword"} }
 	fl := func() map[string]any { return map[string]any{"type": "float"} }
 	p := map[string]any{
@@ -50,7 +54,7 @@ func Properties(knn bool, dim int, engine, space string) map[string]any {
 		"agent_id":            kw(),
 		"summary":             map[string]any{"type": "text", "analyzer": "english"},
 		"embedding":           EmbeddingField(knn, dim, engine, space),
-		"structured":          map[string]any{"type": "object"},
+		"structured":          map[string]any{"type": structuredType},
 		"importance_score":    fl(),
 		"reward_score":        fl(),
 		"confidence":          fl(),
@@ -80,7 +84,7 @@ func IndexDefinition(cfg Config, knn bool) map[string]any {
 	return map[string]any{
 		"settings": map[string]any{"index": settings},
 		"mappings": map[string]any{
-			"properties": Properties(knn, cfg.Dimension, cfg.KNNEngine, cfg.SpaceType),
+			"properties": Properties(knn, cfg.Dimension, cfg.KNNEngine, cfg.SpaceType, cfg.StructuredType),
 		},
 	}
 }
@@ -95,4 +99,19 @@ func fieldType(def map[string]any) string {
 		return "object"
 	}
 	return ""
+}
+
+// family groups the field types that accept the same JSON values: a
+// document fits a field of another type of its family (numbers are
+// coerced), not one of another family.
+func family(typ string) string {
+	switch typ {
+	case "float", "double", "half_float", "scaled_float", "long", "integer", "short", "byte", "unsigned_long":
+		return "number"
+	case "keyword", "text", "match_only_text", "wildcard", "constant_keyword":
+		return "string"
+	case "date", "date_nanos":
+		return "date"
+	}
+	return typ
 }

@@ -129,11 +129,13 @@ func (ix *Index) open(ctx context.Context) error {
 		knn = false
 	}
 	ix.knn = knn
-	if !knn {
-		ix.cfg.Logf("opensearch %s: no k-NN plugin: embeddings are stored but not vector-indexed", ix.url)
-	}
 	if err := ix.ensureIndex(ctx); err != nil {
 		return openError(ix.url, &ix.cfg, "index "+ix.cfg.Index, err)
+	}
+	if !ix.knn {
+		ix.cfg.Logf("opensearch %s: no k-NN plugin: embeddings are stored but not vector-indexed", ix.url)
+	} else if !ix.vector {
+		ix.cfg.Logf("opensearch %s: index %s has no knn_vector embedding: embeddings are stored but not vector-indexed", ix.url, ix.cfg.Index)
 	}
 	return nil
 }
@@ -216,7 +218,7 @@ func (ix *Index) completeMapping(ctx context.Context) error {
 	if _, err := ix.do(ctx, "GET", "/"+idx+"/_mapping", nil, nil, &got); err != nil {
 		return err
 	}
-	want := Properties(true, ix.cfg.Dimension, ix.cfg.KNNEngine, ix.cfg.SpaceType)
+	want := Properties(true, ix.cfg.Dimension, ix.cfg.KNNEngine, ix.cfg.SpaceType, ix.cfg.StructuredType)
 	ext := ExtensionFields()
 	missing := map[string]any{}
 	ix.vector = len(got) > 0
@@ -226,9 +228,12 @@ func (ix *Index) completeMapping(ctx context.Context) error {
 		if fieldType(emb) == "knn_vector" {
 			dim := jsonInt(emb["dimension"])
 			if ix.cfg.Dimension > 0 && dim != ix.cfg.Dimension {
-				return fmt.Errorf("index %s maps embedding as a knn_vector of dimension %d, the embedder gives %d: use an embedder of that dimension or another index", name, dim, ix.cfg.Dimension)
+				return fmt.Errorf("embedding of %s is a knn_vector of dimension %d, the embedder gives %d: use an embedder of that dimension or another index", name, dim, ix.cfg.Dimension)
 			}
 			ix.dim = dim
+			if !ix.cfg.AssumeNoKNN {
+				ix.knn = true // whatever the plugin listing said
+			}
 		} else {
 			ix.vector = false
 		}
@@ -242,7 +247,7 @@ func (ix *Index) completeMapping(ctx context.Context) error {
 			if have == nil || f == "embedding" || f == "structured" {
 				continue
 			}
-			if wt, ht := fieldType(def.(map[string]any)), fieldType(have); wt != ht {
+			if wt, ht := fieldType(def.(map[string]any)), fieldType(have); family(wt) != family(ht) {
 				ix.cfg.Logf("opensearch %s: index %s maps %s as %s, engram writes %s: documents that carry it will be rejected",
 					ix.url, name, f, ht, wt)
 			}
