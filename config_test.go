@@ -1,0 +1,105 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const knownSecret = "s3cr3t-do-not-print-4711"
+
+func writeConfig(t *testing.T, body string) string {
+	p := filepath.Join(t.TempDir(), "config.toml")
+	if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestConfigPrecedence(t *testing.T) {
+	secretFile := filepath.Join(t.TempDir(), "pw")
+	os.WriteFile(secretFile, []byte(knownSecret+"\n"), 0o600)
+	cfg := writeConfig(t, `
+profile = "staging"
+[profiles.staging]
+index = "opensearch"
+opensearch.url = "http://from-profile:9200"
+opensearch.index = "profile-index"
+opensearch.password_file = "`+secretFile+`"
+s3.bucket = "profile-bucket"
+[profiles.other]
+s3.bucket = "other-bucket"
+`)
+	c := newCLI(t)
+	c.env["OPENSEARCH_URL"] = "http://from-env:9200"
+	c.env["S3_BUCKET"] = "env-bucket"
+	out, stderr, code := c.run("", "config", "--config", cfg, "--s3-bucket", "flag-bucket")
+	if code != 0 {
+		t.Fatalf("config: %d %s", code, stderr)
+	}
+	for _, want := range []string{
+		"profile:     staging",
+		"s3.bucket                        flag-bucket",
+		"flag --s3-bucket",
+		"opensearch.url                   http://from-env:9200",
+		"env OPENSEARCH_URL",
+		"opensearch.index                 profile-index",
+		"profile staging",
+		"opensearch.password              <redacted>",
+		"index                            opensearch",
+		"archive                          dir",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("config output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out+stderr, knownSecret) {
+		t.Fatal("engram config printed the secret")
+	}
+	out, _, _ = c.run("", "config", "--config", cfg, "--profile", "other")
+	if !strings.Contains(out, "env-bucket") {
+		t.Errorf("env must beat the profile:\n%s", out)
+	}
+}
+
+func TestConfigErrors(t *testing.T) {
+	c := newCLI(t)
+	bad := writeConfig(t, "[profiles.default]\ns3.bucket = \"b\"\nno_such_key = 1\n")
+	if _, stderr, code := c.run("", "config", "--config", bad); code != 1 || !strings.Contains(stderr, `unknown key "no_such_key"`) {
+		t.Errorf("unknown key: %d %s", code, stderr)
+	}
+	good := writeConfig(t, "[profiles.default]\ns3.bucket = \"b\"\n")
+	if _, stderr, code := c.run("", "config", "--config", good, "--profile", "nope"); code != 1 || !strings.Contains(stderr, `no profile "nope" (have: default)`) {
+		t.Errorf("missing profile: %d %s", code, stderr)
+	}
+	if _, stderr, code := c.run("", "config", "--s3-path-style=maybe"); code != 2 || !strings.Contains(stderr, "want true or false") {
+		t.Errorf("bad bool: %d %s", code, stderr)
+	}
+}
+
+// TestSecretsNeverPrinted runs commands that fail against real-looking
+// endpoints with a known secret configured and greps everything they print.
+func TestSecretsNeverPrinted(t *testing.T) {
+	c := newCLI(t)
+	c.env["S3_SECRET_ACCESS_KEY"] = knownSecret
+	c.env["OPENSEARCH_PASSWORD"] = knownSecret
+	c.env["ENGRAM_EMBEDDER_API_KEY"] = knownSecret
+	var all strings.Builder
+	for _, args := range [][]string{
+		{"config"},
+		{"ingest", "--archive", "s3", "--s3-endpoint", "http://127.0.0.1:1", "--s3-bucket", "b", "--s3-access-key", "k"},
+		{"ingest", "--index", "opensearch", "--opensearch-url", "http://engram:" + "x@127.0.0.1:1"},
+		{"verify", "--index", "opensearch", "--opensearch-url", "http://127.0.0.1:1", "--opensearch-username", "u"},
+		{"ingest", "--embedder", "http", "--embedder-endpoint", "http://127.0.0.1:1/v1/embeddings"},
+	} {
+		out, stderr, _ := c.run(demoLines(1), args...)
+		all.WriteString(out + stderr)
+	}
+	if strings.Contains(all.String(), knownSecret) {
+		t.Fatalf("a secret was printed:\n%s", all.String())
+	}
+	if !strings.Contains(all.String(), "<redacted>") || !strings.Contains(all.String(), "connection refused") {
+		t.Fatalf("the commands did not run as expected:\n%s", all.String())
+	}
+}
