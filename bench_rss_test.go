@@ -36,7 +36,7 @@ func BenchmarkIngestMillionRSS(b *testing.B) {
 	}
 	w.Flush()
 	f.Close()
-	bin := engramBinary(&testing.T{})
+	bin := engramBinary(b)
 	b.ResetTimer()
 	for range b.N {
 		cmd := exec.Command(bin, "ingest", "--data", filepath.Join(dir, fmt.Sprint(time.Now().UnixNano())), path)

@@ -22,7 +22,7 @@ var (
 )
 
 // engramBinary builds the real binary once per test run.
-func engramBinary(t *testing.T) string {
+func engramBinary(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "engram-bin-")

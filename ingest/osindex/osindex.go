@@ -30,6 +30,9 @@ import (
 // milliseconds ("2026-05-08T22:31:25.123Z").
 const IngestedAtLayout = "2006-01-02T15:04:05.000Z"
 
+// errDecode marks an answer that is not the JSON expected.
+var errDecode = errors.New("undecodable answer")
+
 // maxBody bounds what is read of an answer (a _bulk answer of 500 items is
 // some 100 KiB with filter_path).
 const maxBody = 64 << 20
@@ -37,12 +40,13 @@ const maxBody = 64 << 20
 // Index is an OpenSearch index written through _bulk. It is safe for
 // concurrent use.
 type Index struct {
-	cfg    Config
-	api    *opensearchapi.Client
-	url    string // first URL, redacted: for messages
-	knn    bool   // the cluster has the k-NN plugin (and AssumeNoKNN is off)
-	vector bool   // the index maps embedding as knn_vector
-	dim    int    // its dimension (0 when not a knn_vector)
+	cfg     Config
+	api     *opensearchapi.Client
+	url     string // first URL, redacted: for messages
+	knn     bool   // the cluster has the k-NN plugin (and AssumeNoKNN is off)
+	vector  bool   // the index maps embedding as knn_vector
+	dim     int    // its dimension (0 when not a knn_vector)
+	version string // of the cluster, from GET /
 
 	closed   atomic.Bool
 	closeMu  sync.Once
@@ -119,7 +123,18 @@ func (ix *Index) open(ctx context.Context) error {
 		} `json:"version"`
 	}
 	if _, err := ix.do(ctx, "GET", "/", nil, nil, &info); err != nil {
+		if errors.Is(err, errDecode) {
+			return &OpenError{URL: ix.url, What: "GET / answered with something other than OpenSearch's root document",
+				Hint: "is this the URL of an OpenSearch node?", Err: err}
+		}
 		return openError(ix.url, &ix.cfg, "GET /", err)
+	}
+	if info.Version.Number == "" {
+		return &OpenError{URL: ix.url, What: "GET / answered without a version", Hint: "is this the URL of an OpenSearch node?"}
+	}
+	ix.version = info.Version.Number
+	if info.Version.Distribution != "opensearch" {
+		ix.cfg.Logf("opensearch %s: the cluster says it is %q %s, not OpenSearch", ix.url, info.Version.Distribution, ix.version)
 	}
 	knn, err := ix.detectKNN(ctx)
 	if err != nil {
@@ -346,7 +361,7 @@ func (ix *Index) send(ctx context.Context, method string, r request, out any) (i
 	}
 	if out != nil && method != "HEAD" {
 		if err := json.Unmarshal(data, out); err != nil {
-			return resp.StatusCode, fmt.Errorf("%s %s: decoding the answer: %w", method, r.path, err)
+			return resp.StatusCode, fmt.Errorf("%s %s: %w: %w", method, r.path, errDecode, err)
 		}
 	}
 	return resp.StatusCode, nil
@@ -362,6 +377,9 @@ func (ix *Index) VectorSearch() bool { return ix.vector }
 
 // Dimension is the index's knn_vector dimension (0 without one).
 func (ix *Index) Dimension() int { return ix.dim }
+
+// Version is the cluster's version number ("2.19.1").
+func (ix *Index) Version() string { return ix.version }
 
 // Name is the index name.
 func (ix *Index) Name() string { return ix.cfg.Index }

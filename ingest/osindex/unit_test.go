@@ -279,8 +279,8 @@ func TestWholeRequestFailure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !ix.KNN() {
-		t.Error("k-NN plugin not detected")
+	if !ix.KNN() || ix.Version() != "2.19.1" {
+		t.Errorf("KNN %v Version %q", ix.KNN(), ix.Version())
 	}
 	docs := []*model.IndexDoc{testDoc("a"), testDoc("b"), testDoc("c"), testDoc("d"), testDoc("e")}
 	res := ix.Write(context.Background(), docs)
@@ -360,6 +360,15 @@ func TestOpenErrorsFake(t *testing.T) {
 	}
 	if f.puts.Load() != 1 || !strings.Contains(l.String(), "added fields ingested_at, latency_ms, success, tenant_id, tool, trace_id to index") {
 		t.Errorf("puts %d, log:\n%s", f.puts.Load(), l.String())
+	}
+	// Something that is not OpenSearch.
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "<html>hello</html>")
+	}))
+	defer other.Close()
+	_, err = Open(context.Background(), Config{URLs: []string{other.URL}})
+	if err == nil || !strings.Contains(err.Error(), "is this the URL of an OpenSearch node?") {
+		t.Errorf("not OpenSearch: %v", err)
 	}
 	// A CA file that is not PEM.
 	_, err = Open(context.Background(), Config{URLs: []string{"https://127.0.0.1:1"}, CAFile: "unit_test.go"})
