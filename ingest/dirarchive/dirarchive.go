@@ -55,10 +55,12 @@ func (s *Store) Path(key string) (string, error) {
 	return filepath.Join(s.root, filepath.FromSlash(key)), nil
 }
 
-// Put writes body under key once. The body goes to a temporary file in the
-// target directory, is fsynced, and is then renamed into place with
-// RENAME_NOREPLACE, so no partial file is ever visible under its final name
-// and of two racing writers exactly one wins.
+// Put writes body under key once. The body goes to an unnamed file
+// (O_TMPFILE) in the target directory, is fsynced, and is then linked under
+// its final name, which fails if the name exists: no partial file is ever
+// visible under its final name, and of two racing writers exactly one wins.
+// Where O_TMPFILE is missing, a named temporary file is renamed into place
+// with RENAME_NOREPLACE instead.
 //
 // The new directory entry is durable once Sync returns: the pipeline calls
 // Sync once per index batch, so a batch of events shares one fsync per
@@ -72,19 +74,8 @@ func (s *Store) Put(ctx context.Context, key string, body []byte) (bool, error) 
 	if err := s.mkdirDurable(dir); err != nil {
 		return false, err
 	}
-	tmp, err := writeTemp(dir, body)
+	err = linkNew(dir, final, body)
 	if err != nil {
-		return false, err
-	}
-	err = unix.Renameat2(unix.AT_FDCWD, tmp, unix.AT_FDCWD, final, unix.RENAME_NOREPLACE)
-	if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS) {
-		// File systems without renameat2 flags: link refuses to replace too.
-		if err = os.Link(tmp, final); err == nil {
-			os.Remove(tmp)
-		}
-	}
-	if err != nil {
-		os.Remove(tmp)
 		if errors.Is(err, unix.EEXIST) || errors.Is(err, fs.ErrExist) {
 			return false, s.compare(key, final, body)
 		}
@@ -122,6 +113,42 @@ func (s *Store) compare(key, final string, body []byte) error {
 		return nil
 	}
 	return &ingest.ConflictError{Key: key}
+}
+
+// linkNew writes body durably to a new file named final in dir.
+func linkNew(dir, final string, body []byte) error {
+	fd, err := unix.Open(dir, unix.O_TMPFILE|unix.O_WRONLY|unix.O_CLOEXEC, 0o644)
+	if err != nil {
+		return renameNew(dir, final, body) // no O_TMPFILE on this file system
+	}
+	f := os.NewFile(uintptr(fd), final)
+	defer f.Close()
+	if _, err := f.Write(body); err != nil {
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	// Linking through /proc/self/fd needs no privilege, unlike AT_EMPTY_PATH.
+	return unix.Linkat(unix.AT_FDCWD, fmt.Sprintf("/proc/self/fd/%d", fd), unix.AT_FDCWD, final, unix.AT_SYMLINK_FOLLOW)
+}
+
+// renameNew is linkNew for file systems without O_TMPFILE.
+func renameNew(dir, final string, body []byte) error {
+	tmp, err := writeTemp(dir, body)
+	if err != nil {
+		return err
+	}
+	err = unix.Renameat2(unix.AT_FDCWD, tmp, unix.AT_FDCWD, final, unix.RENAME_NOREPLACE)
+	if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS) {
+		if err = os.Link(tmp, final); err == nil {
+			os.Remove(tmp)
+		}
+	}
+	if err != nil {
+		os.Remove(tmp)
+	}
+	return err
 }
 
 func writeTemp(dir string, body []byte) (string, error) {
