@@ -50,6 +50,16 @@ func commands() []command {
 			runReindex, func(e *env) *flag.FlagSet { fs, _ := reindexFlags(e); return fs }},
 		{"verify", "[flags]", "walk the archive and the index and report where they disagree (exit 1 if they do)",
 			runVerify, func(e *env) *flag.FlagSet { fs, _ := verifyFlags(e); return fs }},
+		{"turns", "[flags] [EXPR]", "list turns, newest first, optionally filtered by EXPR",
+			runTurns, func(e *env) *flag.FlagSet { fs, _ := turnsFlags(e); return fs }},
+		{"turn", "[flags] TURN_KEY", "list the events of one turn in causal order",
+			runTurn, func(e *env) *flag.FlagSet { fs, _ := turnFlags(e); return fs }},
+		{"search", "[flags] EXPR", "search events: words, \"phrases\", field:value, comparisons, since:/until:",
+			runSearch, func(e *env) *flag.FlagSet { fs, _ := searchFlags(e); return fs }},
+		{"similar", "[flags] EVENT_ID", "list the events nearest to an event by embedding (cosine)",
+			runSimilar, func(e *env) *flag.FlagSet { fs, _ := similarFlags(e); return fs }},
+		{"tail", "[flags]", "print events as they are indexed, one JSON line each, until interrupted",
+			runTail, func(e *env) *flag.FlagSet { fs, _ := tailFlags(e); return fs }},
 		{"help", "[COMMAND]", "describe engram's commands and their flags", runHelp, nil},
 	}
 }

@@ -1,0 +1,463 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/charmbracelet/x/term"
+
+	"engram/model"
+	"engram/query"
+	"engram/query/expr"
+	"engram/query/sqlite"
+)
+
+// queryOpts are the flags of the read commands (turns, turn, search,
+// similar, tail).
+type queryOpts struct {
+	common
+	json  bool
+	limit int
+}
+
+func queryFlags(name string, e *env, jsonDefault bool, limit int, limitUsage string) (*flag.FlagSet, *queryOpts) {
+	o := &queryOpts{}
+	fs := newFlagSet(name, e)
+	o.common.bind(fs)
+	fs.BoolVar(&o.json, "json", jsonDefault, "machine output: one JSON object per line")
+	fs.IntVar(&o.limit, "limit", limit, limitUsage)
+	return fs, o
+}
+
+func turnsFlags(e *env) (*flag.FlagSet, *queryOpts) {
+	return queryFlags("turns", e, false, 50, "turns to list")
+}
+
+func turnFlags(e *env) (*flag.FlagSet, *queryOpts) {
+	return queryFlags("turn", e, false, 0, "events to list (0: all)")
+}
+
+func searchFlags(e *env) (*flag.FlagSet, *queryOpts) {
+	return queryFlags("search", e, false, 50, "events to list")
+}
+
+func similarFlags(e *env) (*flag.FlagSet, *queryOpts) {
+	return queryFlags("similar", e, false, 10, "neighbours to list")
+}
+
+func tailFlags(e *env) (*flag.FlagSet, *queryOpts) {
+	return queryFlags("tail", e, true, 0, "stop after this many events (0: run until interrupted)")
+}
+
+// tailInterval is how often tail polls the index.
+const tailInterval = 250 * time.Millisecond
+
+// openReader opens the configured index for reading, scoped to the
+// configured tenant. Only the embedded SQLite index has a reader so far.
+func openReader(o *queryOpts, fs *flag.FlagSet, e *env) (query.Reader, error) {
+	conf, err := o.common.resolve(fs, e.getenv)
+	if err != nil {
+		return nil, err
+	}
+	opts := query.Options{Tenant: conf.get("tenant")}
+	switch kind := conf.get("index"); kind {
+	case "sqlite", "":
+	case "opensearch":
+		return nil, errors.New("index opensearch: the read commands support only the embedded sqlite index so far")
+	default:
+		return nil, fmt.Errorf("index %q: choose sqlite or opensearch", kind)
+	}
+	path := filepath.Join(dataDir(conf.get("data"), e.getenv), "index.db")
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("no index at %s (run 'engram ingest' first, or pass --data)", path)
+	}
+	return sqlite.Open(path, opts)
+}
+
+// exprArg is the expression of a command: its arguments joined by spaces.
+func exprArg(args []string) string { return strings.Join(args, " ") }
+
+// exprError shows a syntax error under the expression, with a caret at its
+// column, and makes it a usage error; other errors pass.
+func exprError(e *env, src string, err error) error {
+	var se *expr.SyntaxError
+	if !errors.As(err, &se) {
+		return err
+	}
+	r := []rune(src)
+	col := min(max(se.Col-1, 0), len(r))
+	prefix := printable(string(r[:col]))
+	fmt.Fprintf(e.stderr, "engram: invalid expression: %s\n  %s\n  %s^\n", safeLine(se.Error()), printable(src),
+		strings.Repeat(" ", utf8.RuneCountInString(prefix)))
+	return exitError{2}
+}
+
+func runTurns(ctx context.Context, e *env, args []string) error {
+	fs, o := turnsFlags(e)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	src := exprArg(fs.Args())
+	if _, err := expr.Parse(src); err != nil {
+		return exprError(e, src, err)
+	}
+	r, err := openReader(o, fs, e)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	var turns []query.TurnSummary
+	var after query.Cursor
+	for o.limit <= 0 || len(turns) < o.limit {
+		n := sqlite.MaxTurnsLimit
+		if o.limit > 0 {
+			n = min(n, o.limit-len(turns))
+		}
+		p, err := r.Turns(ctx, src, after, n)
+		if err != nil {
+			return exprError(e, src, err)
+		}
+		turns = append(turns, p.Turns...)
+		if p.Next == "" {
+			break
+		}
+		after = p.Next
+	}
+	if o.json {
+		for _, t := range turns {
+			if err := writeJSON(e.stdout, turnJSON(t)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if len(turns) == 0 {
+		fmt.Fprintln(e.stderr, "no turns")
+		return nil
+	}
+	rows := [][]string{{"LAST", "TURN", "SESSION", "AGENT", "EVENTS", "FAILED", "MAX IMP", "FIRST"}}
+	for _, t := range turns {
+		failed := ""
+		if t.AnyFailed {
+			failed = "FAILED"
+		}
+		rows = append(rows, []string{
+			localTime(t.Last), t.Key, t.SessionID, t.AgentID, strconv.Itoa(t.Events), failed,
+			strconv.FormatFloat(t.MaxImportance, 'f', 2, 64), localTime(t.First),
+		})
+	}
+	return writeTable(e.stdout, rows, termWidth(e), false)
+}
+
+type turnOut struct {
+	TurnKey       string  `json:"turn_key"`
+	SessionID     string  `json:"session_id,omitempty"`
+	AgentID       string  `json:"agent_id,omitempty"`
+	TenantID      string  `json:"tenant_id,omitempty"`
+	Events        int     `json:"events"`
+	First         string  `json:"first"`
+	Last          string  `json:"last"`
+	AnyFailed     bool    `json:"any_failed"`
+	MaxImportance float64 `json:"max_importance"`
+}
+
+func turnJSON(t query.TurnSummary) turnOut {
+	const layout = "2006-01-02T15:04:05.000Z07:00"
+	return turnOut{t.Key, t.SessionID, t.AgentID, t.TenantID, t.Events,
+		t.First.UTC().Format(layout), t.Last.UTC().Format(layout), t.AnyFailed, t.MaxImportance}
+}
+
+func runTurn(ctx context.Context, e *env, args []string) error {
+	fs, o := turnFlags(e)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		fmt.Fprintln(e.stderr, "usage: engram turn [--data DIR] [--json] [--limit N] TURN_KEY")
+		return errUsage
+	}
+	r, err := openReader(o, fs, e)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	docs, err := r.Turn(ctx, fs.Arg(0))
+	if err != nil {
+		return err
+	}
+	if o.limit > 0 && len(docs) > o.limit {
+		docs = docs[:o.limit]
+	}
+	return writeDocs(e, o, docs, nil)
+}
+
+func runSearch(ctx context.Context, e *env, args []string) error {
+	fs, o := searchFlags(e)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() == 0 {
+		fmt.Fprintln(e.stderr, "usage: engram search [--data DIR] [--json] [--limit N] EXPR")
+		return errUsage
+	}
+	src := exprArg(fs.Args())
+	if _, err := expr.Parse(src); err != nil {
+		return exprError(e, src, err)
+	}
+	r, err := openReader(o, fs, e)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	var docs []*model.IndexDoc
+	var after query.Cursor
+	for o.limit <= 0 || len(docs) < o.limit {
+		n := sqlite.MaxLimit
+		if o.limit > 0 {
+			n = min(n, o.limit-len(docs))
+		}
+		p, err := r.Search(ctx, src, after, n)
+		if err != nil {
+			return exprError(e, src, err)
+		}
+		docs = append(docs, p.Docs...)
+		if p.Next == "" {
+			break
+		}
+		after = p.Next
+	}
+	return writeDocs(e, o, docs, nil)
+}
+
+func runSimilar(ctx context.Context, e *env, args []string) error {
+	fs, o := similarFlags(e)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		fmt.Fprintln(e.stderr, "usage: engram similar [--data DIR] [--json] [--limit N] EVENT_ID")
+		return errUsage
+	}
+	r, err := openReader(o, fs, e)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	res, err := r.Similar(ctx, fs.Arg(0), o.limit)
+	if err != nil {
+		return err
+	}
+	docs := make([]*model.IndexDoc, len(res))
+	scores := make([]float64, len(res))
+	for i, s := range res {
+		docs[i], scores[i] = s.Doc, s.Score
+	}
+	return writeDocs(e, o, docs, scores)
+}
+
+// runTail prints every event indexed from now on, polling every 250ms,
+// until ctx is cancelled (or --limit events).
+func runTail(ctx context.Context, e *env, args []string) error {
+	fs, o := tailFlags(e)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 0 {
+		fmt.Fprintln(e.stderr, "usage: engram tail [--data DIR] [--json=false] [--limit N]")
+		return errUsage
+	}
+	r, err := openReader(o, fs, e)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	cur, err := r.TailStart(ctx)
+	if err != nil {
+		return err
+	}
+	width := termWidth(e)
+	tick := time.NewTicker(tailInterval)
+	defer tick.Stop()
+	seen := 0
+	for {
+		p, err := r.Tail(ctx, cur, 1000)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		cur = p.Next
+		for _, d := range p.Docs {
+			if o.json {
+				err = writeJSON(e.stdout, d)
+			} else {
+				err = writeTable(e.stdout, [][]string{docRow(d)}, width, true)
+			}
+			if err != nil {
+				return err
+			}
+			if seen++; o.limit > 0 && seen >= o.limit {
+				return nil
+			}
+		}
+		if len(p.Docs) == 1000 {
+			continue // more waiting
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+		}
+	}
+}
+
+// writeDocs prints documents as JSON lines or as a table; scores, when
+// given, are similarity scores.
+func writeDocs(e *env, o *queryOpts, docs []*model.IndexDoc, scores []float64) error {
+	if o.json {
+		for i, d := range docs {
+			var v any = d
+			if scores != nil {
+				v = struct {
+					Score    float64         `json:"score"`
+					Document *model.IndexDoc `json:"document"`
+				}{scores[i], d}
+			}
+			if err := writeJSON(e.stdout, v); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if len(docs) == 0 {
+		fmt.Fprintln(e.stderr, "no events")
+		return nil
+	}
+	header := []string{"TIME", "TYPE", "AGENT", "TURN", "IMP", "OK", "SUMMARY"}
+	if scores != nil {
+		header = append([]string{"SCORE"}, header...)
+	}
+	rows := [][]string{header}
+	for i, d := range docs {
+		row := docRow(d)
+		if scores != nil {
+			row = append([]string{strconv.FormatFloat(scores[i], 'f', 3, 64)}, row...)
+		}
+		rows = append(rows, row)
+	}
+	return writeTable(e.stdout, rows, termWidth(e), false)
+}
+
+// docRow is the table row of a document; the summary comes last.
+func docRow(d *model.IndexDoc) []string {
+	ts := d.Timestamp
+	if t, err := model.ParseTimestamp(d.Timestamp); err == nil {
+		ts = localTime(t)
+	}
+	ok := "-"
+	if d.Success != nil {
+		ok = "ok"
+		if !*d.Success {
+			ok = "FAIL"
+		}
+	}
+	return []string{ts, d.EventType, d.AgentID, d.TurnKey(),
+		strconv.FormatFloat(d.ImportanceScore, 'f', 2, 64), ok, d.Summary}
+}
+
+func localTime(t time.Time) string { return t.Local().Format("2006-01-02 15:04:05") }
+
+// writeJSON writes v as one line of terminal-safe JSON.
+func writeJSON(w io.Writer, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(model.SafeJSON(b), '\n'))
+	return err
+}
+
+// Fixed column widths of a streamed table (tail), where rows are not known
+// in advance.
+var streamWidths = []int{19, 11, 10, 20, 4, 4}
+
+// writeTable prints rows (the first may be a header) aligned, every cell
+// made printable; the last column is cut to fit width. With stream, the
+// columns have the fixed streamWidths (cells cut to them).
+func writeTable(w io.Writer, rows [][]string, width int, stream bool) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	cells := make([][]string, len(rows))
+	ncol := len(rows[0])
+	widths := make([]int, ncol)
+	for i, row := range rows {
+		cells[i] = make([]string, len(row))
+		for j, c := range row {
+			c = printable(c)
+			cells[i][j] = c
+			if n := utf8.RuneCountInString(c); n > widths[j] {
+				widths[j] = n
+			}
+		}
+	}
+	if stream {
+		copy(widths, streamWidths)
+	}
+	used := 0
+	for _, n := range widths[:ncol-1] {
+		used += n + 2
+	}
+	last := max(width-used, 20)
+	var b strings.Builder
+	for _, row := range cells {
+		for j, c := range row {
+			if j == ncol-1 {
+				b.WriteString(cut(c, last))
+				break
+			}
+			c = cut(c, widths[j])
+			b.WriteString(c)
+			b.WriteString(strings.Repeat(" ", widths[j]-utf8.RuneCountInString(c)+2))
+		}
+		b.WriteString("\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// cut shortens s to n runes, marking the cut with an ellipsis.
+func cut(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	if n <= 1 {
+		return "…"
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
+}
+
+// termWidth is the width of the terminal on stdout, else $COLUMNS, else 120.
+func termWidth(e *env) int {
+	if f, ok := e.stdout.(*os.File); ok && term.IsTerminal(f.Fd()) {
+		if w, _, err := term.GetSize(f.Fd()); err == nil && w > 0 {
+			return w
+		}
+	}
+	if n, err := strconv.Atoi(e.getenv("COLUMNS")); err == nil && n > 0 {
+		return n
+	}
+	return 120
+}

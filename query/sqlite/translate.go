@@ -1,0 +1,368 @@
+package sqlite
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+	"unicode"
+
+	"engram/query/expr"
+)
+
+// How an expression becomes SQL (all values are parameters).
+//
+// The docs rows are wide (the whole document JSON, the summary, the
+// embedding), so reading one costs a page read. A query therefore runs in
+// two steps: a narrow one that finds the seqs of one page from indexes as
+// far as it can, and a join that reads the rows of that page only.
+//
+// The narrow step is driven by one scan that yields seqs newest first
+// without sorting: the full-text index in rowid order when there are free
+// words, else the index of the most selective equality term (id, turn,
+// trace, session, tag, agent, tenant, type), else docs itself. Every other
+// term is a probe on a candidate seq: an EXISTS into an index keyed by
+// (value, seq) (type, session, agent, tenant, turn, trace, id, tag), a
+// membership in the full-text matches of a negated word, or, for fields
+// without an index (tool, success, numbers, time), a condition on the row.
+// A ranked search is always driven by the full-text index, probes first,
+// so bm25 is computed only for documents that pass every filter.
+
+// cond is a SQL condition and its arguments.
+type cond struct {
+	sql  string
+	args []any
+	// For the probe of an equality: the same as membership in the
+	// listed set of seqs (in), and a query counting that set up to a cap
+	// (count; arguments: args, then the cap). See Reader.tune.
+	in, count string
+}
+
+// driver is the scan of the narrow step.
+type driver struct {
+	from   string // FROM clause
+	where  string // its own condition
+	args   []any
+	seqCol string // the seq it yields
+	docs   bool   // from is docs aliased d: row conditions need no join
+	prio   int    // lower is more selective
+}
+
+// plan is a translated expression.
+type plan struct {
+	// none: nothing can match (a positive word without a token).
+	none bool
+	// match is the FTS5 query of the positive words and phrases, "" when
+	// there are none.
+	match string
+	drive *driver
+	// driveProbe is the driver's own condition as a probe (nil for the
+	// full-text and full scans).
+	driveProbe *cond
+	probes     []cond // conditions on a seq, written with %[1]s for it
+	eqs        int    // the first eqs probes are equalities, most selective first
+	rows       []cond // conditions on the docs row d
+	// hasTime: positive since:/until: terms bound the timestamp to
+	// [tsLo, tsHi) (ms); see timeDriver.
+	hasTime    bool
+	tsLo, tsHi int64
+}
+
+// keyword fields: column, index keyed by (column, seq) or at least
+// (column) + rowid, and selectivity rank as a driver.
+var keywordField = map[string]struct {
+	col, index string
+	prio       int
+}{
+	expr.FieldID:      {"event_id", "", 1},
+	expr.FieldTurn:    {"turn_key", "docs_turn", 2},
+	expr.FieldTrace:   {"trace_id", "docs_trace", 3},
+	expr.FieldSession: {"session_id", "docs_session", 4},
+	expr.FieldAgent:   {"agent_id", "docs_agent", 6},
+	expr.FieldTenant:  {"tenant_id", "docs_tenant", 7},
+	expr.FieldType:    {"event_type", "docs_type", 8},
+	expr.FieldTool:    {"tool", "", 0}, // no index: a row condition
+}
+
+const tagPrio = 5
+
+var numericColumn = map[string]string{
+	expr.FieldImportance: "d.importance_score",
+	expr.FieldReward:     "d.reward_score",
+	expr.FieldConfidence: "d.confidence",
+	expr.FieldLatency:    "d.latency_ms",
+}
+
+// fullScan drives from docs itself, newest first.
+var fullScan = &driver{from: "docs d", where: "1", seqCol: "d.seq", docs: true, prio: 100}
+
+// newPlan translates e for a query run at now, scoped to tenant when set.
+// With ranked, the positive words are left to the caller's bm25 scan (and
+// no driver is chosen).
+func newPlan(e *expr.Expr, now time.Time, tenant string, ranked bool) *plan {
+	p := &plan{}
+	var drivers []*driver
+	var driverProbes []cond // the probe form of each driver, same order
+	eq := func(field, value string) {
+		kf := keywordField[field]
+		probe := cond{sql: keywordProbe(kf.col, kf.index, kf.prio, false), args: []any{value},
+			in:    "+%[1]s IN (SELECT seq FROM docs" + indexedBy(kf.index) + " WHERE " + kf.col + " = ?)",
+			count: "SELECT count(*) FROM (SELECT 1 FROM docs" + indexedBy(kf.index) + " WHERE " + kf.col + " = ? LIMIT ?)"}
+		if kf.prio == 0 {
+			p.rows = append(p.rows, cond{sql: "d." + kf.col + " = ?", args: []any{value}})
+			return
+		}
+		drivers = append(drivers, &driver{from: "docs d" + indexedBy(kf.index), where: "d." + kf.col + " = ?",
+			args: []any{value}, seqCol: "d.seq", docs: true, prio: kf.prio})
+		driverProbes = append(driverProbes, probe)
+	}
+	if tenant != "" {
+		eq(expr.FieldTenant, tenant)
+	}
+	var words []string
+	if e != nil {
+		for _, t := range e.Terms {
+			switch t.Kind {
+			case expr.KindText:
+				searchable := hasToken(t.Value)
+				switch {
+				case t.Neg && searchable:
+					p.probes = append(p.probes, cond{sql: "+%[1]s NOT IN (SELECT rowid FROM docs_fts WHERE docs_fts MATCH ?)", args: []any{ftsString(t.Value)}})
+				case t.Neg: // excludes nothing
+				case !searchable:
+					p.none = true
+				default:
+					words = append(words, ftsString(t.Value))
+				}
+			case expr.KindField:
+				switch {
+				case t.Field == expr.FieldTag && t.Neg:
+					p.probes = append(p.probes, cond{sql: "NOT EXISTS (SELECT 1 FROM doc_tags WHERE tag = ? AND seq = %[1]s)", args: []any{t.Value}})
+				case t.Field == expr.FieldTag:
+					drivers = append(drivers, &driver{from: "doc_tags t", where: "t.tag = ?", args: []any{t.Value}, seqCol: "t.seq", prio: tagPrio})
+					driverProbes = append(driverProbes, cond{sql: "EXISTS (SELECT 1 FROM doc_tags WHERE tag = ? AND seq = %[1]s)", args: []any{t.Value},
+						in:    "+%[1]s IN (SELECT seq FROM doc_tags WHERE tag = ?)",
+						count: "SELECT count(*) FROM (SELECT 1 FROM doc_tags WHERE tag = ? LIMIT ?)"})
+				case t.Neg:
+					kf, ok := keywordField[t.Field]
+					if !ok {
+						p.none = true // not from Parse
+					} else if kf.prio == 0 {
+						p.rows = append(p.rows, cond{sql: "d." + kf.col + " IS NOT ?", args: []any{t.Value}})
+					} else {
+						p.probes = append(p.probes, cond{sql: keywordProbe(kf.col, kf.index, kf.prio, true), args: []any{t.Value}})
+					}
+				default:
+					if _, ok := keywordField[t.Field]; !ok {
+						p.none = true
+						continue
+					}
+					eq(t.Field, t.Value)
+				}
+			case expr.KindSuccess:
+				v := 0
+				if t.Bool {
+					v = 1
+				}
+				if t.Neg {
+					p.rows = append(p.rows, cond{sql: "d.success IS NOT ?", args: []any{v}})
+				} else {
+					p.rows = append(p.rows, cond{sql: "d.success = ?", args: []any{v}})
+				}
+			case expr.KindCompare:
+				col := numericColumn[t.Field]
+				if col == "" {
+					p.none = true
+					continue
+				}
+				c := col + " " + t.Op.String() + " ?"
+				if t.Neg {
+					c = "(" + c + ") IS NOT 1" // a missing value matches the negation
+				}
+				p.rows = append(p.rows, cond{sql: c, args: []any{t.Num}})
+			case expr.KindSince, expr.KindUntil:
+				ms := ceilMillis(t.Time.Resolve(now))
+				c := "d.ts_unix_ms >= ?"
+				if t.Kind == expr.KindUntil {
+					c = "d.ts_unix_ms < ?"
+				}
+				if t.Neg {
+					c = "NOT (" + c + ")"
+				} else {
+					if !p.hasTime {
+						p.hasTime, p.tsLo, p.tsHi = true, math.MinInt64, math.MaxInt64
+					}
+					if t.Kind == expr.KindSince {
+						p.tsLo = max(p.tsLo, ms)
+					} else {
+						p.tsHi = min(p.tsHi, ms)
+					}
+				}
+				p.rows = append(p.rows, cond{sql: c, args: []any{ms}})
+			default:
+				p.none = true
+			}
+		}
+	}
+	p.match = strings.Join(words, " ")
+
+	// The driver: the words, else the most selective equality; the other
+	// equalities become probes, most selective first.
+	best := -1
+	if p.match == "" && !ranked {
+		for i, d := range drivers {
+			if best < 0 || d.prio < drivers[best].prio {
+				best = i
+			}
+		}
+	}
+	var eqProbes []cond
+	order := make([]int, 0, len(drivers))
+	for i := range drivers {
+		if i != best {
+			order = append(order, i)
+		}
+	}
+	for n := 0; n < len(order); n++ { // few terms: a selection sort by prio
+		for m := n + 1; m < len(order); m++ {
+			if drivers[order[m]].prio < drivers[order[n]].prio {
+				order[n], order[m] = order[m], order[n]
+			}
+		}
+		eqProbes = append(eqProbes, driverProbes[order[n]])
+	}
+	p.eqs = len(eqProbes)
+	p.probes = append(eqProbes, p.probes...)
+	switch {
+	case p.match != "" && !ranked:
+		p.drive = &driver{from: "docs_fts f", where: "docs_fts MATCH ?", args: []any{p.match}, seqCol: "f.rowid"}
+	case best >= 0:
+		p.drive = drivers[best]
+		p.driveProbe = &driverProbes[best]
+	default:
+		p.drive = fullScan
+	}
+	return p
+}
+
+// keywordProbe is the probe of col = ? (or, negated, col IS NOT ?) on a
+// seq: a lookup of the seq in the (col, seq) index, or for the fields whose
+// value selects few documents (id, turn, trace), membership in their seqs,
+// listed once. (The unary + keeps SQLite from handing a membership on
+// f.rowid to the full-text table, which would run its query once per seq.)
+func keywordProbe(col, index string, prio int, neg bool) string {
+	if prio <= keywordField[expr.FieldTrace].prio {
+		if neg {
+			return "+%[1]s NOT IN (SELECT seq FROM docs" + indexedBy(index) + " WHERE " + col + " = ?)"
+		}
+		return "+%[1]s IN (SELECT seq FROM docs" + indexedBy(index) + " WHERE " + col + " = ?)"
+	}
+	not := ""
+	if neg {
+		not = "NOT "
+	}
+	return not + "EXISTS (SELECT 1 FROM docs x" + indexedBy(index) + " WHERE x." + col + " = ? AND x.seq = %[1]s)"
+}
+
+func indexedBy(index string) string {
+	if index == "" {
+		return ""
+	}
+	return " INDEXED BY " + index
+}
+
+// filter is the probes and row conditions on seq expression s, joined with
+// AND ("1" when none), and their arguments.
+func (p *plan) filter(s string) (string, []any) {
+	var parts []string
+	var args []any
+	for _, c := range p.probes {
+		parts = append(parts, fmt.Sprintf(c.sql, s))
+		args = append(args, c.args...)
+	}
+	for _, c := range p.rows {
+		parts = append(parts, c.sql)
+		args = append(args, c.args...)
+	}
+	if len(parts) == 0 {
+		return "1", nil
+	}
+	return strings.Join(parts, " AND "), args
+}
+
+// filterAll is filter with the driver's own condition too (not the words).
+func (p *plan) filterAll(s string) (string, []any) {
+	f, args := p.filter(s)
+	if p.driveProbe == nil {
+		return f, args
+	}
+	return fmt.Sprintf(p.driveProbe.sql, s) + " AND " + f, append(append([]any{}, p.driveProbe.args...), args...)
+}
+
+// join is the join to docs d that row conditions need when the scan over
+// from (yielding seqCol) is not docs itself.
+func (p *plan) join(seqCol string, fromDocs bool) string {
+	if fromDocs || len(p.rows) == 0 {
+		return ""
+	}
+	return " CROSS JOIN docs d ON d.seq = " + seqCol
+}
+
+// timeDriver drives from the timestamp index, for a plan with a time range
+// that would otherwise scan all of docs: the documents in the range are
+// then listed and sorted, which is cheap when there are few (a quiet
+// "since:15m" on a large index would otherwise read every row). The caller
+// counts them first (at most maxTimeDriven).
+func (p *plan) timeDriver() *driver {
+	return &driver{from: "docs d INDEXED BY docs_ts", where: "d.ts_unix_ms >= ? AND d.ts_unix_ms < ?",
+		args: []any{p.tsLo, p.tsHi}, seqCol: "d.seq", docs: true, prio: 50}
+}
+
+// maxTimeDriven is the most documents in a time range for timeDriver (a
+// variable for tests).
+var maxTimeDriven = 5000
+
+// timeCount counts the documents in the plan's time range, up to
+// maxTimeDriven+1 (an index-only scan).
+const timeCount = "SELECT count(*) FROM (SELECT 1 FROM docs INDEXED BY docs_ts WHERE ts_unix_ms >= ? AND ts_unix_ms < ? LIMIT ?)"
+
+// newest is the narrow step of a newest-first listing: the seqs (column
+// seq) of the matching documents below before, at most limit.
+func (p *plan) newest(before int64, limit int) (string, []any) {
+	d := p.drive
+	f, fargs := p.filter(d.seqCol)
+	q := "SELECT " + d.seqCol + " AS seq FROM " + d.from + p.join(d.seqCol, d.docs) +
+		" WHERE " + d.where + " AND " + d.seqCol + " < ? AND " + f +
+		" ORDER BY " + d.seqCol + " DESC LIMIT ?"
+	args := append(append(append([]any{}, d.args...), before), fargs...)
+	return q, append(args, limit)
+}
+
+// ceilMillis is the first whole millisecond at or after t: document
+// timestamps are indexed to the millisecond.
+func ceilMillis(t time.Time) int64 {
+	ms := t.UnixMilli()
+	if t.After(time.UnixMilli(ms)) {
+		ms++
+	}
+	return ms
+}
+
+// ftsString is s as one FTS5 string: a phrase of its tokens, with no
+// operator meaning. NUL ends an FTS5 query, so it becomes a space (it is
+// never part of a token).
+func ftsString(s string) string {
+	s = strings.ReplaceAll(s, "\x00", " ")
+	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
+}
+
+// hasToken reports whether the unicode61 tokenizer finds a token in s:
+// letters, numbers and private-use characters make tokens.
+func hasToken(s string) bool {
+	for _, r := range s {
+		if unicode.IsLetter(r) || unicode.IsNumber(r) || unicode.Is(unicode.Co, r) {
+			return true
+		}
+	}
+	return false
+}
