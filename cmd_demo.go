@@ -4,6 +4,9 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"math/rand/v2"
+	"os"
+	"time"
 
 	"engram/ingest"
 	"engram/ingest/gen"
@@ -73,4 +76,68 @@ func writeDemo(ctx context.Context, st *backends, turns int, seed uint64) (inges
 		}
 	}()
 	return p.Run(ctx, items, nil), nil
+}
+
+// demoTurns is the size of the --demo data set: enough to scroll and search,
+// quick to write at start-up.
+const demoTurns = 200
+
+// startDemo writes a demo data set into a fresh temporary directory and
+// starts a simulated agent that adds a turn every second or two through the
+// real pipeline, so following is visible at once. stop ends the agent and
+// removes the directory.
+func startDemo(ctx context.Context, e *env) (dir string, stop func(), err error) {
+	dir, err = os.MkdirTemp("", "engram-demo-")
+	if err != nil {
+		return "", nil, err
+	}
+	conf := &resolved{values: map[string]string{"data": dir}}
+	st, err := openBackends(ctx, conf, e)
+	if err == nil {
+		_, err = writeDemo(ctx, st, demoTurns, 1)
+	}
+	if err != nil {
+		os.RemoveAll(dir)
+		return "", nil, fmt.Errorf("demo: %w", err)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		simulateAgent(ctx, st, demoTurns+1)
+	}()
+	return dir, func() {
+		cancel()
+		<-done
+		st.Close()
+		os.RemoveAll(dir)
+	}, nil
+}
+
+// simulateAgent ingests one new turn (observation, action, outcome) every
+// one to two seconds, stamped with the current time.
+func simulateAgent(ctx context.Context, st *backends, firstTurn int) {
+	p, err := ingest.New(ingest.Config{
+		Archive: st.archive, Index: st.index, Publisher: st.topics,
+		Embedder: st.embedder, Decode: decodeOptions(), BatchWait: time.Millisecond,
+	})
+	if err != nil {
+		return
+	}
+	g := gen.New(gen.Config{Seed: uint64(time.Now().UnixNano()), FirstTurn: firstTurn, Clock: time.Now})
+	rnd := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(time.Second + time.Duration(rnd.IntN(1000))*time.Millisecond):
+		}
+		for _, ev := range g.Turn() {
+			items := make(chan ingest.Item, 1)
+			items <- ingest.Item{Src: ingest.Source{File: "simulated agent"}, Data: ev}
+			close(items)
+			p.Run(ctx, items, nil)
+			time.Sleep(time.Duration(100+rnd.IntN(400)) * time.Millisecond)
+		}
+	}
 }

@@ -42,6 +42,8 @@ func commands() []command {
 			runIngest, func(e *env) *flag.FlagSet { fs, _ := ingestFlags(e); return fs }},
 		{"show", "[flags] EVENT_ID", "print an event's index document and archived event as JSON",
 			runShow, func(e *env) *flag.FlagSet { fs, _ := showFlags(e); return fs }},
+		{"ui", "[flags]", "open the inspector (also: engram with no command); --demo opens it on a live demo data set",
+			runUI, func(e *env) *flag.FlagSet { fs, _ := uiFlags(e); return fs }},
 		{"config", "[flags]", "print the effective configuration and where each value comes from (secrets redacted)",
 			runConfig, func(e *env) *flag.FlagSet { fs, _ := configFlags(e); return fs }},
 		{"demo", "[flags]", "write a realistic, deterministic demo data set through the real pipeline",
@@ -72,16 +74,16 @@ func main() {
 }
 
 func run(ctx context.Context, e *env, args []string) int {
-	if len(args) == 0 {
-		args = []string{"help"}
+	name := "ui"
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		name, args = args[0], args[1:]
 	}
-	name := args[0]
-	if name == "-h" || name == "--help" || name == "-help" {
-		name = "help"
+	if len(args) > 0 && name == "ui" && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help") {
+		name, args = "help", nil
 	}
 	for _, c := range commands() {
 		if c.name == name {
-			return exitCode(e, c.run(ctx, e, args[1:]))
+			return exitCode(e, c.run(ctx, e, args))
 		}
 	}
 	fmt.Fprintf(e.stderr, "engram: unknown command %s; run 'engram help'\n", quoteArg(name))

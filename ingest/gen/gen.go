@@ -20,6 +20,12 @@ type Config struct {
 	Sessions int       // default 12
 	Tenants  []string  // default acme, globex
 	Prefix   string    // prepended to event ids, so runs can be told apart
+	// FirstTurn numbers the first generated turn (default 1), so a second
+	// generator can continue a data set without reusing its ids.
+	FirstTurn int
+	// Clock, when set, stamps events with its time instead of a generated
+	// one (a live simulated agent).
+	Clock func() time.Time
 }
 
 // Generator yields events in turn order.
@@ -45,7 +51,7 @@ func New(cfg Config) *Generator {
 	if len(cfg.Tenants) == 0 {
 		cfg.Tenants = []string{"acme", "globex"}
 	}
-	return &Generator{cfg: cfg, rnd: rand.New(rand.NewPCG(cfg.Seed, 0x656e6772616d)), now: cfg.Start}
+	return &Generator{cfg: cfg, rnd: rand.New(rand.NewPCG(cfg.Seed, 0x656e6772616d)), now: cfg.Start, turn: max(cfg.FirstTurn, 1) - 1}
 }
 
 // Next returns the next event as a JSON object.
@@ -107,6 +113,9 @@ func (g *Generator) newTurn() []map[string]any {
 	}
 	base := func(kind, suffix string) map[string]any {
 		g.now = g.now.Add(time.Duration(200+r.IntN(4000)) * time.Millisecond)
+		if g.cfg.Clock != nil {
+			g.now = g.cfg.Clock()
+		}
 		return map[string]any{
 			"eventId": fmt.Sprintf("%s%s-%06d-%s", g.cfg.Prefix, agent, g.turn, suffix), "timestamp": g.now.Format(time.RFC3339Nano),
 			"type": kind, "context": ctx, "importanceScore": 0, "tags": tags,

@@ -1,0 +1,140 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"strings"
+
+	"engram/ingest"
+	"engram/themes"
+	"engram/ui"
+)
+
+// uiOpts are the flags of the inspector (engram with no command).
+type uiOpts struct {
+	common
+	readonly bool
+	theme    string
+	follow   fileList
+	buffer   int
+	demo     bool
+}
+
+// fileList is a repeatable flag.
+type fileList []string
+
+func (l *fileList) String() string     { return strings.Join(*l, ",") }
+func (l *fileList) Set(v string) error { *l = append(*l, v); return nil }
+
+func uiFlags(e *env) (*flag.FlagSet, *uiOpts) {
+	o := &uiOpts{}
+	fs := newFlagSet("ui", e)
+	o.common.bind(fs)
+	fs.BoolVar(&o.readonly, "readonly", false, "inspect only: no record form, no --follow, no export")
+	fs.StringVar(&o.theme, "theme", "", "colour theme: "+strings.Join(themes.Names(), ", ")+" (default: from the terminal's background; NO_COLOR turns colour off)")
+	fs.Var(&o.follow, "follow", "ingest the lines appended to this JSON-lines `FILE` as they come (repeatable)")
+	fs.IntVar(&o.buffer, "buffer", 10000, "stream rows held in memory; older ones are read again from the index when scrolled to")
+	fs.BoolVar(&o.demo, "demo", false, "open on a fresh temporary demo data set, with a simulated agent adding a turn every second or two")
+	return fs, o
+}
+
+// runUI opens the inspector on the configured backends. A backend that
+// cannot be opened is shown in the inspector, with what to do, rather
+// than printed: the inspector is where the user is looking.
+func runUI(ctx context.Context, e *env, args []string) error {
+	fs, o := uiFlags(e)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(e.stderr, "engram: unexpected argument %s; run 'engram help'\n", quoteArg(fs.Arg(0)))
+		return errUsage
+	}
+	if o.theme != "" {
+		if _, err := themes.ByName(o.theme); err != nil {
+			fmt.Fprintf(e.stderr, "engram: --theme: %s\n", safeLine(err.Error()))
+			return errUsage
+		}
+	}
+	if o.readonly && len(o.follow) > 0 {
+		fmt.Fprintln(e.stderr, "engram: --follow ingests, which --readonly forbids")
+		return errUsage
+	}
+	if o.demo {
+		dir, stop, err := startDemo(ctx, e)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		fs.Set("data", dir)
+	}
+	deps, closeAll := openUIDeps(ctx, o, fs, e)
+	defer closeAll()
+	return ui.Run(ctx, deps, ui.Options{
+		ReadOnly: o.readonly, Theme: o.theme, NoColor: e.getenv("NO_COLOR") != "",
+		Follow: o.follow, BufferRows: o.buffer, In: e.stdin, Out: e.stdout,
+	})
+}
+
+// openUIDeps opens the reader, the archive and (unless read-only) the
+// pipeline the record form and --follow write through.
+func openUIDeps(ctx context.Context, o *uiOpts, fs *flag.FlagSet, e *env) (ui.Deps, func()) {
+	d := ui.Deps{Backend: "embedded", Profile: "default", NewID: decodeOptions().NewID}
+	closers := []func() error{}
+	closeAll := func() {
+		for i := len(closers) - 1; i >= 0; i-- {
+			closers[i]()
+		}
+	}
+	conf, err := o.common.resolve(fs, e.getenv)
+	if err != nil {
+		d.Err, d.Hint = err, "Fix the config file or the flags; 'engram config' shows what is in effect."
+		return d, closeAll
+	}
+	d.Backend = conf.get("index") + " + " + conf.get("archive")
+	if conf.profile != "" {
+		d.Profile = conf.profile
+	}
+	if !o.readonly {
+		st, err := openBackends(ctx, conf, e)
+		if err != nil {
+			d.Err, d.Hint = err, backendHint(conf)
+			return d, closeAll
+		}
+		closers = append(closers, st.Close)
+		d.Archive = st.archive
+		d.Recorder = ui.PipelineRecorder{Config: ingest.Config{
+			Archive: st.archive, Index: st.index, Publisher: st.topics,
+			Embedder: st.embedder, Decode: decodeOptions(),
+		}}
+	}
+	r, err := openReader(&queryOpts{common: o.common}, fs, e)
+	if err != nil {
+		d.Err, d.Hint = err, readerHint(o.readonly)
+		return d, closeAll
+	}
+	closers = append(closers, r.Close)
+	d.Reader = r
+	if o.readonly {
+		b := &backends{data: dataDir(conf.get("data"), e.getenv)}
+		if err := b.openArchive(ctx, conf, e); err != nil {
+			d.Err, d.Hint = err, backendHint(conf)
+			return d, closeAll
+		}
+		d.Archive = b.archive
+	}
+	return d, closeAll
+}
+
+func backendHint(conf *resolved) string {
+	return fmt.Sprintf("Check the %s archive and the %s index settings ('engram config' shows them and where each comes from). "+
+		"An empty data directory is fine: the embedded stores are created in it.", conf.get("archive"), conf.get("index"))
+}
+
+func readerHint(readonly bool) string {
+	if readonly {
+		return "Ingest something first ('engram ingest FILE' or 'engram demo'), open engram without --readonly to create an empty index, or point --data at an existing one."
+	}
+	return "The inspector reads the embedded SQLite index; check --data and --index ('engram config')."
+}

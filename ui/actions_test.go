@@ -1,0 +1,161 @@
+package ui
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	tea "charm.land/bubbletea/v2"
+)
+
+// clipboardOf runs cmd and returns what it writes to the clipboard.
+func clipboardOf(t *testing.T, cmd tea.Cmd) string {
+	t.Helper()
+	queue := []tea.Cmd{cmd}
+	for len(queue) > 0 {
+		msg, _ := runCmd(queue[0], 0)
+		queue = queue[1:]
+		if b, ok := msg.(tea.BatchMsg); ok {
+			queue = append(queue, b...)
+			continue
+		}
+		if v := reflect.ValueOf(msg); v.IsValid() && strings.Contains(v.Type().String(), "setClipboard") {
+			return v.String()
+		}
+	}
+	t.Fatal("no clipboard write")
+	return ""
+}
+
+func TestYank(t *testing.T) {
+	r, a := world(5, testBase)
+	m := newTestModel(t, testDeps(r, a), testOpts(t), 80, 24)
+	press(t, m, "y")
+	mustContain(t, screen(m), "i event id", "k archive key", "j JSON")
+	_, cmd := m.Update(keyMsg("i"))
+	if got := clipboardOf(t, cmd); got != "ev-000004" {
+		t.Fatalf("yanked %q", got)
+	}
+	m.Update(keyMsg("y"))
+	_, cmd = m.Update(keyMsg("k"))
+	if got := clipboardOf(t, cmd); got != "events/2026/05/08/ev-000004.json" {
+		t.Fatalf("yanked %q", got)
+	}
+	press(t, m, "enter")
+	m.Update(keyMsg("y"))
+	_, cmd = m.Update(keyMsg("j"))
+	var ev map[string]any
+	if err := json.Unmarshal([]byte(clipboardOf(t, cmd)), &ev); err != nil || ev["eventId"] != "ev-000004" {
+		t.Fatalf("yanked JSON is not the archived event: %v %v", err, ev)
+	}
+}
+
+func TestExport(t *testing.T) {
+	r, a := world(5, testBase)
+	d := testDeps(r, a)
+	d.Recorder = recorderFor(r, a)
+	o := testOpts(t)
+	m := newTestModel(t, d, o, 80, 24)
+	press(t, m, "down", "e")
+	path := filepath.Join(o.ExportDir, "engram-ev-000003.json")
+	mustContain(t, screen(m), "exported")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out struct {
+		Index   map[string]any `json:"index"`
+		Archive map[string]any `json:"archive"`
+	}
+	if err := json.Unmarshal(b, &out); err != nil || out.Index["event_id"] != "ev-000003" || out.Archive["eventId"] != "ev-000003" {
+		t.Fatalf("export holds %s (%v)", b, err)
+	}
+}
+
+func TestJumpKeys(t *testing.T) {
+	r, a := world(12, testBase)
+	m := newTestModel(t, testDeps(r, a), testOpts(t), 80, 24)
+	press(t, m, "down") // ev-000010, turn-0003
+	press(t, m, "g", "t")
+	if got := m.stream.selected().EventID; got != "ev-000009" {
+		t.Fatalf("g t went to %s, want ev-000009 of the same turn", got)
+	}
+	press(t, m, "g", "T")
+	if got := m.stream.selected().EventID; got != "ev-000010" {
+		t.Fatalf("g T went to %s", got)
+	}
+	press(t, m, "g", "r")
+	mustContain(t, screen(m), "no other loaded row")
+	press(t, m, "enter", "g", "s")
+	if m.focus != viewDetail || m.detail.doc.EventID != "ev-000009" {
+		t.Fatalf("g s in the detail shows %s", m.detail.doc.EventID)
+	}
+	press(t, m, "g", "g")
+	if got := m.stream.selected().EventID; got != "ev-000011" || m.detail.doc.EventID != "ev-000011" {
+		t.Fatalf("g g went to %s", got)
+	}
+}
+
+func TestMouseWheelScrolls(t *testing.T) {
+	r, a := world(20, testBase)
+	m := newTestModel(t, testDeps(r, a), testOpts(t), 80, 24)
+	send(t, m, tea.MouseWheelMsg{Button: tea.MouseWheelDown})
+	if m.stream.sel != 3 {
+		t.Fatalf("wheel moved to %d", m.stream.sel)
+	}
+	send(t, m, tea.MouseWheelMsg{Button: tea.MouseWheelUp})
+	if m.stream.sel != 0 {
+		t.Fatalf("wheel moved back to %d", m.stream.sel)
+	}
+}
+
+func TestHelpShowsOnlyWorkingKeys(t *testing.T) {
+	m := newTestModel(t, testDeps(&memReader{}, &memArchive{}), testOpts(t), 80, 24)
+	foot := strings.Split(screen(m), "\n")[23]
+	mustNotContain(t, foot, "enter", "yank")
+	mustContain(t, foot, "filter", "help")
+	press(t, m, "?")
+	mustContain(t, screen(m), "Keys · Stream", "page down")
+}
+
+func TestFollowFile(t *testing.T) {
+	r, a := world(0, testBase)
+	d := testDeps(r, a)
+	d.Recorder = recorderFor(r, a)
+	o := testOpts(t)
+	file := filepath.Join(t.TempDir(), "events.jsonl")
+	lines := []string{}
+	for i := range 2 {
+		b, _ := testEvent(i, testBase).ArchiveJSON()
+		lines = append(lines, string(b))
+	}
+	if err := os.WriteFile(file, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o.Follow = []string{file}
+	m := newTestModel(t, d, o, 100, 30)
+	send(t, m, followTickMsg{})
+	if n, _ := r.Count(m.c.ctx); n != 2 {
+		t.Fatalf("%d docs after following, want 2", n)
+	}
+	f, _ := os.OpenFile(file, os.O_APPEND|os.O_WRONLY, 0)
+	b, _ := testEvent(2, testBase).ArchiveJSON()
+	f.Write(append(b, '\n'))
+	f.WriteString("{\"eventId\": \"bad\"}\n{\"partial\":")
+	f.Close()
+	send(t, m, followTickMsg{})
+	if n, _ := r.Count(m.c.ctx); n != 3 {
+		t.Fatalf("%d docs after the append, want 3", n)
+	}
+	mustContain(t, screen(m), "1 of 2 lines not ingested")
+	send(t, m, tailTickMsg{})
+	press(t, m, "tab", "tab", "tab", "tab")
+	s := screen(m)
+	mustContain(t, s, "rejected", "events.jsonl:4")
+	if !strings.Contains(strings.Split(s, "\n")[1], "rejected") {
+		t.Fatalf("the failure is not first:\n%s", s)
+	}
+}

@@ -1,0 +1,198 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"engram/model"
+)
+
+// chainView is one turn as its causal chain: observation → action →
+// outcome, each step with its key fields.
+type chainView struct {
+	c             *Common
+	open, loading bool
+	key           string
+	docs          []*model.IndexDoc
+	err           error
+	sel, top      int // selected step; first step drawn
+	w, h          int
+}
+
+// Each step takes this many lines: its head, summary, facts and the arrow
+// to the next.
+const stepH = 4
+
+var _ navigator = (*chainView)(nil)
+
+func newChainView(c *Common) *chainView { return &chainView{c: c} }
+
+func (v *chainView) SetSize(w, h int) { v.w, v.h = w, h; v.scroll() }
+
+func (v *chainView) visible() int { return max(1, (v.h-2)/stepH) }
+
+// load opens the chain of a turn.
+func (v *chainView) load(key string) tea.Cmd {
+	v.open, v.loading, v.key = true, true, key
+	v.docs, v.err, v.sel, v.top = nil, nil, 0, 0
+	return loadChain(v.c.ctx, v.c.Deps.Reader, key)
+}
+
+func (v *chainView) onChain(msg chainMsg) tea.Cmd {
+	if msg.key != v.key || !v.loading {
+		return nil
+	}
+	v.loading = false
+	v.docs, v.err = msg.docs, msg.err
+	return nil
+}
+
+// Update handles the chain's keys.
+func (v *chainView) Update(msg tea.Msg) tea.Cmd {
+	k, ok := msg.(tea.KeyPressMsg)
+	if !ok {
+		if w, ok := msg.(tea.MouseWheelMsg); ok {
+			v.move(map[bool]int{true: -1, false: 1}[w.Button == tea.MouseWheelUp])
+		}
+		return nil
+	}
+	km := v.c.Keys
+	switch {
+	case is(k, km.Up):
+		v.move(-1)
+	case is(k, km.Down):
+		v.move(1)
+	case is(k, km.PageUp):
+		v.move(-v.visible())
+	case is(k, km.PageDown):
+		v.move(v.visible())
+	case is(k, km.Home):
+		v.move(-len(v.docs))
+	case is(k, km.End):
+		v.move(len(v.docs))
+	case is(k, km.Enter):
+		if v.sel < len(v.docs) {
+			d := v.docs[v.sel]
+			return func() tea.Msg { return openDetailMsg{doc: d, nav: v} }
+		}
+	}
+	return nil
+}
+
+func (v *chainView) move(d int) {
+	v.sel = max(0, min(len(v.docs)-1, v.sel+d))
+	v.scroll()
+}
+
+func (v *chainView) scroll() {
+	n := v.visible()
+	if v.sel < v.top {
+		v.top = v.sel
+	} else if v.sel >= v.top+n {
+		v.top = v.sel - n + 1
+	}
+	v.top = max(0, v.top)
+}
+
+// step moves through the chain for the detail view.
+func (v *chainView) step(from string, delta int) *model.IndexDoc {
+	for i, d := range v.docs {
+		if d.EventID == from {
+			j := i + delta
+			if j < 0 || j >= len(v.docs) {
+				return nil
+			}
+			v.sel = j
+			v.scroll()
+			return v.docs[j]
+		}
+	}
+	return nil
+}
+
+// View draws the turn's title and its steps joined by arrows.
+func (v *chainView) View() string {
+	st := v.c.Styles
+	title := " " + st.Title.Render("turn "+clean(v.key))
+	var body []string
+	switch {
+	case v.loading:
+		body = []string{" " + v.c.spin.View() + st.Muted.Render(" loading the turn…")}
+	case v.err != nil:
+		body = []string{" " + st.Error.Render("✗ "+errorText(v.err))}
+	case len(v.docs) == 0:
+		body = []string{st.Muted.Render(" this turn has no events")}
+	default:
+		title += st.Muted.Render(fmt.Sprintf(" · %d events · %s", len(v.docs), chainPhases(v.docs)))
+		for i := v.top; i < min(len(v.docs), v.top+v.visible()); i++ {
+			body = append(body, v.stepLines(i)...)
+		}
+	}
+	return padLines(title+"\n\n"+strings.Join(body, "\n"), v.w, v.h)
+}
+
+// chainPhases summarises the chain: "observation → action → outcome".
+func chainPhases(docs []*model.IndexDoc) string {
+	var parts []string
+	for _, d := range docs {
+		p := d.Phase().String()
+		if len(parts) == 0 || parts[len(parts)-1] != p {
+			parts = append(parts, p)
+		}
+	}
+	return strings.Join(parts, " → ")
+}
+
+func (v *chainView) stepLines(i int) []string {
+	st := v.c.Styles
+	d := v.docs[i]
+	ph := d.Phase()
+	gut := "  "
+	if i == v.sel {
+		gut = st.Accent.Render("›") + " "
+	}
+	ts := d.Timestamp
+	if t, err := time.Parse(time.RFC3339Nano, ts); err == nil {
+		ts = t.In(v.c.Opts.Location).Format("15:04:05.000")
+	}
+	head := fmt.Sprintf("%s %-11s %s", phaseGlyph(ph), ph, clean(d.EventType))
+	headLine := gut + st.Phase[ph].Render(head) + "  " + st.Muted.Render(clean(ts)+"  "+clean(d.EventID))
+	if i == v.sel {
+		headLine = gut + st.Selected.Render(head) + "  " + st.Muted.Render(clean(ts)+"  "+clean(d.EventID))
+	}
+	summary := "    " + trunc(clean(d.Summary), v.w-6)
+	var facts []string
+	if d.AgentID != "" {
+		facts = append(facts, "agent "+clean(d.AgentID))
+	}
+	if d.Tool != "" {
+		facts = append(facts, "tool "+clean(d.Tool))
+	}
+	if d.Success != nil {
+		facts = append(facts, successStyle(st, d.Success).Render(successMark(d.Success)))
+	}
+	if d.LatencyMs != nil {
+		facts = append(facts, fmtLatency(d.LatencyMs))
+	}
+	facts = append(facts, "importance "+st.Accent.Render(bar(d.ImportanceScore, 4)))
+	arrow := ""
+	if i < len(v.docs)-1 {
+		arrow = "    " + st.Subtle.Render("↓")
+	}
+	return []string{headLine, summary, "    " + st.Muted.Render(strings.Join(facts, " · ")), arrow}
+}
+
+// ShortHelp: the chain's keys.
+func (v *chainView) ShortHelp() []key.Binding {
+	km := v.c.Keys
+	open := km.Enter
+	open.SetHelp("enter", "event detail")
+	if len(v.docs) == 0 {
+		return []key.Binding{km.Back}
+	}
+	return []key.Binding{km.Move, open, km.Back}
+}

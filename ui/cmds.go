@@ -1,0 +1,220 @@
+package ui
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+
+	"engram/ingest"
+	"engram/model"
+	"engram/query"
+)
+
+// Every function here returns a tea.Cmd: the I/O runs in the command's
+// goroutine with what was copied into the closure, never in Update.
+
+func loadHead(ctx context.Context, r Reader, expr string, seq uint64, limit int, first bool) tea.Cmd {
+	return func() tea.Msg {
+		msg := headMsg{seq: seq, first: first}
+		if first {
+			if msg.tail, msg.err = r.TailStart(ctx); msg.err != nil {
+				return msg
+			}
+		}
+		msg.page, msg.err = r.Recent(ctx, expr, "", limit)
+		return msg
+	}
+}
+
+func loadOlder(ctx context.Context, r Reader, expr string, seq uint64, after query.Cursor, limit int) tea.Cmd {
+	return func() tea.Msg {
+		page, err := r.Recent(ctx, expr, after, limit)
+		return olderMsg{seq, after, page, err}
+	}
+}
+
+func loadNewer(ctx context.Context, r Reader, expr string, seq uint64, ev evicted) tea.Cmd {
+	return func() tea.Msg {
+		page, err := r.Recent(ctx, expr, ev.cur, ev.n)
+		return newerMsg{seq, ev, page, err}
+	}
+}
+
+// pollTail reads what was indexed after from. Tail knows no filter, so with
+// one the newest matching documents are asked for too: every new document
+// that matches is among them, being newer than all the others.
+func pollTail(ctx context.Context, r Reader, from query.Cursor, expr string, seq uint64, limit int) tea.Cmd {
+	return func() tea.Msg {
+		page, err := r.Tail(ctx, from, limit)
+		msg := tailMsg{seq: seq, from: from, next: page.Next, docs: page.Docs, seen: len(page.Docs), err: err}
+		if err != nil || expr == "" || len(page.Docs) == 0 {
+			return msg
+		}
+		match, err := r.Recent(ctx, expr, "", len(page.Docs))
+		if err != nil {
+			msg.err = err
+			return msg
+		}
+		ok := make(map[string]bool, len(match.Docs))
+		for _, d := range match.Docs {
+			ok[d.EventID] = true
+		}
+		msg.docs = nil
+		for _, d := range page.Docs {
+			if ok[d.EventID] {
+				msg.docs = append(msg.docs, d)
+			}
+		}
+		return msg
+	}
+}
+
+func loadCount(ctx context.Context, r Reader) tea.Cmd {
+	return func() tea.Msg {
+		n, err := r.Count(ctx)
+		return countMsg{n, err}
+	}
+}
+
+// fetchArchive reads and parses the archived event of doc; cancel (or the
+// timeout) ends it when the detail view moves on.
+func fetchArchive(ctx context.Context, ar ingest.ArchiveReader, doc *model.IndexDoc, limit int64, req uint64) tea.Cmd {
+	return func() tea.Msg {
+		a, err := query.FetchArchive(ctx, ar, doc, limit)
+		msg := archiveMsg{req: req, id: doc.EventID, arch: a, err: err}
+		if a != nil && !a.Truncated {
+			tree, perr := parseJSON(a.Body, "archive")
+			if perr == nil {
+				markUnindexed(tree, "archive")
+				msg.tree = tree
+			} else if err == nil {
+				msg.err = fmt.Errorf("archived object is not valid JSON: %w", perr)
+			}
+		}
+		return msg
+	}
+}
+
+func loadTurns(ctx context.Context, r Reader, expr string, seq uint64, after query.Cursor, older bool, ev *evicted, limit int) tea.Cmd {
+	return func() tea.Msg {
+		if ev != nil {
+			after, limit = ev.cur, ev.n
+		}
+		page, err := r.Turns(ctx, expr, after, limit)
+		return turnsMsg{seq: seq, after: after, older: older, ev: ev, page: page, err: err}
+	}
+}
+
+func loadChain(ctx context.Context, r Reader, key string) tea.Cmd {
+	return func() tea.Msg {
+		docs, err := r.Turn(ctx, key)
+		return chainMsg{key, docs, err}
+	}
+}
+
+func loadDoc(ctx context.Context, r Reader, id string) tea.Cmd {
+	return func() tea.Msg {
+		d, err := r.Document(ctx, id)
+		return docMsg{id, d, err}
+	}
+}
+
+// listen waits for the next message of the pipelines this process runs;
+// the root re-arms it after each one.
+func listen(ctx context.Context, ch <-chan tea.Msg) tea.Cmd {
+	return func() tea.Msg {
+		select {
+		case m := <-ch:
+			return m
+		case <-ctx.Done():
+			return nil
+		}
+	}
+}
+
+// chanObserver forwards a pipeline's stages and traces to the program.
+type chanObserver struct {
+	ctx    context.Context
+	ch     chan<- tea.Msg
+	run    uint64 // tells apart the pipelines (each numbers its events from 1)
+	record bool
+}
+
+func (o chanObserver) send(m tea.Msg) {
+	select {
+	case o.ch <- m:
+	case <-o.ctx.Done():
+	}
+}
+
+func (o chanObserver) Stage(e ingest.StageEvent) {
+	o.send(pipeMsg{run: o.run, stage: &e, record: o.record})
+}
+
+func (o chanObserver) Done(t *ingest.Trace) { o.send(pipeMsg{run: o.run, trace: t, record: o.record}) }
+
+func recordCmd(ctx context.Context, rec Recorder, ev *model.Event, ch chan<- tea.Msg, run uint64) tea.Cmd {
+	return func() tea.Msg {
+		t, err := rec.Record(ctx, ev, chanObserver{ctx, ch, run, true})
+		return recordedMsg{id: ev.EventID, trace: t, err: err}
+	}
+}
+
+// exportFile is the predictable name `e` writes: engram-<eventId>.json.
+func exportFile(dir, eventID string) string {
+	safe := strings.Map(func(r rune) rune {
+		if r == '/' || r == '\\' || r < 0x20 || r == 0x7f {
+			return '_'
+		}
+		return r
+	}, eventID)
+	return filepath.Join(dir, "engram-"+safe+".json")
+}
+
+// export writes the index document and the archived event of doc, in the
+// shape of `engram show`.
+func export(ctx context.Context, ar ingest.ArchiveReader, doc *model.IndexDoc, dir string) tea.Cmd {
+	return func() tea.Msg {
+		out := struct {
+			Index        *model.IndexDoc `json:"index"`
+			Archive      json.RawMessage `json:"archive"`
+			ArchiveError string          `json:"archiveError,omitempty"`
+		}{Index: doc, Archive: json.RawMessage("null")}
+		a, err := query.FetchArchive(ctx, ar, doc, 0)
+		if a != nil && json.Valid(a.Body) {
+			out.Archive = a.Body
+		}
+		if err != nil {
+			out.ArchiveError = err.Error()
+		}
+		b, err := json.MarshalIndent(out, "", "  ")
+		if err != nil {
+			return statusMsg{"export: " + err.Error(), true}
+		}
+		path := exportFile(dir, doc.EventID)
+		if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+			return statusMsg{"export: " + err.Error(), true}
+		}
+		note := ""
+		if out.ArchiveError != "" {
+			note = " (index document only: " + out.ArchiveError + ")"
+		}
+		return statusMsg{fmt.Sprintf("exported %s%s", path, note), false}
+	}
+}
+
+// errorText is an error made safe and short for one line.
+func errorText(err error) string {
+	s := clean(err.Error())
+	var d *query.LayersDisagreeError
+	if errors.As(err, &d) {
+		s = clean(d.Reason)
+	}
+	return s
+}

@@ -1,0 +1,177 @@
+package ui
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	tea "charm.land/bubbletea/v2"
+
+	"engram/model"
+	"engram/query"
+)
+
+// detailView is one event: its index document at once, its archived event
+// fetched on demand, both as foldable JSON (or side by side).
+type detailView struct {
+	c    *Common
+	doc  *model.IndexDoc
+	nav  navigator
+	w, h int
+
+	folds       map[string]bool // kept while moving between events
+	one         *jsonView       // index document and archived event together
+	left, right *jsonView       // side by side
+	side        bool
+
+	idxTree  *jnode
+	arch     *query.Archived
+	archTree *jnode
+	archErr  error
+	fetching bool
+	req      uint64
+	cancel   context.CancelFunc
+
+	searching bool
+	input     lineInput
+}
+
+// Lines above the JSON: title, facts, archive status.
+const detailHeadH = 3
+
+func newDetailView(c *Common) *detailView {
+	folds := map[string]bool{}
+	v := &detailView{c: c, folds: folds, input: lineInput{prompt: "/", placeholder: "search the JSON"}}
+	v.one, v.left, v.right = newJSONView(c, folds), newJSONView(c, folds), newJSONView(c, folds)
+	v.right.marks = true
+	return v
+}
+
+// SetSize lays out the JSON panes: the whole width, or two halves.
+func (v *detailView) SetSize(w, h int) {
+	v.w, v.h = w, h
+	bodyH := max(1, h-detailHeadH-1)
+	v.one.SetSize(w, bodyH)
+	half := (w - 1) / 2
+	v.left.SetSize(half, bodyH)
+	v.right.SetSize(w-half-1, bodyH)
+}
+
+// open shows doc, cancelling the fetch of the previous event and starting
+// this one's.
+func (v *detailView) open(doc *model.IndexDoc, nav navigator) tea.Cmd {
+	if v.cancel != nil {
+		v.cancel()
+	}
+	v.doc, v.nav = doc, nav
+	v.arch, v.archTree, v.archErr = nil, nil, nil
+	b, _ := json.Marshal(doc)
+	if t, err := parseJSON(b, "index"); err == nil {
+		v.idxTree = rekey(t, "index", "index")
+	}
+	v.req++
+	v.fetching = true
+	ctx, cancel := context.WithTimeout(v.c.ctx, v.c.Opts.ArchiveTimeout)
+	v.cancel = cancel
+	v.rebuild()
+	return fetchArchive(ctx, v.c.Deps.Archive, doc, v.c.Opts.ArchiveLimit, v.req)
+}
+
+// close stops a fetch still running (the view is left).
+func (v *detailView) close() {
+	if v.cancel != nil {
+		v.cancel()
+		v.cancel = nil
+	}
+	v.fetching = false
+}
+
+func (v *detailView) busy() bool { return v.fetching }
+
+func (v *detailView) onArchive(msg archiveMsg) {
+	if msg.req != v.req {
+		return // an event the view has moved on from
+	}
+	v.fetching = false
+	if v.cancel != nil {
+		v.cancel()
+		v.cancel = nil
+	}
+	v.arch, v.archTree, v.archErr = msg.arch, msg.tree, msg.err
+	if query.IsLayersDisagree(msg.err) && msg.arch == nil {
+		v.c.missing[msg.id] = true
+	} else if msg.err == nil {
+		delete(v.c.missing, msg.id)
+	}
+	v.rebuild()
+}
+
+// archiveNode is the archived event, or a note saying where it stands.
+func (v *detailView) archiveNode() *jnode {
+	switch {
+	case v.archTree != nil:
+		return rekey(v.archTree, "archive", "archive")
+	case v.fetching:
+		return noteNode("archive", "archive", "fetching "+v.doc.ObjectStorageKey+"…", false, true)
+	case v.archErr != nil:
+		return noteNode("archive", "archive", errorText(v.archErr), true, false)
+	case v.arch != nil && v.arch.Truncated:
+		text := fmt.Sprintf("%s bytes: more than the %s this view reads", thousands(v.arch.Size), thousands(v.c.Opts.ArchiveLimit))
+		if v.c.canWrite() {
+			text += "; export it whole with e"
+		}
+		return noteNode("archive", "archive", text, true, false)
+	}
+	return noteNode("archive", "archive", "not fetched", false, false)
+}
+
+// rebuild puts the current trees into the panes.
+func (v *detailView) rebuild() {
+	if v.doc == nil {
+		return
+	}
+	idx := v.idxTree
+	if idx == nil {
+		idx = noteNode("index", "index", "index document could not be shown", true, false)
+	}
+	arch := v.archiveNode()
+	v.left.setRoot(idx)
+	v.right.setRoot(arch)
+	// The combined root adopts both trees, the archived event first: its
+	// state is the first line while it loads, the index document under it.
+	v.one.setRoot(objectOf("", arch, idx))
+}
+
+// panes are the JSON views keys act on.
+func (v *detailView) panes() []*jsonView {
+	if v.side {
+		return []*jsonView{v.left, v.right}
+	}
+	return []*jsonView{v.one}
+}
+
+// Update handles the detail's keys.
+func (v *detailView) Update(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case tea.KeyPressMsg:
+		if v.searching {
+			return v.onSearchKey(msg)
+		}
+		return v.onKey(msg)
+	case tea.PasteMsg:
+		if v.searching {
+			v.input.Update(msg)
+		}
+	case tea.MouseWheelMsg:
+		d := 3
+		if msg.Button == tea.MouseWheelUp {
+			d = -3
+		}
+		for _, p := range v.panes() {
+			p.move(d)
+		}
+	case archiveMsg:
+		v.onArchive(msg)
+	}
+	return nil
+}

@@ -1,0 +1,212 @@
+package ui
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"engram/model"
+)
+
+func openDetail(t *testing.T, n int, keys ...string) (*Model, *memReader, *memArchive) {
+	t.Helper()
+	r, a := world(n, testBase)
+	m := newTestModel(t, testDeps(r, a), testOpts(t), 80, 24)
+	press(t, m, keys...)
+	press(t, m, "enter")
+	if m.focus != viewDetail {
+		t.Fatalf("enter did not open the detail")
+	}
+	return m, r, a
+}
+
+func TestDetailShowsIndexThenArchive(t *testing.T) {
+	r, a := world(10, testBase)
+	a.block = true
+	m := newTestModel(t, testDeps(r, a), testOpts(t), 80, 24)
+	press(t, m, "down", "enter")
+	s := screen(m)
+	// The index document is there at once; the archive is on its way.
+	mustContain(t, s, `"index": {`, `"event_id": "ev-000008"`, "fetching archive")
+	if !m.busy() {
+		t.Fatal("a fetch is running but nothing spins")
+	}
+	a.mu.Lock()
+	a.block = false
+	a.mu.Unlock()
+	press(t, m, "r")
+	mustContain(t, screen(m), "✓ archive events/2026/05/08/ev-000008.json", `"archive": {`)
+}
+
+// TestDetailSlowFetchNeverBlocks: a fetch that never answers leaves the UI
+// working, and moving to another event cancels it.
+func TestDetailSlowFetchNeverBlocks(t *testing.T) {
+	r, a := world(10, testBase)
+	a.block = true
+	m := newTestModel(t, testDeps(r, a), testOpts(t), 80, 24)
+	start := time.Now()
+	press(t, m, "enter", "down", "]", "]")
+	if time.Since(start) > 2*time.Second {
+		t.Fatalf("keys took %v while a fetch hung", time.Since(start))
+	}
+	if m.detail.doc.EventID != "ev-000007" {
+		t.Fatalf("detail on %s, want ev-000007", m.detail.doc.EventID)
+	}
+	press(t, m, "esc")
+	a.mu.Lock()
+	n := a.cancelled
+	a.mu.Unlock()
+	if n != 3 {
+		t.Fatalf("%d fetches cancelled, want the 3 left behind", n)
+	}
+}
+
+func TestDetailFetchErrorInPlace(t *testing.T) {
+	r, a := world(3, testBase)
+	a.fail = errors.New("connection refused")
+	m := newTestModel(t, testDeps(r, a), testOpts(t), 80, 24)
+	press(t, m, "enter")
+	mustContain(t, screen(m), "✗ archive: connection refused", "r refetch")
+}
+
+func TestMissingArchiveMarksRow(t *testing.T) {
+	r, a := world(3, testBase)
+	delete(a.objs, model.ArchivePrefix(testBase)+"ev-000002.json")
+	m := newTestModel(t, testDeps(r, a), testOpts(t), 80, 24)
+	press(t, m, "enter")
+	mustContain(t, screen(m), "is missing")
+	press(t, m, "esc")
+	row := strings.Split(screen(m), "\n")[2]
+	if !strings.HasPrefix(row, "›!") {
+		t.Fatalf("the row of a missing archive is not marked: %q", row)
+	}
+}
+
+func TestDetailFoldsKeptBetweenEvents(t *testing.T) {
+	m, _, _ := openDetail(t, 10, "down")
+	// Put the cursor on "action" of the archive and fold it.
+	j := m.detail.one
+	for i, l := range j.lines {
+		if l.node.path == "archive.action" {
+			j.cur = i
+		}
+	}
+	press(t, m, "space")
+	mustContain(t, screen(m), `"action": {…} 3 keys`)
+	press(t, m, "]")
+	if m.detail.doc.EventID != "ev-000007" {
+		t.Fatalf("] moved to %s, want ev-000007", m.detail.doc.EventID)
+	}
+	mustContain(t, screen(m), `"action": {…}`)
+	press(t, m, "E")
+	if m.detail.folds["archive.action"] {
+		t.Fatal("E left the action folded")
+	}
+}
+
+func TestDetailSearch(t *testing.T) {
+	m, _, _ := openDetail(t, 10, "down")
+	press(t, m, "/")
+	typeText(t, m, "disk")
+	press(t, m, "enter")
+	s := screen(m)
+	mustContain(t, s, "search disk", "1/1")
+	cur := m.detail.one.lines[m.detail.one.cur].node
+	if cur.path != "archive.action.reasoning" {
+		t.Fatalf("cursor on %s, want the reasoning", cur.path)
+	}
+	press(t, m, "/")
+	typeText(t, m, "ev-00000")
+	press(t, m, "enter")
+	j := m.detail.one
+	if len(j.matches) != 4 {
+		t.Fatalf("%d matches of ev-00000, want 4 (two ids, two keys)", len(j.matches))
+	}
+	at := j.mi
+	press(t, m, "n")
+	if j.mi != (at+1)%4 {
+		t.Fatalf("n went from match %d to %d", at, j.mi)
+	}
+	press(t, m, "N")
+	if j.mi != at {
+		t.Fatalf("N went to match %d, want %d", j.mi, at)
+	}
+}
+
+func TestDetailSideBySideMarksArchiveOnly(t *testing.T) {
+	m, _, _ := openDetail(t, 10, "down")
+	press(t, m, "s")
+	s := screen(m)
+	mustContain(t, s, `"index": {`, `"archive": {`, "+ only in the archive")
+	var marked []string
+	for _, l := range m.detail.right.lines {
+		if l.node.mark {
+			marked = append(marked, l.node.path)
+		}
+	}
+	joined := strings.Join(marked, " ")
+	for _, want := range []string{"archive.action.parameters", "archive.action.reasoning", "archive.result.output"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("%s is not marked as archive-only (marked: %s)", want, joined)
+		}
+	}
+	for _, held := range []string{"archive.eventId", "archive.input.text", "archive.action.tool"} {
+		if strings.Contains(joined+" ", held+" ") {
+			t.Errorf("%s is marked but the index holds it", held)
+		}
+	}
+}
+
+func TestDetailWrapsLongStrings(t *testing.T) {
+	r, a := world(1, testBase)
+	ev := testEvent(1, testBase)
+	ev.EventID = "long"
+	ev.ObjectStorageKey, _ = model.ArchiveKey(ev.EventID, ev.Timestamp)
+	ev.Action.Reasoning = strings.Repeat("because the cache directory is large and stale, ", 20) + "\n\nso clean it: 日本語のテキストも折り返す。"
+	body, _ := ev.ArchiveJSON()
+	a.put(ev.ObjectStorageKey, body)
+	r.add(model.NewIndexDoc(ev, 0))
+	m := newTestModel(t, testDeps(r, a), testOpts(t), 80, 24)
+	press(t, m, "enter")
+	lines := 0
+	for _, l := range m.detail.one.lines {
+		if l.node.path == "archive.action.reasoning" {
+			lines++
+		}
+	}
+	if lines < 10 {
+		t.Fatalf("the reasoning takes %d lines; it is not wrapped", lines)
+	}
+	press(t, m, "/")
+	typeText(t, m, "折り返す")
+	press(t, m, "enter")
+	for i, l := range strings.Split(screen(m), "\n") {
+		if w := width(l); w > 80 {
+			t.Fatalf("line %d is %d cells: %q", i, w, l)
+		}
+	}
+	mustContain(t, screen(m), "日本語のテキストも折り返す")
+}
+
+func TestParseJSONKeepsOrderAndDepthLimit(t *testing.T) {
+	n, err := parseJSON([]byte(`{"b":1,"a":[true,null,"x"],"c":{}}`), "r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	walk(n, func(n *jnode) { paths = append(paths, n.path) })
+	if got := strings.Join(paths, " "); got != "r r.b r.a r.a[0] r.a[1] r.a[2] r.c" {
+		t.Fatalf("paths %s", got)
+	}
+	deep := strings.Repeat("[", 500) + strings.Repeat("]", 500)
+	if _, err := parseJSON([]byte(deep), ""); err == nil {
+		t.Fatal("500 levels of nesting accepted")
+	}
+	if _, err := parseJSON([]byte(`{} {}`), ""); err == nil {
+		t.Fatal("two values accepted")
+	}
+	var v any
+	_ = json.Unmarshal([]byte(`1`), &v)
+}

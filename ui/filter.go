@@ -1,0 +1,123 @@
+package ui
+
+import (
+	"errors"
+	"regexp"
+	"strconv"
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+
+	"engram/query/expr"
+)
+
+// filterBar edits the query expression the stream and the turns are
+// filtered by. It draws over the status and footer lines: the input, then
+// the error pointing at its column, or an example.
+type filterBar struct {
+	c       *Common
+	open    bool
+	input   lineInput
+	applied string
+	err     error
+}
+
+func newFilterBar(c *Common) filterBar {
+	return filterBar{c: c, input: lineInput{prompt: "/ ", placeholder: "filter, e.g. type:action agent:planner", limit: 2000}}
+}
+
+func (f *filterBar) show() {
+	f.open = true
+	f.input.SetValue(f.applied)
+	f.input.Focus()
+	f.check()
+}
+
+// fail reopens the bar on an expression the index refused.
+func (f *filterBar) fail(expr string, err error) {
+	f.open = true
+	f.input.SetValue(expr)
+	f.input.Focus()
+	f.err = err
+}
+
+// check validates what is typed with the filter language's parser (no I/O).
+func (f *filterBar) check() {
+	f.err = nil
+	if f.c.Deps.CheckFilter != nil && strings.TrimSpace(f.input.Value()) != "" {
+		f.err = f.c.Deps.CheckFilter(f.input.Value())
+	}
+}
+
+// update handles a key while the bar is open; apply is set when the
+// expression is to be applied.
+func (f *filterBar) update(msg tea.Msg) (apply bool) {
+	if k, ok := msg.(tea.KeyPressMsg); ok {
+		switch k.String() {
+		case "esc":
+			f.open, f.err = false, nil
+			return false
+		case "enter":
+			f.check()
+			if f.err != nil {
+				return false
+			}
+			f.open = false
+			f.applied = strings.TrimSpace(f.input.Value())
+			return true
+		}
+	}
+	if f.input.Update(msg) {
+		f.check()
+	}
+	return false
+}
+
+// view is the bar's two lines.
+func (f *filterBar) view(w int) (string, string) {
+	st := f.c.Styles
+	line := f.input.View(st, w)
+	if f.err == nil {
+		return line, st.Muted.Render(fit(" enter apply · esc cancel · empty shows everything", w))
+	}
+	msg := errorText(f.err)
+	var syn *expr.SyntaxError
+	if errors.As(f.err, &syn) {
+		msg = clean(syn.Msg)
+	}
+	if col := errorColumn(f.err); col > 0 {
+		// The caret sits under the column, counted in cells of the input.
+		pad := width(f.input.prompt) + cellsBefore(f.input.Value(), col-1)
+		caret := strings.Repeat(" ", max(0, min(pad, w-2))) + "^"
+		return line, st.Error.Render(fit(caret+" column "+strconv.Itoa(col)+": "+msg, w))
+	}
+	return line, st.Error.Render(fit(" "+msg, w))
+}
+
+// errorColumn finds the 1-based column (in characters) a filter error
+// points at: an expr.SyntaxError's, a Column() method's, else "column N"
+// in its text; 0 if none.
+func errorColumn(err error) int {
+	var syn *expr.SyntaxError
+	if errors.As(err, &syn) {
+		return syn.Col
+	}
+	var c interface{ Column() int }
+	if errors.As(err, &c) {
+		return c.Column()
+	}
+	if m := columnRE.FindStringSubmatch(err.Error()); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		return n
+	}
+	return 0
+}
+
+var columnRE = regexp.MustCompile(`(?i)\bcol(?:umn)?\s*(\d+)`)
+
+// cellsBefore is the width of the first n runes of s.
+func cellsBefore(s string, n int) int {
+	rs := []rune(s)
+	n = max(0, min(n, len(rs)))
+	return width(clean(string(rs[:n])))
+}

@@ -1,0 +1,206 @@
+package ui
+
+import (
+	"strings"
+
+	"charm.land/lipgloss/v2"
+)
+
+// move shifts the cursor by delta lines.
+func (j *jsonView) move(delta int) {
+	j.cur = max(0, min(len(j.lines)-1, j.cur+delta))
+	j.scroll()
+}
+
+func (j *jsonView) home() { j.cur = 0; j.scroll() }
+func (j *jsonView) end()  { j.cur = max(0, len(j.lines)-1); j.scroll() }
+
+// scroll keeps the cursor line in sight.
+func (j *jsonView) scroll() {
+	switch {
+	case j.cur < j.off:
+		j.off = j.cur
+	case j.cur >= j.off+j.h:
+		j.off = j.cur - j.h + 1
+	}
+	j.off = max(0, min(j.off, len(j.lines)-j.h))
+}
+
+// container is the node folding acts on at the cursor: the line's own
+// container, or the one holding its scalar.
+func (j *jsonView) container() *jnode {
+	if j.cur >= len(j.lines) {
+		return nil
+	}
+	n := j.lines[j.cur].node
+	for n != nil && !n.container() {
+		n = n.parent
+	}
+	return n
+}
+
+// setFold folds or unfolds the container at the cursor (toggle when
+// fold is nil) and puts the cursor on its first line.
+func (j *jsonView) setFold(fold *bool) {
+	n := j.container()
+	if n == nil || n.parent == nil && fold != nil && *fold {
+		return
+	}
+	f := !j.folded(n)
+	if fold != nil {
+		f = *fold
+	}
+	j.folds[n.path] = f
+	j.layout()
+	j.cur = j.first[n]
+	j.scroll()
+}
+
+// foldAll folds (or unfolds) every container below the root.
+func (j *jsonView) foldAll(f bool) {
+	if j.root == nil {
+		return
+	}
+	walk(j.root, func(n *jnode) {
+		if n.container() && n != j.root {
+			j.folds[n.path] = f
+		}
+	})
+	j.layout()
+	j.scroll()
+}
+
+// search finds term (case-insensitive) in member names and values,
+// unfolding what hides the first match at or after the cursor.
+func (j *jsonView) search(term string) int {
+	j.term = strings.ToLower(term)
+	j.searchAgain()
+	if len(j.matches) == 0 {
+		return 0
+	}
+	j.mi = 0
+	at := j.lines[j.cur].node
+	for i, n := range j.matches {
+		if l, ok := j.first[n]; ok && l >= j.first[at] {
+			j.mi = i
+			break
+		}
+	}
+	j.reveal()
+	return len(j.matches)
+}
+
+// searchAgain recomputes the matches (after the document changed).
+func (j *jsonView) searchAgain() {
+	j.matches = j.matches[:0]
+	if j.term == "" || j.root == nil {
+		return
+	}
+	walk(j.root, func(n *jnode) {
+		if strings.Contains(strings.ToLower(clean(n.key)), j.term) ||
+			!n.container() && strings.Contains(strings.ToLower(clean(n.text)), j.term) {
+			j.matches = append(j.matches, n)
+		}
+	})
+	j.mi = min(j.mi, max(0, len(j.matches)-1))
+}
+
+// nextMatch moves to the next (dir 1) or previous (-1) match.
+func (j *jsonView) nextMatch(dir int) {
+	if len(j.matches) == 0 {
+		return
+	}
+	j.mi = (j.mi + dir + len(j.matches)) % len(j.matches)
+	j.reveal()
+}
+
+// reveal unfolds every container above the current match and moves the
+// cursor to it.
+func (j *jsonView) reveal() {
+	n := j.matches[j.mi]
+	changed := false
+	for p := n.parent; p != nil; p = p.parent {
+		if j.folded(p) {
+			j.folds[p.path] = false
+			changed = true
+		}
+	}
+	if changed {
+		j.layout()
+	}
+	j.cur = j.first[n]
+	// A long string spans lines: go to the one that holds the hit.
+	for i := j.cur; i < len(j.lines) && j.lines[i].node == n; i++ {
+		var b strings.Builder
+		for _, s := range j.lines[i].segs {
+			b.WriteString(s.text)
+		}
+		if strings.Contains(strings.ToLower(b.String()), j.term) {
+			j.cur = i
+			break
+		}
+	}
+	// Centre the match: context above it helps more than below.
+	j.off = j.cur - j.h/3
+	j.scroll()
+}
+
+// View draws the visible lines, each exactly w cells wide.
+func (j *jsonView) View() string {
+	lines := make([]string, 0, j.h)
+	for i := j.off; i < min(len(j.lines), j.off+j.h); i++ {
+		lines = append(lines, j.line(i))
+	}
+	return padLines(strings.Join(lines, "\n"), j.w, j.h)
+}
+
+func (j *jsonView) line(i int) string {
+	st := j.c.Styles
+	l := j.lines[i]
+	gut := "  "
+	switch {
+	case i == j.cur:
+		gut = st.Accent.Render("›") + " "
+	case j.marks && l.node.mark:
+		gut = st.JSON.Marker.Render("+") + " "
+	}
+	var b strings.Builder
+	b.WriteString(gut)
+	b.WriteString(strings.Repeat("  ", l.depth))
+	for _, s := range l.segs {
+		b.WriteString(j.paint(s))
+	}
+	return b.String()
+}
+
+// paint styles one piece, underlining search hits in it.
+func (j *jsonView) paint(s seg) string {
+	st := j.c.Styles
+	style := map[role]lipgloss.Style{
+		rPlain: lipgloss.NewStyle(), rKey: st.JSON.Key, rString: st.JSON.String,
+		rNumber: st.JSON.Number, rBool: st.JSON.Bool, rNull: st.JSON.Null,
+		rPunct: st.JSON.Punct, rMuted: st.Muted, rError: st.Error, rSpin: st.Accent,
+	}[s.role]
+	text := s.text
+	if s.role == rSpin {
+		text = j.c.spin.View() + " " + text
+	}
+	if j.term == "" || s.role == rPunct {
+		return style.Render(text)
+	}
+	lower := strings.ToLower(text)
+	if len(lower) != len(text) {
+		return style.Render(text)
+	}
+	var b strings.Builder
+	for {
+		k := strings.Index(lower, j.term)
+		if k < 0 {
+			b.WriteString(style.Render(text))
+			return b.String()
+		}
+		b.WriteString(style.Render(text[:k]))
+		b.WriteString(st.Match.Render(text[k : k+len(j.term)]))
+		text, lower = text[k+len(j.term):], lower[k+len(j.term):]
+	}
+}

@@ -1,0 +1,270 @@
+package ui
+
+import (
+	"context"
+
+	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/spinner"
+	tea "charm.land/bubbletea/v2"
+
+	"engram/themes"
+)
+
+// viewID names the views Tab moves between.
+type viewID int
+
+const (
+	viewStream viewID = iota
+	viewTurns
+	viewDetail
+	viewRecord
+	viewPipeline
+	numViews
+)
+
+var viewNames = [numViews]string{"Stream", "Turns", "Detail", "Record", "Pipeline"}
+
+// view is what every child view provides. Only the root builds the
+// tea.View and owns the alt screen, the mouse and the window title.
+type view interface {
+	help.KeyMap
+	Update(tea.Msg) tea.Cmd
+	View() string
+	SetSize(w, h int)
+}
+
+// Model is the inspector's root: it routes messages (global keys, then the
+// open overlay, then the focused view) and draws the frame around the
+// focused view.
+type Model struct {
+	c      *Common
+	cancel context.CancelFunc
+	focus  viewID
+	back   viewID // where Esc leaves the detail for
+
+	stream   *streamView
+	turns    *turnsView
+	detail   *detailView
+	record   *recordView
+	pipeline *pipelineView
+	filter   filterBar
+	help     help.Model
+
+	showHelp  bool
+	chord     string // "y" or "g" while the second key is awaited
+	status    string
+	statusErr bool
+	fatal     error
+	hint      string
+	w, h      int
+
+	count      int64
+	countKnown bool
+	newSeen    int // documents the tail has brought, for the turns' staleness
+	spinning   bool
+	themeFixed bool
+
+	events    chan tea.Msg // stages and traces of the pipelines this process runs
+	followers []*follower
+	followRun uint64
+}
+
+// New builds the inspector over deps. Run it with tea.NewProgram, or use Run.
+func New(deps Deps, opts Options) *Model {
+	deps, opts = deps.withDefaults(), opts.withDefaults()
+	ctx, cancel := context.WithCancel(context.Background())
+	c := &Common{Keys: DefaultKeyMap(), Deps: deps, Opts: opts, ctx: ctx, missing: map[string]bool{}}
+	c.spin = spinner.New(spinner.WithSpinner(spinner.MiniDot))
+	m := &Model{c: c, cancel: cancel, events: make(chan tea.Msg, 1024), fatal: deps.Err, hint: deps.Hint}
+	m.themeFixed = m.applyTheme(opts)
+	m.stream = newStreamView(c)
+	m.turns = newTurnsView(c)
+	m.detail = newDetailView(c)
+	m.record = newRecordView(c, m.events)
+	m.pipeline = newPipelineView(c)
+	m.filter = newFilterBar(c)
+	m.help = help.New()
+	m.help.Styles = c.Styles.Help
+	if !c.canWrite() {
+		opts.Follow = nil
+	}
+	for _, f := range opts.Follow {
+		m.followers = append(m.followers, &follower{file: f})
+	}
+	return m
+}
+
+// applyTheme sets the styles from the options; it reports whether the
+// theme is fixed (else the terminal background decides).
+func (m *Model) applyTheme(o Options) bool {
+	p := themes.Dark()
+	fixed := true
+	switch {
+	case o.NoColor:
+		p = themes.Mono()
+	case o.Theme != "":
+		if t, err := themes.ByName(o.Theme); err == nil {
+			p = t
+		} else {
+			m.status, m.statusErr = err.Error(), true
+		}
+	default:
+		fixed = false
+	}
+	m.setPalette(p)
+	return fixed
+}
+
+func (m *Model) setPalette(p themes.Palette) {
+	m.c.Styles = NewStyles(p)
+	m.c.spin.Style = m.c.Styles.Accent
+	m.help.Styles = m.c.Styles.Help
+}
+
+// Init starts loading, the tail, the followers and the pipeline listener.
+func (m *Model) Init() tea.Cmd {
+	cmds := []tea.Cmd{m.listen()}
+	if !m.themeFixed {
+		cmds = append(cmds, tea.RequestBackgroundColor)
+	}
+	if m.fatal != nil {
+		return tea.Batch(cmds...)
+	}
+	cmds = append(cmds, m.stream.init(), loadCount(m.c.ctx, m.c.Deps.Reader))
+	if len(m.followers) > 0 {
+		cmds = append(cmds, m.c.after(m.c.Opts.Poll, followTickMsg{}))
+	}
+	return tea.Batch(append(cmds, m.startSpin())...)
+}
+
+// Update routes one message. Answers go to the view that asked; keys go
+// to the global bindings, then the open overlay, then the focused view.
+func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	var cmd tea.Cmd
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.resize(msg.Width, msg.Height)
+	case tea.BackgroundColorMsg:
+		if !m.themeFixed {
+			m.setPalette(themes.ForBackground(msg.IsDark()))
+		}
+	case tea.KeyPressMsg:
+		cmd = m.onKey(msg)
+	case tea.PasteMsg:
+		cmd = m.onPaste(msg)
+	case tea.MouseWheelMsg:
+		cmd = m.focused().Update(msg)
+	case spinner.TickMsg:
+		cmd = m.onSpin(msg)
+	default:
+		cmd = m.onAnswer(msg)
+	}
+	return m, tea.Batch(cmd, m.startSpin())
+}
+
+// focused is the view keys go to.
+func (m *Model) focused() view {
+	switch m.focus {
+	case viewTurns:
+		return m.turns
+	case viewDetail:
+		return m.detail
+	case viewRecord:
+		return m.record
+	case viewPipeline:
+		return m.pipeline
+	}
+	return m.stream
+}
+
+// resize gives every view, hidden ones too, the body's size: the window
+// less the header line, the status line and the footer line.
+func (m *Model) resize(w, h int) {
+	m.w, m.h = w, h
+	bw, bh := w, max(1, h-3)
+	for _, v := range []view{m.stream, m.turns, m.detail, m.record, m.pipeline} {
+		v.SetSize(bw, bh)
+	}
+	m.help.SetWidth(w)
+}
+
+// busy: something is loading, so the spinner turns.
+func (m *Model) busy() bool {
+	return m.stream.loadingHead || m.stream.loadingOlder || m.stream.loadingNewer ||
+		m.detail.busy() || m.turns.busy() || m.record.busy() || m.pipeline.busy()
+}
+
+// listen waits for the next stage or trace of this process's pipelines.
+func (m *Model) listen() tea.Cmd {
+	if m.c.manual {
+		return nil
+	}
+	return listen(m.c.ctx, m.events)
+}
+
+func (m *Model) startSpin() tea.Cmd {
+	if m.spinning || m.c.manual || !m.busy() {
+		return nil
+	}
+	m.spinning = true
+	return m.c.spin.Tick
+}
+
+func (m *Model) onSpin(msg spinner.TickMsg) tea.Cmd {
+	var cmd tea.Cmd
+	m.c.spin, cmd = m.c.spin.Update(msg)
+	if !m.busy() {
+		m.spinning = false
+		return nil
+	}
+	return cmd
+}
+
+// views lists the views Tab cycles through: without writes, no Record.
+func (m *Model) views() []viewID {
+	ids := []viewID{viewStream, viewTurns, viewDetail}
+	if m.c.canWrite() {
+		ids = append(ids, viewRecord)
+	}
+	return append(ids, viewPipeline)
+}
+
+// setFocus shows another view, telling the ones that care.
+func (m *Model) setFocus(id viewID) tea.Cmd {
+	if m.focus == viewDetail && id != viewDetail {
+		m.detail.close()
+	}
+	if id != viewDetail {
+		m.back = id
+	}
+	m.focus = id
+	if id == viewTurns {
+		return m.turns.shown(m.newSeen)
+	}
+	if id == viewDetail && m.detail.doc == nil {
+		if d := m.stream.selected(); d != nil {
+			return m.detail.open(d, m.stream)
+		}
+	}
+	if id == viewDetail && m.detail.doc != nil && !m.detail.fetching && m.detail.arch == nil && m.detail.archErr == nil {
+		return m.detail.open(m.detail.doc, m.detail.nav)
+	}
+	return nil
+}
+
+func (m *Model) cycle(delta int) tea.Cmd {
+	ids := m.views()
+	at := 0
+	for i, id := range ids {
+		if id == m.focus {
+			at = i
+		}
+	}
+	return m.setFocus(ids[(at+delta+len(ids))%len(ids)])
+}
+
+// Quit ends the program and every command still running.
+func (m *Model) quit() tea.Cmd {
+	m.cancel()
+	return tea.Quit
+}

@@ -1,0 +1,254 @@
+package ui
+
+import (
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"engram/ingest"
+)
+
+// pipeRun is one input going through a pipeline of this process: live
+// while its stages run, then its finished trace.
+type pipeRun struct {
+	id      uint64 // run<<32 | seq
+	src     string
+	eventID string
+	stages  [ingest.NumStages]ingest.StageRecord
+	start   time.Time
+	trace   *ingest.Trace // set when done
+	record  bool
+}
+
+func (r *pipeRun) failed() bool {
+	return r.trace != nil && (r.trace.Outcome == ingest.OutcomeFailed || r.trace.Outcome == ingest.OutcomeRejected)
+}
+
+// pipelineView is the stage waterfalls of the ingestions this process ran
+// (the record form, followed files): failures first, then the newest.
+type pipelineView struct {
+	c     *Common
+	runs  map[uint64]*pipeRun
+	order []*pipeRun // sorted for drawing
+	sel   int
+	top   int
+	w, h  int
+}
+
+// Runs kept; the oldest finished successes go first.
+const maxRuns = 1000
+
+func newPipelineView(c *Common) *pipelineView {
+	return &pipelineView{c: c, runs: map[uint64]*pipeRun{}}
+}
+
+func (v *pipelineView) SetSize(w, h int) { v.w, v.h = w, h }
+
+// listH is the rows of the run list; the waterfall of the selected run
+// takes the rest (ten lines: title, eight stages, error).
+func (v *pipelineView) listH() int { return max(1, v.h-12) }
+
+// onPipe records a stage or a finished trace.
+func (v *pipelineView) onPipe(msg pipeMsg) {
+	var seq uint64
+	var src, id string
+	if msg.stage != nil {
+		seq, src, id = msg.stage.Seq, msg.stage.Src.String(), msg.stage.EventID
+	} else {
+		seq, src, id = msg.trace.Seq, msg.trace.Src.String(), msg.trace.EventID
+	}
+	key := msg.run<<32 | seq
+	r := v.runs[key]
+	if r == nil {
+		r = &pipeRun{id: key, src: src, record: msg.record, start: v.c.Deps.Now()}
+		v.runs[key] = r
+	}
+	if id != "" {
+		r.eventID = id
+	}
+	if msg.stage != nil {
+		r.stages[msg.stage.Stage] = msg.stage.StageRecord
+	} else {
+		r.trace = msg.trace
+		r.stages = msg.trace.Stages
+		r.start = msg.trace.Start
+	}
+	v.sort()
+}
+
+func (v *pipelineView) sort() {
+	keep := v.order[:0]
+	// The selection stays on its run, unless it is on the first row: then
+	// it stays there, on whatever comes first.
+	if cur := v.selected(); cur != nil && v.sel > 0 {
+		defer func() { v.selectRun(cur.id) }()
+	}
+	for _, r := range v.runs {
+		keep = append(keep, r)
+	}
+	sort.Slice(keep, func(i, j int) bool {
+		a, b := keep[i], keep[j]
+		if a.failed() != b.failed() {
+			return a.failed()
+		}
+		if (a.trace == nil) != (b.trace == nil) {
+			return a.trace == nil
+		}
+		return a.id > b.id
+	})
+	for len(keep) > maxRuns {
+		last := keep[len(keep)-1]
+		delete(v.runs, last.id)
+		keep = keep[:len(keep)-1]
+	}
+	v.order = keep
+}
+
+func (v *pipelineView) selectRun(id uint64) {
+	for i, r := range v.order {
+		if r.id == id {
+			v.sel = i
+		}
+	}
+	v.scroll()
+}
+
+func (v *pipelineView) selected() *pipeRun {
+	if v.sel < 0 || v.sel >= len(v.order) {
+		return nil
+	}
+	return v.order[v.sel]
+}
+
+func (v *pipelineView) busy() bool {
+	for _, r := range v.order {
+		if r.trace == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// Update handles the list keys; Enter opens the event of an ingested run.
+func (v *pipelineView) Update(msg tea.Msg) tea.Cmd {
+	km := v.c.Keys
+	switch msg := msg.(type) {
+	case tea.MouseWheelMsg:
+		v.move(map[bool]int{true: -3, false: 3}[msg.Button == tea.MouseWheelUp])
+	case tea.KeyPressMsg:
+		switch {
+		case is(msg, km.Up):
+			v.move(-1)
+		case is(msg, km.Down):
+			v.move(1)
+		case is(msg, km.PageUp):
+			v.move(-v.listH())
+		case is(msg, km.PageDown):
+			v.move(v.listH())
+		case is(msg, km.Home):
+			v.move(-len(v.order))
+		case is(msg, km.End):
+			v.move(len(v.order))
+		case is(msg, km.Enter):
+			if r := v.selected(); r != nil && r.trace != nil && r.eventID != "" {
+				id := r.eventID
+				return loadDoc(v.c.ctx, v.c.Deps.Reader, id)
+			}
+		}
+	}
+	return nil
+}
+
+func (v *pipelineView) move(d int) {
+	v.sel = max(0, min(len(v.order)-1, v.sel+d))
+	v.scroll()
+}
+
+func (v *pipelineView) scroll() {
+	h := v.listH()
+	if v.sel < v.top {
+		v.top = v.sel
+	} else if v.sel >= v.top+h {
+		v.top = v.sel - h + 1
+	}
+	v.top = max(0, min(v.top, len(v.order)-h))
+}
+
+// View draws the run list and the selected run's waterfall.
+func (v *pipelineView) View() string {
+	st := v.c.Styles
+	if len(v.order) == 0 {
+		msg := " No ingestion has run in this session yet. Record an event (R) or start engram with --follow FILE;\n its stages show here as a waterfall."
+		return padLines(st.Muted.Render(msg), v.w, v.h)
+	}
+	var lines []string
+	for i := v.top; i < min(len(v.order), v.top+v.listH()); i++ {
+		lines = append(lines, v.runLine(v.order[i], i == v.sel))
+	}
+	for len(lines) < v.listH() {
+		lines = append(lines, "")
+	}
+	lines = append(lines, st.Border.Render(strings.Repeat("─", v.w)))
+	if r := v.selected(); r != nil {
+		lines = append(lines, waterfall(st, r, v.w)...)
+	}
+	return padLines(strings.Join(lines, "\n"), v.w, v.h)
+}
+
+func outcomeText(st *Styles, r *pipeRun) string {
+	if r.trace == nil {
+		return st.Stage.Running.Render(fit("running", 9))
+	}
+	o := r.trace.Outcome
+	s := fit(strings.Fields(o.String())[0], 9)
+	switch o {
+	case ingest.OutcomeFailed, ingest.OutcomeRejected, ingest.OutcomeCanceled:
+		return st.Error.Render(s)
+	case ingest.OutcomeDuplicate:
+		return st.Warning.Render(s)
+	}
+	return st.Success.Render(s)
+}
+
+func (v *pipelineView) runLine(r *pipeRun, selected bool) string {
+	st := v.c.Styles
+	total := ""
+	if r.trace != nil {
+		total = fmtDuration(r.trace.Total)
+	}
+	src := filepath.Base(r.src)
+	if r.record {
+		src = "record form"
+	}
+	idW := max(10, (v.w-34)/2)
+	line := fmt.Sprintf("%s %s %s %s %s", map[bool]string{true: "›", false: " "}[selected], outcomeText(st, r),
+		fit(clean(r.eventID), idW), fitRight(total, 9), trunc(clean(src), max(0, v.w-idW-23)))
+	if selected {
+		return st.Bold.Render(line)
+	}
+	return line
+}
+
+// ShortHelp: the pipeline's keys that work now.
+func (v *pipelineView) ShortHelp() []key.Binding {
+	km := v.c.Keys
+	if len(v.order) == 0 {
+		return nil
+	}
+	open := km.Enter
+	open.SetHelp("enter", "open event")
+	if r := v.selected(); r == nil || r.trace == nil || r.eventID == "" {
+		return []key.Binding{km.Move}
+	}
+	return []key.Binding{km.Move, open}
+}
+
+// FullHelp: every key of the pipeline view.
+func (v *pipelineView) FullHelp() [][]key.Binding {
+	return [][]key.Binding{v.c.Keys.listKeys(), {v.c.Keys.Enter}}
+}

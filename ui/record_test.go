@@ -1,0 +1,125 @@
+package ui
+
+import (
+	"strings"
+	"testing"
+
+	tea "charm.land/bubbletea/v2"
+
+	"engram/ingest"
+)
+
+// recorderFor is the real pipeline writing into the fakes.
+func recorderFor(r *memReader, a *memArchive) Recorder {
+	return PipelineRecorder{Config: ingest.Config{
+		Archive: memStore{a}, Index: memIndex{r}, Embedder: ingest.Stub{}, BatchWait: 1,
+	}}
+}
+
+func recordModel(t *testing.T, n int) (*Model, *memReader, *memArchive) {
+	t.Helper()
+	r, a := world(n, testBase)
+	d := testDeps(r, a)
+	d.Recorder = recorderFor(r, a)
+	return newTestModel(t, d, testOpts(t), 100, 30), r, a
+}
+
+func TestRecordValidatesAsYouType(t *testing.T) {
+	m, _, _ := recordModel(t, 3)
+	press(t, m, "R")
+	if m.focus != viewRecord {
+		t.Fatal("R did not open the form")
+	}
+	mustNotContain(t, screen(m), "✗ required")
+	typeText(t, m, "s")
+	press(t, m, "backspace")
+	mustContain(t, screen(m), "✗ required")
+	press(t, m, "down", "down", "down", "down")
+	typeText(t, m, "x")
+	press(t, m, "down", "down", "down", "down", "down", "down")
+	typeText(t, m, "1.5")
+	s := screen(m)
+	mustContain(t, s, "1.5 is outside [0, 1]")
+	press(t, m, "ctrl+s")
+	mustContain(t, screen(m), "the event is not valid")
+	if m.record.focus != fSession {
+		t.Fatalf("focus on field %d after a bad submit, want the session", m.record.focus)
+	}
+}
+
+func TestRecordRunsPipelineAndSelectsEvent(t *testing.T) {
+	m, r, _ := recordModel(t, 3)
+	press(t, m, "R")
+	typeText(t, m, "sess-1")
+	press(t, m, "down")
+	typeText(t, m, "turn-x")
+	press(t, m, "down", "down", "down")
+	typeText(t, m, "what the user said")
+	press(t, m, "ctrl+s")
+	// The stages were drawn as they ran (the listener delivers them).
+	mustContain(t, screen(m), "✓ receive", "✓ archive", "✓ index", "ingested in")
+	if n, _ := r.Count(m.c.ctx); n != 4 {
+		t.Fatalf("%d docs after recording, want 4", n)
+	}
+	send(t, m, tailTickMsg{})
+	press(t, m, "esc")
+	if d := m.stream.selected(); d == nil || d.EventID != "new-001" {
+		t.Fatalf("stream selects %v, want the recorded new-001", d)
+	}
+	// The pipeline view has its waterfall.
+	press(t, m, "tab", "tab", "tab", "tab")
+	if m.focus != viewPipeline {
+		t.Fatalf("focus %v", m.focus)
+	}
+	mustContain(t, screen(m), "ingested", "new-001", "receive", "archive", "slowest")
+}
+
+func TestDuplicateAsNew(t *testing.T) {
+	m, _, _ := recordModel(t, 9)
+	press(t, m, "down", "enter") // ev-000007, an action with reasoning
+	press(t, m, "D")
+	if m.focus != viewRecord {
+		t.Fatal("D did not open the form")
+	}
+	f := m.record.f
+	if f.inputs[fReasoning].Value() == "" || f.inputs[fTool].Value() != "shell" || f.inputs[fSession].Value() != "s-0" {
+		t.Fatalf("form not filled from the archived event: tool %q reasoning %q", f.inputs[fTool].Value(), f.inputs[fReasoning].Value())
+	}
+	press(t, m, "ctrl+s")
+	if m.record.live == nil || m.record.live.id != "new-001" {
+		t.Fatal("the copy was not recorded under a fresh id")
+	}
+}
+
+func TestReadOnlyHidesWrites(t *testing.T) {
+	r, a := world(3, testBase)
+	d := testDeps(r, a)
+	d.Recorder = recorderFor(r, a)
+	o := testOpts(t)
+	o.ReadOnly = true
+	m := newTestModel(t, d, o, 100, 30)
+	s := screen(m)
+	mustNotContain(t, s, "Record")
+	press(t, m, "R", "D", "e")
+	if m.focus != viewStream {
+		t.Fatalf("read-only: a write key moved focus to %v", m.focus)
+	}
+	press(t, m, "?")
+	mustNotContain(t, screen(m), "record event", "duplicate", "export")
+}
+
+func TestRecordFormNarrow(t *testing.T) {
+	m, _, _ := recordModel(t, 1)
+	send(t, m, tea.WindowSizeMsg{Width: 80, Height: 24})
+	press(t, m, "R")
+	for i, l := range strings.Split(screen(m), "\n") {
+		if width(l) > 80 {
+			t.Fatalf("line %d too wide: %q", i, l)
+		}
+	}
+	press(t, m, "up") // to the type: ←/→ changes it
+	press(t, m, "right")
+	if m.record.f.typ != 1 {
+		t.Fatalf("type index %d after →", m.record.f.typ)
+	}
+}

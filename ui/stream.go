@@ -1,0 +1,507 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"engram/model"
+	"engram/query"
+)
+
+// streamView is the newest experiences, following the tail. Following
+// means the selection sits on the newest row and new documents appear
+// above it; moving away pauses, and while paused new documents are only
+// counted.
+type streamView struct {
+	c    *Common
+	buf  *rowBuf[*model.IndexDoc]
+	w, h int
+	sel  int // selected row, an index into buf.rows
+	top  int // first visible row
+
+	expr string
+	good string // the expression of the rows shown (expr may still be loading)
+	seq  uint64 // bumped by every head load; older answers are dropped
+
+	tail      query.Cursor
+	tailReady bool
+	polling   bool
+
+	following bool
+	pending   []*model.IndexDoc // newest first, while paused
+	pendingN  int               // how many arrived while paused
+	overflow  bool              // pending lost some: resume reloads the head
+
+	loaded                     bool
+	loadingHead                bool
+	loadingOlder, loadingNewer bool
+	want                       string // select this event once it shows
+}
+
+func newStreamView(c *Common) *streamView {
+	return &streamView{
+		c:         c,
+		buf:       newRowBuf(c.Opts.BufferRows, func(d *model.IndexDoc) string { return d.EventID }),
+		following: true,
+	}
+}
+
+// init loads the first page and finds where the tail starts.
+func (v *streamView) init() tea.Cmd {
+	v.seq++
+	v.loadingHead = true
+	return loadHead(v.c.ctx, v.c.Deps.Reader, v.expr, v.seq, v.c.Opts.PageSize, true)
+}
+
+// SetSize gives the view its area; two lines go to the column titles and
+// the position line.
+func (v *streamView) SetSize(w, h int) {
+	v.w, v.h = w, h
+	v.scrollTo(v.sel)
+}
+
+func (v *streamView) rowsH() int { return max(1, v.h-2) }
+
+// selected is the selected document, nil when there is none.
+func (v *streamView) selected() *model.IndexDoc {
+	if v.sel < 0 || v.sel >= v.buf.len() {
+		return nil
+	}
+	return v.buf.rows[v.sel]
+}
+
+// setFilter reloads the stream under a new expression.
+func (v *streamView) setFilter(expr string) tea.Cmd {
+	v.expr = expr
+	return v.reloadHead()
+}
+
+func (v *streamView) reloadHead() tea.Cmd {
+	v.seq++
+	v.loadingHead, v.loadingOlder, v.loadingNewer = true, false, false
+	v.pending, v.pendingN, v.overflow = nil, 0, false
+	return loadHead(v.c.ctx, v.c.Deps.Reader, v.expr, v.seq, v.c.Opts.PageSize, false)
+}
+
+// Update handles the stream's keys and answers.
+func (v *streamView) Update(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case tea.KeyPressMsg:
+		return v.onKey(msg)
+	case tea.MouseWheelMsg:
+		switch msg.Button {
+		case tea.MouseWheelUp:
+			return v.move(-3)
+		case tea.MouseWheelDown:
+			return v.move(3)
+		}
+	case headMsg:
+		return v.onHead(msg)
+	case olderMsg:
+		return v.onOlder(msg)
+	case newerMsg:
+		return v.onNewer(msg)
+	case tailTickMsg:
+		return v.poll()
+	case tailMsg:
+		return v.onTail(msg)
+	}
+	return nil
+}
+
+func (v *streamView) onKey(msg tea.KeyPressMsg) tea.Cmd {
+	km := v.c.Keys
+	switch {
+	case is(msg, km.Up):
+		return v.move(-1)
+	case is(msg, km.Down):
+		return v.move(1)
+	case is(msg, km.PageUp):
+		return v.move(-v.rowsH())
+	case is(msg, km.PageDown):
+		return v.move(v.rowsH())
+	case is(msg, km.Home):
+		return v.resume()
+	case is(msg, km.End):
+		return v.move(v.buf.len())
+	case is(msg, km.Pause):
+		if v.following {
+			v.following = false
+			return nil
+		}
+		return v.resume()
+	case is(msg, km.Enter):
+		if d := v.selected(); d != nil {
+			return func() tea.Msg { return openDetailMsg{doc: d, nav: v} }
+		}
+	}
+	return nil
+}
+
+// move shifts the selection by delta rows, pausing the follow when it
+// leaves the newest row and paging rows in near either end of the window.
+func (v *streamView) move(delta int) tea.Cmd {
+	n := v.buf.len()
+	if n == 0 {
+		return nil
+	}
+	v.sel = max(0, min(n-1, v.sel+delta))
+	if v.sel > 0 || !v.buf.atHead() {
+		v.following = false
+	}
+	v.scrollTo(v.sel)
+	return v.pageIn()
+}
+
+// scrollTo keeps row i visible with the fewest lines of movement.
+func (v *streamView) scrollTo(i int) {
+	h := v.rowsH()
+	switch {
+	case i < v.top:
+		v.top = i
+	case i >= v.top+h:
+		v.top = i - h + 1
+	}
+	v.top = max(0, min(v.top, v.buf.len()-h))
+	v.top = max(0, v.top)
+}
+
+// pageIn asks for the rows beyond the window's ends when the selection
+// comes within half a page of them.
+func (v *streamView) pageIn() tea.Cmd {
+	half := v.c.Opts.PageSize / 2
+	var cmds []tea.Cmd
+	if !v.loadingOlder && !v.buf.end && v.sel >= v.buf.len()-half {
+		v.loadingOlder = true
+		cmds = append(cmds, loadOlder(v.c.ctx, v.c.Deps.Reader, v.expr, v.seq, v.buf.next, v.c.Opts.PageSize))
+	}
+	if !v.loadingNewer && !v.loadingHead && !v.buf.atHead() && v.sel < half {
+		ev := v.buf.above[len(v.buf.above)-1]
+		if ev.head && v.overflow {
+			return tea.Batch(append(cmds, v.reloadHead())...)
+		}
+		v.loadingNewer = true
+		cmds = append(cmds, loadNewer(v.c.ctx, v.c.Deps.Reader, v.expr, v.seq, v.headAware(ev)))
+	}
+	return tea.Batch(cmds...)
+}
+
+// resume goes back to the newest row and follows again, showing what
+// arrived while paused.
+func (v *streamView) resume() tea.Cmd {
+	v.following = true
+	if v.overflow || !v.buf.atHead() {
+		return v.reloadHead()
+	}
+	if len(v.pending) > 0 && !v.buf.prependNewer(v.pending) {
+		return v.reloadHead()
+	}
+	v.pending, v.pendingN = nil, 0
+	v.sel, v.top = 0, 0
+	return nil
+}
+
+func (v *streamView) onHead(msg headMsg) tea.Cmd {
+	if msg.seq != v.seq {
+		return nil
+	}
+	v.loadingHead = false
+	if msg.err != nil {
+		return statusCmd("loading the stream: "+errorText(msg.err), true)
+	}
+	keep := ""
+	if d := v.selected(); d != nil && !v.following {
+		keep = d.EventID
+	}
+	v.buf.reset(msg.page.Docs, msg.page.Next)
+	v.loaded, v.good = true, v.expr
+	v.sel, v.top = 0, 0
+	if i := v.buf.index(keep); i >= 0 {
+		v.sel = i
+	}
+	v.selectWanted()
+	v.scrollTo(v.sel)
+	if msg.first {
+		v.tail, v.tailReady = msg.tail, true
+		return v.c.after(v.c.Opts.Poll, tailTickMsg{})
+	}
+	return nil
+}
+
+func (v *streamView) onOlder(msg olderMsg) tea.Cmd {
+	if msg.seq != v.seq || msg.after != v.buf.next || !v.loadingOlder {
+		return nil
+	}
+	v.loadingOlder = false
+	if msg.err != nil {
+		return statusCmd("loading older rows: "+errorText(msg.err), true)
+	}
+	dropped := v.buf.appendOlder(msg.after, msg.page.Docs, msg.page.Next)
+	v.sel = max(0, v.sel-dropped)
+	v.top = max(0, v.top-dropped)
+	v.scrollTo(v.sel)
+	return nil
+}
+
+// headAware widens the read of an evicted head page: the head has no
+// cursor, so it is read from the newest, past what came while paused
+// (pending) and one row more, the first row still held, to join on.
+func (v *streamView) headAware(ev evicted) evicted {
+	if ev.head {
+		ev.n += v.pendingN + 1 + v.c.Opts.PageSize
+	}
+	return ev
+}
+
+func (v *streamView) onNewer(msg newerMsg) tea.Cmd {
+	if msg.seq != v.seq || !v.loadingNewer || len(v.buf.above) == 0 || v.headAware(v.buf.above[len(v.buf.above)-1]) != msg.ev {
+		return nil
+	}
+	v.loadingNewer = false
+	if msg.err != nil {
+		return statusCmd("loading newer rows: "+errorText(msg.err), true)
+	}
+	docs := msg.page.Docs
+	if msg.ev.head {
+		var ok bool
+		if docs, ok = v.joinHead(docs); !ok {
+			return v.reloadHead()
+		}
+	}
+	n := len(docs)
+	v.buf.prependPage(v.buf.above[len(v.buf.above)-1], docs)
+	v.sel += n
+	v.top += n
+	v.scrollTo(v.sel)
+	return nil
+}
+
+// joinHead keeps, of the newest documents, those above the first row
+// held that are not waiting as new: the evicted head, read back. ok is
+// false when the first row held is not among them (too much came since).
+func (v *streamView) joinHead(docs []*model.IndexDoc) ([]*model.IndexDoc, bool) {
+	first := v.buf.rows[0].EventID
+	pending := make(map[string]bool, len(v.pending))
+	for _, d := range v.pending {
+		pending[d.EventID] = true
+	}
+	for j, d := range docs {
+		if d.EventID == first {
+			out := make([]*model.IndexDoc, 0, j)
+			for _, d := range docs[:j] {
+				if !pending[d.EventID] {
+					out = append(out, d)
+				}
+			}
+			return out, true
+		}
+	}
+	return nil, false
+}
+
+// poll reads the tail unless a poll is already out.
+func (v *streamView) poll() tea.Cmd {
+	if !v.tailReady || v.polling {
+		return nil
+	}
+	v.polling = true
+	return pollTail(v.c.ctx, v.c.Deps.Reader, v.tail, v.expr, v.seq, v.c.Opts.PageSize)
+}
+
+func (v *streamView) onTail(msg tailMsg) tea.Cmd {
+	v.polling = false
+	if msg.err != nil {
+		return tea.Batch(statusCmd("following: "+errorText(msg.err), true), v.c.after(v.c.Opts.Poll, tailTickMsg{}))
+	}
+	if msg.seq != v.seq || v.loadingHead {
+		// Filtered for another expression, or a head load is on its way:
+		// poll again from the same place once it has landed.
+		return v.c.after(v.c.Opts.Poll, tailTickMsg{})
+	}
+	v.tail = msg.next
+	next := v.c.after(v.c.Opts.Poll, tailTickMsg{})
+	if msg.seen == v.c.Opts.PageSize {
+		next = v.poll() // more is waiting: read on at once
+	}
+	var cmds []tea.Cmd
+	if msg.seen > 0 {
+		cmds = append(cmds, loadCount(v.c.ctx, v.c.Deps.Reader))
+	}
+	return tea.Batch(append(cmds, next, v.addNew(msg.docs))...)
+}
+
+// addNew takes new documents (oldest first): shown when following,
+// counted when paused.
+func (v *streamView) addNew(docs []*model.IndexDoc) tea.Cmd {
+	fresh := v.unseen(docs)
+	if len(fresh) == 0 {
+		return nil
+	}
+	if !v.following || !v.buf.atHead() {
+		v.pendingN += len(fresh)
+		v.pending = append(fresh, v.pending...)
+		if len(v.pending) > v.c.Opts.BufferRows {
+			v.pending, v.overflow = v.pending[:v.c.Opts.BufferRows], true
+		}
+		return nil
+	}
+	if !v.buf.prependNewer(fresh) {
+		return v.reloadHead()
+	}
+	v.sel, v.top = 0, 0
+	v.selectWanted()
+	return nil
+}
+
+// unseen returns docs newest first without those already at the top of
+// the window (a head load and the tail can both see a new document).
+func (v *streamView) unseen(docs []*model.IndexDoc) []*model.IndexDoc {
+	seen := make(map[string]bool)
+	for i := 0; i < min(v.buf.len(), len(docs)+v.c.Opts.PageSize); i++ {
+		seen[v.buf.rows[i].EventID] = true
+	}
+	for _, d := range v.pending {
+		seen[d.EventID] = true
+	}
+	out := make([]*model.IndexDoc, 0, len(docs))
+	for i := len(docs) - 1; i >= 0; i-- {
+		if !seen[docs[i].EventID] {
+			out = append(out, docs[i])
+			seen[docs[i].EventID] = true
+		}
+	}
+	return out
+}
+
+// selectWanted moves the selection to the event asked for, once loaded.
+func (v *streamView) selectWanted() {
+	if v.want == "" {
+		return
+	}
+	if i := v.buf.index(v.want); i >= 0 {
+		v.sel, v.want = i, ""
+		v.following = v.following && i == 0
+		v.scrollTo(i)
+	}
+}
+
+// selectID selects an event, showing what arrived while paused if needed.
+func (v *streamView) selectID(id string) tea.Cmd {
+	v.want = id
+	if v.buf.index(id) < 0 {
+		for _, d := range v.pending {
+			if d.EventID == id {
+				return v.resume()
+			}
+		}
+	}
+	v.selectWanted()
+	return nil
+}
+
+// step is the navigator for the detail view: the row delta away from id.
+func (v *streamView) step(from string, delta int) *model.IndexDoc {
+	i := v.buf.index(from)
+	if i < 0 {
+		return nil
+	}
+	j := i + delta
+	if j < 0 || j >= v.buf.len() {
+		return nil
+	}
+	v.sel = j
+	if j > 0 {
+		v.following = false
+	}
+	v.scrollTo(j)
+	return v.buf.rows[j]
+}
+
+// jump selects the next (dir 1) or previous (-1) loaded row whose key
+// equals the selected row's.
+func (v *streamView) jump(keyOf func(*model.IndexDoc) string, dir int) (bool, tea.Cmd) {
+	d := v.selected()
+	if d == nil || keyOf(d) == "" {
+		return false, nil
+	}
+	want := keyOf(d)
+	for i := v.sel + dir; i >= 0 && i < v.buf.len(); i += dir {
+		if keyOf(v.buf.rows[i]) == want {
+			return true, v.move(i - v.sel)
+		}
+	}
+	return false, nil
+}
+
+// View draws the column titles, the visible rows and the position line.
+func (v *streamView) View() string {
+	st := v.c.Styles
+	cols := layoutStream(v.w)
+	var b strings.Builder
+	b.WriteString(st.Table.Head.Render(fit(streamHead(cols), v.w)))
+	now := v.c.Deps.Now()
+	end := min(v.buf.len(), v.top+v.rowsH())
+	for i := v.top; i < end; i++ {
+		b.WriteByte('\n')
+		b.WriteString(v.streamRow(v.buf.rows[i], cols, i == v.sel, now))
+	}
+	for i := end - v.top; i < v.rowsH(); i++ {
+		b.WriteByte('\n')
+	}
+	b.WriteByte('\n')
+	b.WriteString(st.Muted.Render(fit(v.position(), v.w)))
+	return b.String()
+}
+
+// position is the line under the rows: where the selection is in the
+// window, whether more is loading, what filter applies.
+func (v *streamView) position() string {
+	n := v.buf.len()
+	s := fmt.Sprintf(" row %s of %s loaded", thousands(int64(v.sel+1)), thousands(int64(n)))
+	if n == 0 {
+		s = " no rows"
+	}
+	if !v.buf.end {
+		s += " · more below"
+	}
+	if !v.buf.atHead() {
+		s += " · newer above"
+	}
+	if v.loadingOlder || v.loadingNewer || v.loadingHead {
+		s += " · loading " + v.c.spin.View()
+	}
+	if v.expr != "" {
+		s += " · filter: " + clean(v.expr)
+	}
+	return s
+}
+
+// ShortHelp is the footer: only the keys that do something now.
+func (v *streamView) ShortHelp() []key.Binding {
+	km := v.c.Keys
+	bs := []key.Binding{}
+	if v.buf.len() > 0 {
+		bs = append(bs, km.Move, km.Enter)
+	}
+	pause := km.Pause
+	if v.following {
+		pause.SetHelp("space", "pause")
+	} else {
+		pause.SetHelp("space", "follow")
+	}
+	bs = append(bs, pause, km.Filter)
+	return bs
+}
+
+// FullHelp is every key of the stream, grouped.
+func (v *streamView) FullHelp() [][]key.Binding {
+	km := v.c.Keys
+	return [][]key.Binding{km.listKeys(), {km.Enter, km.Pause, km.Filter}}
+}
+
+func statusCmd(text string, isErr bool) tea.Cmd {
+	return func() tea.Msg { return statusMsg{text, isErr} }
+}

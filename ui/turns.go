@@ -1,0 +1,311 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"engram/query"
+)
+
+// turnsView is one row per turn; Enter opens the turn as its causal chain.
+type turnsView struct {
+	c    *Common
+	buf  *rowBuf[query.TurnSummary]
+	w, h int
+	sel  int
+	top  int
+	expr string
+	seq  uint64
+
+	loaded, loading, loadingOlder, loadingNewer bool
+	// stamp is the number of new documents seen when the list was loaded:
+	// showing the view again reloads it if more have come since.
+	stamp int
+
+	chain *chainView
+}
+
+func newTurnsView(c *Common) *turnsView {
+	return &turnsView{
+		c:     c,
+		buf:   newRowBuf(c.Opts.BufferRows, func(t query.TurnSummary) string { return t.Key }),
+		chain: newChainView(c),
+	}
+}
+
+func (v *turnsView) SetSize(w, h int) {
+	v.w, v.h = w, h
+	v.chain.SetSize(w, h)
+	v.scrollTo(v.sel)
+}
+
+func (v *turnsView) rowsH() int { return max(1, v.h-2) }
+
+// reload lists the turns again from the newest.
+func (v *turnsView) reload(stamp int) tea.Cmd {
+	v.seq++
+	v.loading, v.loadingOlder, v.loadingNewer = true, false, false
+	v.stamp = stamp
+	return loadTurns(v.c.ctx, v.c.Deps.Reader, v.expr, v.seq, "", false, nil, v.c.Opts.PageSize)
+}
+
+// shown is called when the view is focused: a list older than what the
+// tail has seen is reloaded.
+func (v *turnsView) shown(stamp int) tea.Cmd {
+	if v.chain.open || v.loading || v.loaded && stamp == v.stamp {
+		return nil
+	}
+	return v.reload(stamp)
+}
+
+func (v *turnsView) setFilter(expr string, stamp int) tea.Cmd {
+	v.expr = expr
+	v.loaded = false
+	return v.reload(stamp)
+}
+
+func (v *turnsView) selected() *query.TurnSummary {
+	if v.sel < 0 || v.sel >= v.buf.len() {
+		return nil
+	}
+	return &v.buf.rows[v.sel]
+}
+
+func (v *turnsView) busy() bool { return v.loading || v.chain.loading }
+
+// back leaves the chain for the list; false when already on the list.
+func (v *turnsView) back() bool {
+	if v.chain.open {
+		v.chain.open = false
+		return true
+	}
+	return false
+}
+
+// Update handles the turns' keys and answers.
+func (v *turnsView) Update(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case turnsMsg:
+		return v.onTurns(msg)
+	case chainMsg:
+		return v.chain.onChain(msg)
+	}
+	if v.chain.open {
+		return v.chain.Update(msg)
+	}
+	switch msg := msg.(type) {
+	case tea.KeyPressMsg:
+		return v.onKey(msg)
+	case tea.MouseWheelMsg:
+		if msg.Button == tea.MouseWheelUp {
+			return v.move(-3)
+		}
+		return v.move(3)
+	}
+	return nil
+}
+
+func (v *turnsView) onKey(msg tea.KeyPressMsg) tea.Cmd {
+	km := v.c.Keys
+	switch {
+	case is(msg, km.Up):
+		return v.move(-1)
+	case is(msg, km.Down):
+		return v.move(1)
+	case is(msg, km.PageUp):
+		return v.move(-v.rowsH())
+	case is(msg, km.PageDown):
+		return v.move(v.rowsH())
+	case is(msg, km.Home):
+		if !v.buf.atHead() {
+			return v.reload(v.stamp)
+		}
+		return v.move(-v.sel)
+	case is(msg, km.End):
+		return v.move(v.buf.len())
+	case is(msg, km.Enter):
+		if t := v.selected(); t != nil {
+			return v.chain.load(t.Key)
+		}
+	}
+	return nil
+}
+
+func (v *turnsView) move(delta int) tea.Cmd {
+	if v.buf.len() == 0 {
+		return nil
+	}
+	v.sel = max(0, min(v.buf.len()-1, v.sel+delta))
+	v.scrollTo(v.sel)
+	half := v.c.Opts.PageSize / 2
+	var cmds []tea.Cmd
+	if !v.loadingOlder && !v.buf.end && v.sel >= v.buf.len()-half {
+		v.loadingOlder = true
+		cmds = append(cmds, loadTurns(v.c.ctx, v.c.Deps.Reader, v.expr, v.seq, v.buf.next, true, nil, v.c.Opts.PageSize))
+	}
+	if !v.loadingNewer && !v.buf.atHead() && v.sel < half {
+		ev := v.buf.above[len(v.buf.above)-1]
+		if ev.head {
+			return v.reload(v.stamp)
+		}
+		v.loadingNewer = true
+		cmds = append(cmds, loadTurns(v.c.ctx, v.c.Deps.Reader, v.expr, v.seq, "", false, &ev, 0))
+	}
+	return tea.Batch(cmds...)
+}
+
+func (v *turnsView) scrollTo(i int) {
+	h := v.rowsH()
+	if i < v.top {
+		v.top = i
+	} else if i >= v.top+h {
+		v.top = i - h + 1
+	}
+	v.top = max(0, min(v.top, v.buf.len()-h))
+}
+
+func (v *turnsView) onTurns(msg turnsMsg) tea.Cmd {
+	if msg.seq != v.seq {
+		return nil
+	}
+	if msg.err != nil {
+		v.loading, v.loadingOlder, v.loadingNewer = false, false, false
+		return statusCmd("loading turns: "+errorText(msg.err), true)
+	}
+	switch {
+	case msg.ev != nil:
+		if !v.loadingNewer || len(v.buf.above) == 0 || v.buf.above[len(v.buf.above)-1] != *msg.ev {
+			return nil
+		}
+		v.loadingNewer = false
+		v.buf.prependPage(*msg.ev, msg.page.Turns)
+		v.sel += len(msg.page.Turns)
+		v.top += len(msg.page.Turns)
+	case msg.older:
+		if !v.loadingOlder || msg.after != v.buf.next {
+			return nil
+		}
+		v.loadingOlder = false
+		dropped := v.buf.appendOlder(msg.after, msg.page.Turns, msg.page.Next)
+		v.sel, v.top = max(0, v.sel-dropped), max(0, v.top-dropped)
+	default:
+		keep := ""
+		if t := v.selected(); t != nil {
+			keep = t.Key
+		}
+		v.loading, v.loaded = false, true
+		v.buf.reset(msg.page.Turns, msg.page.Next)
+		v.sel, v.top = max(0, v.buf.index(keep)), 0
+	}
+	v.scrollTo(v.sel)
+	return nil
+}
+
+// View draws the list, or the chain when one is open.
+func (v *turnsView) View() string {
+	if v.chain.open {
+		return v.chain.View()
+	}
+	st := v.c.Styles
+	cols := layoutTurns(v.w)
+	var b strings.Builder
+	b.WriteString(st.Table.Head.Render(fit(turnsHead(cols), v.w)))
+	now := v.c.Deps.Now()
+	end := min(v.buf.len(), v.top+v.rowsH())
+	for i := v.top; i < end; i++ {
+		b.WriteByte('\n')
+		b.WriteString(v.turnRow(v.buf.rows[i], cols, i == v.sel, now))
+	}
+	for i := end - v.top; i < v.rowsH(); i++ {
+		b.WriteByte('\n')
+	}
+	pos := fmt.Sprintf(" turn %s of %s loaded", thousands(int64(v.sel+1)), thousands(int64(v.buf.len())))
+	switch {
+	case v.loading:
+		pos = " loading turns " + v.c.spin.View()
+	case v.buf.len() == 0:
+		pos = " no turns"
+	}
+	if v.expr != "" {
+		pos += " · filter: " + clean(v.expr)
+	}
+	b.WriteString("\n" + st.Muted.Render(fit(pos, v.w)))
+	return b.String()
+}
+
+// ShortHelp: the keys that work now.
+func (v *turnsView) ShortHelp() []key.Binding {
+	if v.chain.open {
+		return v.chain.ShortHelp()
+	}
+	km := v.c.Keys
+	if v.buf.len() == 0 {
+		return []key.Binding{km.Filter}
+	}
+	open := km.Enter
+	open.SetHelp("enter", "causal chain")
+	return []key.Binding{km.Move, open, km.Filter}
+}
+
+// FullHelp: every key of the turns.
+func (v *turnsView) FullHelp() [][]key.Binding {
+	km := v.c.Keys
+	return [][]key.Binding{km.listKeys(), {km.Enter, km.Back, km.Filter}}
+}
+
+// turnCols are the widths of the turn list's columns.
+type turnCols struct{ time, key, session, agent, events, dur, imp int }
+
+func layoutTurns(w int) turnCols {
+	c := turnCols{time: 8, session: 12, agent: 10, events: 6, dur: 7, imp: 4}
+	if w < 72 {
+		c.session = 0
+	}
+	used := gutterW + c.time + 1 + c.agent + 1 + c.events + 1 + 1 + 1 + c.dur + 1 + c.imp + 1
+	if c.session > 0 {
+		used += c.session + 1
+	}
+	c.key = max(8, w-used)
+	return c
+}
+
+func turnsHead(c turnCols) string {
+	parts := []string{" ", fit("last", c.time), fit("turn", c.key)}
+	if c.session > 0 {
+		parts = append(parts, fit("session", c.session))
+	}
+	return strings.Join(append(parts, fit("agent", c.agent), fitRight("events", c.events), "✗", fitRight("span", c.dur), fit("imp", c.imp)), " ")
+}
+
+func (v *turnsView) turnRow(t query.TurnSummary, c turnCols, selected bool, now time.Time) string {
+	st := v.c.Styles
+	gut, fail := " ", " "
+	if selected {
+		gut = "›"
+	}
+	if t.AnyFailed {
+		fail = "✗"
+	}
+	ts := ""
+	if !t.Last.IsZero() {
+		ts = fmtTime(t.Last.Format(time.RFC3339Nano), now, v.c.Opts.Location, c.time)
+	}
+	parts := []string{gut, fit(ts, c.time), fit(clean(t.Key), c.key)}
+	if c.session > 0 {
+		parts = append(parts, fit(clean(t.SessionID), c.session))
+	}
+	parts = append(parts, fit(clean(t.AgentID), c.agent), fitRight(fmt.Sprint(t.Events), c.events), fail,
+		fitRight(fmtMillis(float64(t.Last.Sub(t.First).Milliseconds())), c.dur), bar(t.MaxImportance, c.imp))
+	line := strings.Join(parts, " ")
+	if selected {
+		return st.Selected.Render(line)
+	}
+	if t.AnyFailed {
+		return strings.Replace(line, " ✗ ", " "+st.Error.Render("✗")+" ", 1)
+	}
+	return line
+}

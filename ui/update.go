@@ -1,0 +1,219 @@
+package ui
+
+import (
+	"encoding/json"
+	"fmt"
+
+	tea "charm.land/bubbletea/v2"
+
+	"engram/model"
+)
+
+// onKey handles a key press: the status clears, then global keys, the
+// open overlay (help, filter, a chord) and finally the focused view.
+func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
+	km := m.c.Keys
+	m.status, m.statusErr = "", false
+	switch {
+	case msg.String() == "ctrl+c":
+		return m.quit()
+	case m.fatal != nil:
+		if is(msg, km.Quit, km.Back) {
+			return m.quit()
+		}
+		return nil
+	case m.showHelp:
+		m.showHelp = false
+		return nil
+	case m.filter.open:
+		if m.filter.update(msg) {
+			return m.applyFilter()
+		}
+		return nil
+	case m.chord != "":
+		return m.onChord(msg)
+	case m.focus == viewRecord:
+		// The form takes typed keys; Tab still moves between views.
+		switch {
+		case is(msg, km.Back):
+			return m.setFocus(viewStream)
+		case is(msg, km.NextView):
+			return m.cycle(1)
+		case is(msg, km.PrevView):
+			return m.cycle(-1)
+		}
+		return m.record.Update(msg)
+	case m.focus == viewDetail && m.detail.searching:
+		return m.detail.Update(msg)
+	}
+	return m.onGlobalKey(msg)
+}
+
+func (m *Model) onGlobalKey(msg tea.KeyPressMsg) tea.Cmd {
+	km := m.c.Keys
+	write := m.c.canWrite()
+	switch {
+	case is(msg, km.Quit):
+		return m.quit()
+	case is(msg, km.Help):
+		m.showHelp = true
+	case is(msg, km.NextView):
+		return m.cycle(1)
+	case is(msg, km.PrevView):
+		return m.cycle(-1)
+	case is(msg, km.Filter) && m.focus != viewDetail:
+		m.filter.show()
+	case is(msg, km.Back):
+		return m.goBack()
+	case is(msg, km.Yank) && m.current() != nil:
+		m.chord = "y"
+	case is(msg, km.Go) && m.canJump():
+		m.chord = "g"
+	case is(msg, km.Export) && write && m.current() != nil:
+		return export(m.c.ctx, m.c.Deps.Archive, m.current(), m.c.Opts.ExportDir)
+	case is(msg, km.Duplicate) && write && m.current() != nil:
+		return m.duplicate()
+	case is(msg, km.Record) && write:
+		return m.setFocus(viewRecord)
+	default:
+		return m.focused().Update(msg)
+	}
+	return nil
+}
+
+// onPaste goes to whatever text field has the focus.
+func (m *Model) onPaste(msg tea.PasteMsg) tea.Cmd {
+	switch {
+	case m.filter.open:
+		m.filter.update(msg)
+	case m.focus == viewRecord, m.focus == viewDetail:
+		return m.focused().Update(msg)
+	}
+	return nil
+}
+
+// current is the event the focused view is on.
+func (m *Model) current() *model.IndexDoc {
+	switch m.focus {
+	case viewStream:
+		return m.stream.selected()
+	case viewDetail:
+		return m.detail.doc
+	case viewTurns:
+		if c := m.turns.chain; c.open && c.sel < len(c.docs) {
+			return c.docs[c.sel]
+		}
+	}
+	return nil
+}
+
+// canJump: g works on the stream, and on the detail of a stream row.
+func (m *Model) canJump() bool {
+	return m.focus == viewStream && m.stream.selected() != nil ||
+		m.focus == viewDetail && m.detail.nav == navigator(m.stream)
+}
+
+// goBack is Esc outside any overlay.
+func (m *Model) goBack() tea.Cmd {
+	switch {
+	case m.focus == viewDetail:
+		return m.setFocus(m.back)
+	case m.focus == viewTurns && m.turns.back():
+		return nil
+	case m.focus != viewStream:
+		return m.setFocus(viewStream)
+	case m.filter.applied != "":
+		m.filter.applied = ""
+		return m.applyFilter()
+	}
+	return nil
+}
+
+// applyFilter filters the stream; the turns follow once it loads.
+func (m *Model) applyFilter() tea.Cmd {
+	return m.stream.setFilter(m.filter.applied)
+}
+
+// onChord handles the key after y or g.
+func (m *Model) onChord(msg tea.KeyPressMsg) tea.Cmd {
+	chord := m.chord
+	m.chord = ""
+	if chord == "y" {
+		return m.yank(msg)
+	}
+	km := m.c.Keys
+	if is(msg, km.GoTop) {
+		m.stream.want = ""
+		return m.afterJump(m.stream.resume())
+	}
+	keys := map[string]func(*model.IndexDoc) string{
+		"t": (*model.IndexDoc).TurnKey, "T": (*model.IndexDoc).TurnKey,
+		"s": func(d *model.IndexDoc) string { return d.SessionID }, "S": func(d *model.IndexDoc) string { return d.SessionID },
+		"r": func(d *model.IndexDoc) string { return d.TraceID }, "R": func(d *model.IndexDoc) string { return d.TraceID },
+	}
+	keyOf, ok := keys[msg.String()]
+	if !ok {
+		return nil
+	}
+	dir := 1
+	if msg.String() == "T" || msg.String() == "S" || msg.String() == "R" {
+		dir = -1
+	}
+	found, cmd := m.stream.jump(keyOf, dir)
+	if !found {
+		return statusCmd("no other loaded row shares it that way (filter by it with /)", false)
+	}
+	return m.afterJump(cmd)
+}
+
+// afterJump keeps the detail on the stream's selection.
+func (m *Model) afterJump(cmd tea.Cmd) tea.Cmd {
+	if m.focus == viewDetail {
+		if d := m.stream.selected(); d != nil && d != m.detail.doc {
+			return tea.Batch(cmd, m.detail.open(d, m.stream))
+		}
+	}
+	return cmd
+}
+
+// yank copies the event id, the archive key or the JSON with OSC 52.
+func (m *Model) yank(msg tea.KeyPressMsg) tea.Cmd {
+	km := m.c.Keys
+	d := m.current()
+	var text, what string
+	switch {
+	case is(msg, km.YankID):
+		text, what = d.EventID, "event id"
+	case is(msg, km.YankKey):
+		text, what = d.ObjectStorageKey, "archive key"
+	case is(msg, km.YankJSON):
+		text, what = m.eventJSON(d), "JSON"
+	default:
+		return nil
+	}
+	return tea.Batch(tea.SetClipboard(text), statusCmd(fmt.Sprintf("copied the %s (%d bytes)", what, len(text)), false))
+}
+
+// eventJSON is the archived event when the detail holds it, else the
+// index document.
+func (m *Model) eventJSON(d *model.IndexDoc) string {
+	if m.detail.doc == d && m.detail.arch != nil {
+		return string(m.detail.arch.Body)
+	}
+	b, _ := json.MarshalIndent(d, "", "  ")
+	return string(b)
+}
+
+// duplicate opens the record form on a copy of the current event: the
+// archived one when the detail has it, else what the index holds.
+func (m *Model) duplicate() tea.Cmd {
+	d := m.current()
+	ev := eventFromDoc(d)
+	if m.detail.doc == d && m.detail.arch != nil {
+		if full, err := model.Decode(m.detail.arch.Body, model.DecodeOptions{}); err == nil {
+			ev = full
+		}
+	}
+	m.record.fill(ev)
+	return tea.Batch(m.setFocus(viewRecord), statusCmd("a copy of "+clean(d.EventID)+"; it gets a new id when recorded", false))
+}

@@ -1,0 +1,201 @@
+package ui
+
+import (
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+)
+
+// View draws the frame: header, the focused view (or an overlay), the
+// status line and the footer of keys that work now.
+func (m *Model) View() tea.View {
+	v := tea.NewView(m.render())
+	v.AltScreen = true
+	v.MouseMode = tea.MouseModeCellMotion
+	v.WindowTitle = "engram"
+	return v
+}
+
+func (m *Model) render() string {
+	if m.w <= 0 || m.h <= 0 {
+		return ""
+	}
+	if m.fatal != nil {
+		return m.fatalView()
+	}
+	status, footer := m.statusLine(), m.footer()
+	if m.filter.open {
+		status, footer = m.filter.view(m.w)
+	}
+	return strings.Join([]string{
+		m.header(),
+		padLines(m.body(), m.w, max(1, m.h-3)),
+		fit(status, m.w),
+		fit(footer, m.w),
+	}, "\n")
+}
+
+func (m *Model) body() string {
+	switch {
+	case m.showHelp:
+		return m.fullHelp()
+	case m.empty() && (m.focus == viewStream || m.focus == viewTurns):
+		return m.emptyView()
+	}
+	return m.focused().View()
+}
+
+// empty: the index holds nothing at all (a filter matching nothing is not
+// empty: it says so in the position line).
+func (m *Model) empty() bool {
+	return m.stream.loaded && m.stream.buf.len() == 0 && m.stream.expr == "" &&
+		len(m.stream.pending) == 0 && (!m.countKnown || m.count == 0)
+}
+
+// header is the tabs on the left; backend, profile, count and follow
+// state on the right. Narrow windows drop the backend first.
+func (m *Model) header() string {
+	st := m.c.Styles
+	left := st.Title.Render(" engram ")
+	for _, id := range m.views() {
+		if id == m.focus {
+			left += st.TabOn.Render(viewNames[id])
+		} else {
+			left += st.Tab.Render(viewNames[id])
+		}
+	}
+	parts := []string{m.follow()}
+	if m.countKnown {
+		parts = append([]string{thousands(m.count) + " docs"}, parts...)
+	}
+	where := clean(m.c.Deps.Backend)
+	if p := clean(m.c.Deps.Profile); p != "" {
+		where += " · " + p
+	}
+	if m.c.Opts.ReadOnly {
+		where += " · read-only"
+	}
+	full := append([]string{where}, parts...)
+	right := st.Muted.Render(strings.Join(full, " · ") + " ")
+	if width(left)+width(right) > m.w {
+		right = st.Muted.Render(strings.Join(parts, " · ") + " ")
+	}
+	gap := m.w - width(left) - width(right)
+	if gap < 1 {
+		return fit(left, m.w)
+	}
+	return left + strings.Repeat(" ", gap) + right
+}
+
+// follow is the stream's state: following, or paused with what came since.
+func (m *Model) follow() string {
+	st := m.c.Styles
+	s := m.stream
+	switch {
+	case s.following:
+		return st.Success.Render("● following")
+	case s.pendingN > 0:
+		return st.Warning.Render("‖ paused · " + thousands(int64(s.pendingN)) + " new")
+	}
+	return st.Warning.Render("‖ paused")
+}
+
+func (m *Model) statusLine() string {
+	st := m.c.Styles
+	switch {
+	case m.status == "":
+		return ""
+	case m.statusErr:
+		return st.Status.Error.Render(" " + clean(m.status))
+	}
+	return st.Status.Info.Render(" " + clean(m.status))
+}
+
+// footer shows the keys that work now: the chord's second keys while one
+// is pending, else the focused view's then the global ones.
+func (m *Model) footer() string {
+	km := m.c.Keys
+	var bs []key.Binding
+	switch {
+	case m.showHelp:
+		bs = []key.Binding{bind(k("any"), "any key", "close help")}
+	case m.chord == "y":
+		bs = []key.Binding{km.YankID, km.YankKey, km.YankJSON}
+	case m.chord == "g":
+		bs = []key.Binding{km.GoTop, km.GoTurn, km.GoSession, km.GoTrace}
+	case m.focus == viewDetail && m.detail.searching:
+		bs = m.detail.ShortHelp() // typing: no global key works
+	default:
+		bs = append(m.focused().ShortHelp(), m.globalShort()...)
+	}
+	return " " + m.help.ShortHelpView(bs)
+}
+
+// globalShort is the global keys worth a place in the footer.
+func (m *Model) globalShort() []key.Binding {
+	km := m.c.Keys
+	if m.focus == viewRecord {
+		return []key.Binding{km.NextView}
+	}
+	return []key.Binding{km.NextView, km.Help, km.Quit}
+}
+
+// fullHelp is every key: the global ones, then the focused view's.
+func (m *Model) fullHelp() string {
+	km := m.c.Keys
+	global := []key.Binding{km.NextView, km.PrevView, km.Filter, km.Back, km.Help, km.Quit}
+	acts := []key.Binding{km.Yank, km.Go}
+	if m.c.canWrite() {
+		acts = append(acts, km.Export, km.Duplicate, km.Record)
+	}
+	groups := append([][]key.Binding{global, acts}, m.focused().FullHelp()...)
+	chords := [][]key.Binding{{km.YankID, km.YankKey, km.YankJSON}, {km.GoTop, km.GoTurn, km.GoSession, km.GoTrace}}
+	st := m.c.Styles
+	h := m.help
+	h.ShowAll = true
+	return st.Title.Render(" Keys · "+viewNames[m.focus]) + "\n\n" + indent(h.FullHelpView(groups), 1) +
+		"\n\n" + st.Title.Render(" after y · after g") + "\n\n" + indent(h.FullHelpView(chords), 1)
+}
+
+func indent(s string, n int) string {
+	pad := strings.Repeat(" ", n)
+	return pad + strings.ReplaceAll(s, "\n", "\n"+pad)
+}
+
+// emptyView is the first screen of an empty index: how to get events in.
+func (m *Model) emptyView() string {
+	st := m.c.Styles
+	lines := []string{"", st.Title.Render("  Nothing here yet."), "",
+		st.Muted.Render("  No experience events are indexed in " + clean(m.c.Deps.Backend) + ". To get some:"), ""}
+	row := func(keys, what string) string {
+		return "    " + st.Accent.Render(fit(keys, 26)) + what
+	}
+	if m.c.canWrite() {
+		lines = append(lines, row("R", "record a test event here"))
+	}
+	lines = append(lines,
+		row("engram ingest FILE", "ingest JSON Lines, a JSON array or one object"),
+		row("engram --follow FILE", "ingest what a file grows by, live"),
+		row("engram demo", "load the demo events"),
+		"", st.Muted.Render("  New events show here as soon as they are indexed, whoever indexes them."))
+	return strings.Join(lines, "\n")
+}
+
+// fatalView is a start-up failure: what went wrong and what to do.
+func (m *Model) fatalView() string {
+	st := m.c.Styles
+	w := max(20, min(m.w-4, 100))
+	lines := []string{"", st.Error.Render("  engram could not start"), ""}
+	for _, l := range wrapText(m.fatal.Error(), w) {
+		lines = append(lines, "  "+l)
+	}
+	if m.hint != "" {
+		lines = append(lines, "", st.Title.Render("  What to do"))
+		for _, l := range wrapText(m.hint, w) {
+			lines = append(lines, "  "+l)
+		}
+	}
+	lines = append(lines, "", st.Muted.Render("  q quit"))
+	return padLines(strings.Join(lines, "\n"), m.w, m.h)
+}
