@@ -118,13 +118,7 @@ func rawBulkRate(b *testing.B, p *prepared) float64 {
 
 func pipelineRate(b *testing.B, a map[string]string, p *prepared, workers int) float64 {
 	name := fmt.Sprintf("engram-bench-%d", time.Now().UnixNano())
-	b.Setenv("S3_SECRET_ACCESS_KEY", a["sk"])
-	conf := &resolved{values: map[string]string{
-		"archive": "s3", "s3.endpoint": "http://" + a["s3"], "s3.bucket": name, "s3.create_bucket": "true",
-		"s3.access_key": a["ak"], "s3.secret_key": a["sk"], "s3.path_style": "true", "s3.region": "us-east-1",
-		"index": "opensearch", "opensearch.url": a["os"], "opensearch.index": name, "opensearch.refresh": "false",
-		"opensearch.knn_engine": "lucene", "opensearch.timeout": "5m", "data": b.TempDir(),
-	}}
+	conf := benchConf(a, name, "false", b.TempDir())
 	e := &env{stdout: os.Stdout, stderr: os.Stderr, getenv: func(string) string { return "" }}
 	st, err := openBackends(context.Background(), conf, e)
 	if err != nil {
@@ -154,12 +148,7 @@ func BenchmarkSingleEventLatency(b *testing.B) {
 	for _, refresh := range []string{"false", "wait_for"} {
 		b.Run("refresh="+refresh, func(b *testing.B) {
 			name := fmt.Sprintf("engram-bench-lat-%d", time.Now().UnixNano())
-			conf := &resolved{values: map[string]string{
-				"archive": "s3", "s3.endpoint": "http://" + a["s3"], "s3.bucket": name, "s3.create_bucket": "true",
-				"s3.access_key": a["ak"], "s3.secret_key": a["sk"], "s3.path_style": "true", "s3.region": "us-east-1",
-				"index": "opensearch", "opensearch.url": a["os"], "opensearch.index": name, "opensearch.refresh": refresh,
-				"opensearch.knn_engine": "lucene", "opensearch.timeout": "1m", "data": b.TempDir(),
-			}}
+			conf := benchConf(a, name, refresh, b.TempDir())
 			e := &env{stdout: os.Stdout, stderr: os.Stderr, getenv: func(string) string { return "" }}
 			st, err := openBackends(context.Background(), conf, e)
 			if err != nil {
@@ -212,4 +201,15 @@ func httpDo(method, url string, body []byte) int {
 	}
 	resp.Body.Close()
 	return resp.StatusCode
+}
+
+// benchConf points engram at the test services with a fresh bucket and
+// index called name.
+func benchConf(a map[string]string, name, refresh, data string) *resolved {
+	return &resolved{values: map[string]string{
+		"archive": "s3", "s3.endpoint": "http://" + a["s3"], "s3.bucket": name, "s3.create_bucket": "true",
+		"s3.access_key": a["ak"], "s3.secret_key": a["sk"], "s3.path_style": "true", "s3.region": "us-east-1",
+		"index": "opensearch", "opensearch.url": a["os"], "opensearch.index": name, "opensearch.refresh": refresh,
+		"opensearch.knn_engine": "lucene", "opensearch.timeout": "5m", "data": data,
+	}}
 }

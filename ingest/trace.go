@@ -129,7 +129,7 @@ func (t *Trace) Render() string {
 		if r.Status == StatusPending || r.Status == StatusSkipped {
 			continue
 		}
-		fmt.Fprintf(&b, " %s=%s", r.Stage, fmtDur(r.Duration))
+		fmt.Fprintf(&b, " %s=%s", r.Stage, FormatDuration(r.Duration))
 		if r.Status == StatusFailed {
 			b.WriteString("(failed)")
 		}
@@ -137,14 +137,16 @@ func (t *Trace) Render() string {
 			fmt.Fprintf(&b, "(%s)", r.Note)
 		}
 	}
-	fmt.Fprintf(&b, " total=%s", fmtDur(t.Total))
+	fmt.Fprintf(&b, " total=%s", FormatDuration(t.Total))
 	if t.Err != nil {
 		fmt.Fprintf(&b, " error: %v", t.Err)
 	}
 	return b.String()
 }
 
-func fmtDur(d time.Duration) string {
+// FormatDuration shows a stage duration compactly: µs, ms with one decimal, or
+// rounded seconds.
+func FormatDuration(d time.Duration) string {
 	switch {
 	case d < time.Millisecond:
 		return fmt.Sprintf("%dµs", d.Microseconds())

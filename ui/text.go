@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"engram/ingest"
 	"fmt"
 	"strings"
 	"time"
@@ -138,15 +139,7 @@ func fmtMillis(ms float64) string {
 	return fmt.Sprintf("%.0fm", ms/60000)
 }
 
-func fmtDuration(d time.Duration) string {
-	switch {
-	case d < time.Millisecond:
-		return fmt.Sprintf("%dµs", d.Microseconds())
-	case d < time.Second:
-		return fmt.Sprintf("%.1fms", float64(d)/float64(time.Millisecond))
-	}
-	return d.Round(time.Millisecond).String()
-}
+func fmtDuration(d time.Duration) string { return ingest.FormatDuration(d) }
 
 var eighths = []string{"", "▏", "▎", "▍", "▌", "▋", "▊", "▉"}
 
