@@ -164,22 +164,31 @@ func osConfig(conf *resolved, dim int, e *env) osindex.Config {
 	}
 }
 
-func newEmbedder(conf *resolved) (ingest.Embedder, error) {
-	dim := 0
+// embedderDimension is the configured vector length: embedder.dimension,
+// else 8 for the stub and 1536 for an HTTP embedder.
+func embedderDimension(conf *resolved) (int, error) {
 	if d := conf.get("embedder.dimension"); d != "" {
 		n, err := strconv.Atoi(d)
 		if err != nil || n <= 0 {
-			return nil, fmt.Errorf("embedder.dimension %q: want a positive whole number", d)
+			return 0, fmt.Errorf("embedder.dimension %q: want a positive whole number", d)
 		}
-		dim = n
+		return n, nil
+	}
+	if conf.get("embedder.kind") == "http" {
+		return 1536, nil
+	}
+	return model.StubDimension, nil
+}
+
+func newEmbedder(conf *resolved) (ingest.Embedder, error) {
+	dim, err := embedderDimension(conf)
+	if err != nil {
+		return nil, err
 	}
 	switch kind := conf.get("embedder.kind"); kind {
 	case "stub", "":
 		return ingest.Stub{Dim: dim}, nil
 	case "http":
-		if dim == 0 {
-			dim = 1536
-		}
 		return ingest.NewHTTP(ingest.HTTPConfig{
 			Endpoint: conf.get("embedder.endpoint"), Model: conf.get("embedder.model"),
 			APIKey: conf.get("embedder.api_key"), Dimension: dim,

@@ -18,6 +18,7 @@ import (
 
 	"engram/model"
 	"engram/query"
+	osquery "engram/query/opensearch"
 	"engram/query/expr"
 	"engram/query/sqlite"
 )
@@ -69,11 +70,25 @@ func openReader(o *queryOpts, fs *flag.FlagSet, e *env) (query.Reader, error) {
 	if err != nil {
 		return nil, err
 	}
+	return openQueryReader(context.Background(), conf, e)
+}
+
+// openQueryReader opens the read side of the configured index, scoped to
+// the configured tenant.
+func openQueryReader(ctx context.Context, conf *resolved, e *env) (query.Reader, error) {
 	opts := query.Options{Tenant: conf.get("tenant")}
 	switch kind := conf.get("index"); kind {
 	case "sqlite", "":
 	case "opensearch":
-		return nil, errors.New("index opensearch: the read commands support only the embedded sqlite index so far")
+		dim, err := embedderDimension(conf)
+		if err != nil {
+			return nil, err
+		}
+		r, err := osquery.Open(ctx, osConfig(conf, dim, e), opts)
+		if err != nil {
+			return nil, errors.New(conf.redact(err.Error()))
+		}
+		return r, nil
 	default:
 		return nil, fmt.Errorf("index %q: choose sqlite or opensearch", kind)
 	}
