@@ -18,8 +18,8 @@ import (
 
 	"engram/model"
 	"engram/query"
-	osquery "engram/query/opensearch"
 	"engram/query/expr"
+	osquery "engram/query/opensearch"
 	"engram/query/sqlite"
 )
 
