@@ -142,10 +142,12 @@ func pipelineRate(b *testing.B, a map[string]string, p *prepared, workers int) f
 
 // BenchmarkSingleEventLatency ingests events one at a time into versitygw +
 // OpenSearch and reports p50/p99 of receive → indexed (and published), with
-// refresh off and with refresh=wait_for.
+// refresh off, refresh=true (the source system's refresh on every write) and
+// refresh=wait_for (which waits for the next periodic refresh, about 1 s:
+// use a small -benchtime).
 func BenchmarkSingleEventLatency(b *testing.B) {
 	a := benchServiceArgs(b)
-	for _, refresh := range []string{"false", "wait_for"} {
+	for _, refresh := range []string{"false", "true", "wait_for"} {
 		b.Run("refresh="+refresh, func(b *testing.B) {
 			name := fmt.Sprintf("engram-bench-lat-%d", time.Now().UnixNano())
 			conf := benchConf(a, name, refresh, b.TempDir())
