@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"engram/ingest"
@@ -106,7 +107,8 @@ func openUIDeps(ctx context.Context, o *uiOpts, fs *flag.FlagSet, e *env) (ui.De
 		d.Archive = st.archive
 		d.Recorder = ui.PipelineRecorder{Config: ingest.Config{
 			Archive: st.archive, Index: st.index, Publisher: st.topics,
-			Embedder: st.embedder, Decode: decodeOptions(),
+			Embedder: st.embedder, Decode: decodeOptions(), Transient: transient,
+			Journal: ingest.OpenJournal(filepath.Join(st.data, "pending.jsonl")),
 		}}
 	}
 	r, err := openReader(&queryOpts{common: o.common}, fs, e)
