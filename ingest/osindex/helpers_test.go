@@ -3,13 +3,9 @@ package osindex
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
+	"engram/ingest/osindex/ostest"
 	"fmt"
-	"io"
-	"net/http"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -18,66 +14,7 @@ import (
 	"engram/model"
 )
 
-// service returns the value of the environment variable name, or skips the
-// test (fails it with ENGRAM_REQUIRE_SERVICES=1) when it is not set.
-func service(t testing.TB, name string) string {
-	t.Helper()
-	v := os.Getenv(name)
-	if v == "" {
-		if os.Getenv("ENGRAM_REQUIRE_SERVICES") == "1" {
-			t.Fatalf("%s is not set and ENGRAM_REQUIRE_SERVICES=1 (source .ci/services/.env)", name)
-		}
-		t.Skipf("%s not set: no OpenSearch to test against (bash .ci/services/up.sh && source .ci/services/.env)", name)
-	}
-	return v
-}
-
 func osURL(t testing.TB) string { return service(t, "ENGRAM_TEST_OPENSEARCH_URL") }
-
-// testIndex is a fresh index name, deleted when the test ends.
-func testIndex(t testing.TB) string {
-	t.Helper()
-	u := osURL(t)
-	b := make([]byte, 6)
-	rand.Read(b)
-	name := "engram-test-" + hex.EncodeToString(b)
-	t.Cleanup(func() { admin(t, u, "DELETE", "/"+name, "") })
-	return name
-}
-
-// admin sends a request straight to the plain-HTTP test cluster.
-func admin(t testing.TB, base, method, path, body string) (int, []byte) {
-	t.Helper()
-	var rd io.Reader
-	if body != "" {
-		rd = strings.NewReader(body)
-	}
-	req, err := http.NewRequest(method, strings.TrimRight(base, "/")+path, rd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	c := &http.Client{Timeout: 60 * time.Second}
-	resp, err := c.Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer resp.Body.Close()
-	data, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, data
-}
-
-// mustAdmin is admin that wants a 2xx answer.
-func mustAdmin(t testing.TB, base, method, path, body string) []byte {
-	t.Helper()
-	code, data := admin(t, base, method, path, body)
-	if code/100 != 2 {
-		t.Fatalf("%s %s: %d %s", method, path, code, data)
-	}
-	return data
-}
 
 // logs collects Logf lines.
 type logs struct {
@@ -209,4 +146,14 @@ func settings(t testing.TB, index string) map[string]any {
 		t.Fatal(err)
 	}
 	return m[index].Settings
+}
+
+// Shared with the reader's tests: see ostest.
+func service(t testing.TB, name string) string { return ostest.Service(t, name) }
+func testIndex(t testing.TB) string            { return ostest.Index(t, "engram-test-") }
+func admin(t testing.TB, base, method, path, body string) (int, []byte) {
+	return ostest.Admin(t, base, method, path, body)
+}
+func mustAdmin(t testing.TB, base, method, path, body string) []byte {
+	return ostest.MustAdmin(t, base, method, path, body)
 }

@@ -2,82 +2,13 @@ package opensearch
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"io"
-	"net/http"
-	"os"
-	"strings"
+	"engram/ingest/osindex/ostest"
 	"testing"
-	"time"
 
 	"engram/ingest/osindex"
 	"engram/model"
 	"engram/query"
 )
-
-// osURL is the test cluster's URL; without ENGRAM_TEST_OPENSEARCH_URL the
-// test is skipped (failed with ENGRAM_REQUIRE_SERVICES=1).
-func osURL(t testing.TB) string {
-	t.Helper()
-	const name = "ENGRAM_TEST_OPENSEARCH_URL"
-	v := os.Getenv(name)
-	if v == "" {
-		if os.Getenv("ENGRAM_REQUIRE_SERVICES") == "1" {
-			t.Fatalf("%s is not set and ENGRAM_REQUIRE_SERVICES=1 (source .ci/services/.env)", name)
-		}
-		t.Skipf("%s not set: no OpenSearch to test against (bash .ci/services/up.sh && source .ci/services/.env)", name)
-	}
-	return v
-}
-
-// testIndex is a fresh index name, deleted when the test ends.
-func testIndex(t testing.TB) string {
-	t.Helper()
-	u := osURL(t)
-	b := make([]byte, 6)
-	rand.Read(b)
-	name := "engram-test-q-" + hex.EncodeToString(b)
-	t.Cleanup(func() { admin(t, u, "DELETE", "/"+name, "") })
-	return name
-}
-
-// admin sends a request straight to the plain-HTTP test cluster.
-func admin(t testing.TB, base, method, path, body string) (int, []byte) {
-	t.Helper()
-	var rd io.Reader
-	if body != "" {
-		rd = strings.NewReader(body)
-	}
-	req, err := http.NewRequest(method, strings.TrimRight(base, "/")+path, rd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if body != "" {
-		ct := "application/json"
-		if strings.HasSuffix(path, "_bulk") || strings.Contains(path, "_bulk?") {
-			ct = "application/x-ndjson"
-		}
-		req.Header.Set("Content-Type", ct)
-	}
-	c := &http.Client{Timeout: 120 * time.Second}
-	resp, err := c.Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer resp.Body.Close()
-	data, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, data
-}
-
-func mustAdmin(t testing.TB, base, method, path, body string) []byte {
-	t.Helper()
-	code, data := admin(t, base, method, path, body)
-	if code/100 != 2 {
-		t.Fatalf("%s %s: %d %s", method, path, code, data)
-	}
-	return data
-}
 
 // openIndex opens (creating) the index through osindex.
 func openIndex(t testing.TB, name string, mod func(*osindex.Config)) *osindex.Index {
@@ -110,4 +41,14 @@ func newReader(t testing.TB, ix *osindex.Index, opts query.Options) *Reader {
 		t.Fatal(err)
 	}
 	return r
+}
+
+// Shared with the writer's tests: see ostest.
+func osURL(t testing.TB) string     { return ostest.URL(t) }
+func testIndex(t testing.TB) string { return ostest.Index(t, "engram-test-q-") }
+func admin(t testing.TB, base, method, path, body string) (int, []byte) {
+	return ostest.Admin(t, base, method, path, body)
+}
+func mustAdmin(t testing.TB, base, method, path, body string) []byte {
+	return ostest.MustAdmin(t, base, method, path, body)
 }

@@ -1,0 +1,83 @@
+// Package ostest holds what the tests of the OpenSearch writer and reader
+// share: finding the test cluster (skip without it, fail without it under
+// ENGRAM_REQUIRE_SERVICES=1), fresh index names cleaned up after the test,
+// and admin requests straight to the cluster.
+package ostest
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Service returns the environment variable name, or skips the test (fails
+// it with ENGRAM_REQUIRE_SERVICES=1) when it is not set.
+func Service(t testing.TB, name string) string {
+	t.Helper()
+	v := os.Getenv(name)
+	if v == "" {
+		if os.Getenv("ENGRAM_REQUIRE_SERVICES") == "1" {
+			t.Fatalf("%s is not set and ENGRAM_REQUIRE_SERVICES=1 (source .ci/services/.env)", name)
+		}
+		t.Skipf("%s not set: no OpenSearch to test against (bash .ci/services/up.sh && source .ci/services/.env)", name)
+	}
+	return v
+}
+
+// URL is the plain-HTTP test cluster.
+func URL(t testing.TB) string { return Service(t, "ENGRAM_TEST_OPENSEARCH_URL") }
+
+// Index is a fresh index name starting with prefix, deleted when the test
+// ends.
+func Index(t testing.TB, prefix string) string {
+	t.Helper()
+	u := URL(t)
+	b := make([]byte, 6)
+	rand.Read(b)
+	name := prefix + hex.EncodeToString(b)
+	t.Cleanup(func() { Admin(t, u, "DELETE", "/"+name, "") })
+	return name
+}
+
+// Admin sends a request straight to the cluster at base.
+func Admin(t testing.TB, base, method, path, body string) (int, []byte) {
+	t.Helper()
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, err := http.NewRequest(method, strings.TrimRight(base, "/")+path, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body != "" {
+		ct := "application/json"
+		if strings.HasSuffix(path, "_bulk") || strings.Contains(path, "_bulk?") {
+			ct = "application/x-ndjson"
+		}
+		req.Header.Set("Content-Type", ct)
+	}
+	c := &http.Client{Timeout: 120 * time.Second}
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, data
+}
+
+// MustAdmin is Admin that wants a 2xx answer.
+func MustAdmin(t testing.TB, base, method, path, body string) []byte {
+	t.Helper()
+	code, data := Admin(t, base, method, path, body)
+	if code/100 != 2 {
+		t.Fatalf("%s %s: %d %s", method, path, code, data)
+	}
+	return data
+}
