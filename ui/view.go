@@ -177,7 +177,8 @@ func (m *Model) emptyView() string {
 	lines = append(lines,
 		row("engram ingest FILE", "ingest JSON Lines, a JSON array or one object"),
 		row("engram --follow FILE", "ingest what a file grows by, live"),
-		row("engram demo", "load the demo events"),
+		row("engram demo", "load the demo events into this store"),
+		row("engram --demo", "or try engram on a live demo data set"),
 		"", st.Muted.Render("  New events show here as soon as they are indexed, whoever indexes them."))
 	return strings.Join(lines, "\n")
 }
