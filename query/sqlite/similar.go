@@ -1,0 +1,165 @@
+package sqlite
+
+import (
+	"container/heap"
+	"context"
+	"database/sql"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+
+	"engram/model"
+	"engram/query"
+)
+
+// Similar is the k documents nearest to eventID's embedding by cosine
+// similarity (the Score), by an exact scan of the embeddings of the same
+// dimension; the document itself is left out. A document without an
+// embedding has no neighbours.
+func (r *Reader) Similar(ctx context.Context, eventID string, k int) ([]query.Scored, error) {
+	if k <= 0 {
+		k = DefaultK
+	}
+	k = min(k, MaxLimit)
+	w, wargs := r.tenantWhere()
+	var (
+		seq    int64
+		blob   []byte
+		dim    int
+		target []float64
+	)
+	err := r.q.QueryRowContext(ctx, "SELECT d.seq, d.embedding, d.embedding_dim FROM docs d WHERE d.event_id = ? AND "+w,
+		append([]any{eventID}, wargs...)...).Scan(&seq, &blob, &dim)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("event %s: %w", model.Quote(eventID), query.ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: %w", err)
+	}
+	if dim == 0 || len(blob) != 4*dim {
+		return []query.Scored{}, nil
+	}
+	target = vector(blob, nil)
+	tnorm := norm(target)
+	if tnorm == 0 {
+		return []query.Scored{}, nil
+	}
+
+	rows, err := r.q.QueryContext(ctx, "SELECT d.seq, d.embedding FROM docs d WHERE d.embedding_dim = ? AND d.seq != ? AND "+w,
+		append([]any{dim, seq}, wargs...)...)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: %w", err)
+	}
+	h := &nearest{}
+	v := make([]float64, dim)
+	for rows.Next() {
+		var s int64
+		var b sql.RawBytes
+		if err := rows.Scan(&s, &b); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("sqlite: %w", err)
+		}
+		if len(b) != 4*dim {
+			continue
+		}
+		v = vector(b, v)
+		n := norm(v)
+		if n == 0 {
+			continue
+		}
+		var dot float64
+		for i := range v {
+			dot += v[i] * target[i]
+		}
+		c := candidate{s, dot / (n * tnorm)}
+		if h.Len() < k {
+			heap.Push(h, c)
+		} else if c.better((*h)[0]) {
+			(*h)[0] = c
+			heap.Fix(h, 0)
+		}
+	}
+	err = rows.Err()
+	rows.Close()
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: %w", err)
+	}
+	best := make([]candidate, h.Len())
+	for i := len(best) - 1; i >= 0; i-- {
+		best[i] = heap.Pop(h).(candidate)
+	}
+	if len(best) == 0 {
+		return []query.Scored{}, nil
+	}
+	seqs := make([]int64, len(best))
+	for i, c := range best {
+		seqs[i] = c.seq
+	}
+	list, _ := json.Marshal(seqs)
+	docs, got, _, err := r.docs(ctx, "SELECT d.seq, d.doc FROM docs d WHERE d.seq IN (SELECT value FROM json_each(?))", string(list))
+	if err != nil {
+		return nil, err
+	}
+	bySeq := make(map[int64]*model.IndexDoc, len(docs))
+	for i, d := range docs {
+		bySeq[got[i]] = d
+	}
+	out := make([]query.Scored, 0, len(best))
+	for _, c := range best {
+		if d := bySeq[c.seq]; d != nil {
+			out = append(out, query.Scored{Doc: d, Score: c.score})
+		}
+	}
+	return out, nil
+}
+
+// vector decodes a little-endian float32 embedding into v (reused when long
+// enough).
+func vector(b []byte, v []float64) []float64 {
+	n := len(b) / 4
+	if cap(v) < n {
+		v = make([]float64, n)
+	}
+	v = v[:n]
+	for i := range v {
+		v[i] = float64(math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:])))
+	}
+	return v
+}
+
+func norm(v []float64) float64 {
+	var s float64
+	for _, x := range v {
+		s += x * x
+	}
+	return math.Sqrt(s)
+}
+
+type candidate struct {
+	seq   int64
+	score float64
+}
+
+// better orders neighbours: higher score, then the newer document.
+func (c candidate) better(o candidate) bool {
+	if c.score != o.score {
+		return c.score > o.score
+	}
+	return c.seq > o.seq
+}
+
+// nearest is a min-heap of the best candidates (the worst on top).
+type nearest []candidate
+
+func (h nearest) Len() int           { return len(h) }
+func (h nearest) Less(i, j int) bool { return h[j].better(h[i]) }
+func (h nearest) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *nearest) Push(x any)        { *h = append(*h, x.(candidate)) }
+func (h *nearest) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}

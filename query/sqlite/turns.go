@@ -1,0 +1,247 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"math"
+	"time"
+
+	"engram/model"
+	"engram/query"
+)
+
+// Turn is every event of one turn in causal order: phase, then timestamp
+// (to the millisecond), then eventId. An unknown key is ErrNotFound.
+func (r *Reader) Turn(ctx context.Context, key string) ([]*model.IndexDoc, error) {
+	w, args := r.tenantWhere()
+	q := "SELECT d.seq, d.doc FROM docs d WHERE d.turn_key = ? AND " + w +
+		" ORDER BY d.phase, d.ts_unix_ms, d.event_id"
+	docs, _, _, err := r.docs(ctx, q, append([]any{key}, args...)...)
+	if err != nil {
+		return nil, err
+	}
+	if len(docs) == 0 {
+		return nil, fmt.Errorf("turn %s: %w", model.Quote(key), query.ErrNotFound)
+	}
+	return docs, nil
+}
+
+// Turns is one row per turn, newest first (by the turn's latest ingested
+// document). With a filter (or a tenant) a row sums up the turn's matching
+// documents only, and turns without one are left out.
+func (r *Reader) Turns(ctx context.Context, s string, after query.Cursor, limit int) (query.TurnPage, error) {
+	e, err := parse(s)
+	if err != nil {
+		return query.TurnPage{}, err
+	}
+	before, err := parseBefore(after)
+	if err != nil {
+		return query.TurnPage{}, err
+	}
+	limit = pageLimit(limit, MaxTurnsLimit)
+	if e.Empty() && r.tenant == "" {
+		return r.allTurns(ctx, before, limit)
+	}
+	return r.filteredTurns(ctx, newPlan(e, r.now(), r.tenant, false), before, limit)
+}
+
+// allTurns reads the turns table.
+func (r *Reader) allTurns(ctx context.Context, before int64, limit int) (query.TurnPage, error) {
+	rows, err := r.q.QueryContext(ctx, `SELECT turn_key, session_id, agent_id, tenant_id, n_events,
+  first_ts_ms, last_ts_ms, any_failed, max_importance, last_seq
+  FROM turns WHERE last_seq < ? ORDER BY last_seq DESC LIMIT ?`, before, limit+1)
+	if err != nil {
+		return query.TurnPage{}, fmt.Errorf("sqlite: %w", err)
+	}
+	defer rows.Close()
+	var (
+		p    query.TurnPage
+		last []int64
+	)
+	for rows.Next() {
+		var (
+			t                    query.TurnSummary
+			session, agent, tent sql.NullString
+			first, lastTS        sql.NullInt64
+			maxImp               sql.NullFloat64
+			seq                  int64
+		)
+		if err := rows.Scan(&t.Key, &session, &agent, &tent, &t.Events, &first, &lastTS, &t.AnyFailed, &maxImp, &seq); err != nil {
+			return query.TurnPage{}, fmt.Errorf("sqlite: %w", err)
+		}
+		t.SessionID, t.AgentID, t.TenantID = session.String, agent.String, tent.String
+		t.First, t.Last = msTime(first.Int64), msTime(lastTS.Int64)
+		t.MaxImportance = maxImp.Float64
+		p.Turns = append(p.Turns, t)
+		last = append(last, seq)
+	}
+	if err := rows.Err(); err != nil {
+		return query.TurnPage{}, fmt.Errorf("sqlite: %w", err)
+	}
+	if len(p.Turns) > limit {
+		p.Turns = p.Turns[:limit]
+		p.Next = seqCursor(last[limit-1])
+	}
+	return p, nil
+}
+
+func msTime(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
+
+// turnAcc sums up the matching documents of one turn.
+type turnAcc struct {
+	query.TurnSummary
+	lastSeq int64
+}
+
+// filteredTurns walks the matching documents newest first, collecting turn
+// keys until it has limit+1 turns not already shown (a turn was shown on an
+// earlier page when it has a matching document at or above before), then
+// sums up those turns over their matching documents. All its queries run
+// in one read transaction: one snapshot, however many chunks it reads.
+func (r *Reader) filteredTurns(ctx context.Context, p *plan, before int64, limit int) (query.TurnPage, error) {
+	if p.none {
+		return query.TurnPage{}, nil
+	}
+	tx, err := r.q.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return query.TurnPage{}, fmt.Errorf("sqlite: %w", err)
+	}
+	defer tx.Rollback()
+
+	if err := r.pickTimeDriver(ctx, tx, p); err != nil {
+		return query.TurnPage{}, err
+	}
+	if err := r.tune(ctx, tx, p, 4*(limit+1)); err != nil {
+		return query.TurnPage{}, err
+	}
+	if p.none {
+		return query.TurnPage{}, nil
+	}
+	seen := map[string]bool{}
+	var out []*turnAcc
+	pos, chunk := before, 4*(limit+1)
+	for len(out) <= limit {
+		need := limit + 1 - len(out)
+		inner, args := p.newest(pos, chunk)
+		rows, err := tx.QueryContext(ctx, "SELECT d.turn_key, d.seq FROM ("+inner+") p JOIN docs d ON d.seq = p.seq ORDER BY p.seq DESC", args...)
+		if err != nil {
+			return query.TurnPage{}, fmt.Errorf("sqlite: %w", err)
+		}
+		var keys []string
+		n := 0
+		for len(keys) < need && rows.Next() {
+			var key string
+			if err := rows.Scan(&key, &pos); err != nil {
+				rows.Close()
+				return query.TurnPage{}, fmt.Errorf("sqlite: %w", err)
+			}
+			n++
+			if !seen[key] {
+				seen[key] = true
+				keys = append(keys, key)
+			}
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return query.TurnPage{}, fmt.Errorf("sqlite: %w", err)
+		}
+		if len(keys) > 0 {
+			accs, err := sumTurns(ctx, tx, p, keys)
+			if err != nil {
+				return query.TurnPage{}, err
+			}
+			for _, k := range keys {
+				if a := accs[k]; a != nil && a.lastSeq < before {
+					out = append(out, a)
+				}
+			}
+		}
+		if n < chunk && len(keys) < need {
+			break // no more matching documents
+		}
+		chunk = min(2*chunk, 1<<16)
+	}
+	var pg query.TurnPage
+	for i, a := range out {
+		if i == limit {
+			pg.Next = seqCursor(out[limit-1].lastSeq)
+			break
+		}
+		pg.Turns = append(pg.Turns, a.TurnSummary)
+	}
+	return pg, nil
+}
+
+// sumTurns sums up the matching documents of the turns keys.
+func sumTurns(ctx context.Context, tx *sql.Tx, p *plan, keys []string) (map[string]*turnAcc, error) {
+	b, err := json.Marshal(keys)
+	if err != nil {
+		return nil, err
+	}
+	list := string(b)
+	const inKeys = "d.turn_key IN (SELECT value FROM json_each(?))"
+	text, args := "1", []any{list}
+	if p.match != "" {
+		// The matches among the seqs of these turns only: a bounded scan
+		// of the full-text index.
+		var lo, hi sql.NullInt64
+		if err := tx.QueryRowContext(ctx, "SELECT min(d.seq), max(d.seq) FROM docs d INDEXED BY docs_turn WHERE "+inKeys, list).Scan(&lo, &hi); err != nil {
+			return nil, fmt.Errorf("sqlite: %w", err)
+		}
+		text = "d.seq IN (SELECT rowid FROM docs_fts WHERE docs_fts MATCH ? AND rowid BETWEEN ? AND ?)"
+		args = append(args, p.match, lo.Int64, hi.Int64)
+	}
+	f, fargs := p.filterAll("d.seq")
+	q := `SELECT d.turn_key, d.seq, d.session_id, d.agent_id, d.tenant_id, d.ts_unix_ms, d.success, d.importance_score
+  FROM docs d INDEXED BY docs_turn WHERE ` + inKeys + " AND " + text + " AND " + f + " ORDER BY d.seq"
+	rows, err := tx.QueryContext(ctx, q, append(args, fargs...)...)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: %w", err)
+	}
+	defer rows.Close()
+	accs := make(map[string]*turnAcc, len(keys))
+	for rows.Next() {
+		var (
+			key, session  string
+			agent, tenant sql.NullString
+			seq, ts       int64
+			success       sql.NullInt64
+			importance    float64
+		)
+		if err := rows.Scan(&key, &seq, &session, &agent, &tenant, &ts, &success, &importance); err != nil {
+			return nil, fmt.Errorf("sqlite: %w", err)
+		}
+		a := accs[key]
+		if a == nil {
+			a = &turnAcc{TurnSummary: query.TurnSummary{Key: key, First: msTime(ts), Last: msTime(ts), MaxImportance: importance}}
+			accs[key] = a
+		}
+		a.Events++
+		a.lastSeq = seq
+		if a.SessionID == "" {
+			a.SessionID = session
+		}
+		if a.AgentID == "" {
+			a.AgentID = agent.String
+		}
+		if a.TenantID == "" {
+			a.TenantID = tenant.String
+		}
+		if t := msTime(ts); t.Before(a.First) {
+			a.First = t
+		} else if t.After(a.Last) {
+			a.Last = t
+		}
+		if success.Valid && success.Int64 == 0 {
+			a.AnyFailed = true
+		}
+		a.MaxImportance = math.Max(a.MaxImportance, importance)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: %w", err)
+	}
+	return accs, nil
+}
