@@ -99,115 +99,150 @@ var fullScan = &driver{from: "docs d", where: "1", seqCol: "d.seq", docs: true, 
 // newPlan translates e for a query run at now, scoped to tenant when set.
 // With ranked, the positive words are left to the caller's bm25 scan (and
 // no driver is chosen).
+// planner gathers the conditions of an expression's terms: equalities that
+// could drive the query (each with its probe form), and probes and row
+// conditions that filter it.
+type planner struct {
+	p            *plan
+	now          time.Time
+	drivers      []*driver
+	driverProbes []cond // the probe form of each driver, same order
+	words        []string
+}
+
 func newPlan(e *expr.Expr, now time.Time, tenant string, ranked bool) *plan {
-	p := &plan{}
-	var drivers []*driver
-	var driverProbes []cond // the probe form of each driver, same order
-	eq := func(field, value string) {
-		kf := keywordField[field]
-		probe := cond{sql: keywordProbe(kf.col, kf.index, kf.prio, false), args: []any{value},
-			in:    "+%[1]s IN (SELECT seq FROM docs" + indexedBy(kf.index) + " WHERE " + kf.col + " = ?)",
-			count: "SELECT count(*) FROM (SELECT 1 FROM docs" + indexedBy(kf.index) + " WHERE " + kf.col + " = ? LIMIT ?)"}
-		if kf.prio == 0 {
-			p.rows = append(p.rows, cond{sql: "d." + kf.col + " = ?", args: []any{value}})
-			return
-		}
-		drivers = append(drivers, &driver{from: "docs d" + indexedBy(kf.index), where: "d." + kf.col + " = ?",
-			args: []any{value}, seqCol: "d.seq", docs: true, prio: kf.prio})
-		driverProbes = append(driverProbes, probe)
-	}
+	pl := &planner{p: &plan{}, now: now}
 	if tenant != "" {
-		eq(expr.FieldTenant, tenant)
+		pl.eq(expr.FieldTenant, tenant)
 	}
-	var words []string
 	if e != nil {
 		for _, t := range e.Terms {
-			switch t.Kind {
-			case expr.KindText:
-				searchable := hasToken(t.Value)
-				switch {
-				case t.Neg && searchable:
-					p.probes = append(p.probes, cond{sql: "+%[1]s NOT IN (SELECT rowid FROM docs_fts WHERE docs_fts MATCH ?)", args: []any{ftsString(t.Value)}})
-				case t.Neg: // excludes nothing
-				case !searchable:
-					p.none = true
-				default:
-					words = append(words, ftsString(t.Value))
-				}
-			case expr.KindField:
-				switch {
-				case t.Field == expr.FieldTag && t.Neg:
-					p.probes = append(p.probes, cond{sql: "NOT EXISTS (SELECT 1 FROM doc_tags WHERE tag = ? AND seq = %[1]s)", args: []any{t.Value}})
-				case t.Field == expr.FieldTag:
-					drivers = append(drivers, &driver{from: "doc_tags t", where: "t.tag = ?", args: []any{t.Value}, seqCol: "t.seq", prio: tagPrio})
-					driverProbes = append(driverProbes, cond{sql: "EXISTS (SELECT 1 FROM doc_tags WHERE tag = ? AND seq = %[1]s)", args: []any{t.Value},
-						in:    "+%[1]s IN (SELECT seq FROM doc_tags WHERE tag = ?)",
-						count: "SELECT count(*) FROM (SELECT 1 FROM doc_tags WHERE tag = ? LIMIT ?)"})
-				case t.Neg:
-					kf, ok := keywordField[t.Field]
-					if !ok {
-						p.none = true // not from Parse
-					} else if kf.prio == 0 {
-						p.rows = append(p.rows, cond{sql: "d." + kf.col + " IS NOT ?", args: []any{t.Value}})
-					} else {
-						p.probes = append(p.probes, cond{sql: keywordProbe(kf.col, kf.index, kf.prio, true), args: []any{t.Value}})
-					}
-				default:
-					if _, ok := keywordField[t.Field]; !ok {
-						p.none = true
-						continue
-					}
-					eq(t.Field, t.Value)
-				}
-			case expr.KindSuccess:
-				v := 0
-				if t.Bool {
-					v = 1
-				}
-				if t.Neg {
-					p.rows = append(p.rows, cond{sql: "d.success IS NOT ?", args: []any{v}})
-				} else {
-					p.rows = append(p.rows, cond{sql: "d.success = ?", args: []any{v}})
-				}
-			case expr.KindCompare:
-				col := numericColumn[t.Field]
-				if col == "" {
-					p.none = true
-					continue
-				}
-				c := col + " " + t.Op.String() + " ?"
-				if t.Neg {
-					c = "(" + c + ") IS NOT 1" // a missing value matches the negation
-				}
-				p.rows = append(p.rows, cond{sql: c, args: []any{t.Num}})
-			case expr.KindSince, expr.KindUntil:
-				ms := ceilMillis(t.Time.Resolve(now))
-				c := "d.ts_unix_ms >= ?"
-				if t.Kind == expr.KindUntil {
-					c = "d.ts_unix_ms < ?"
-				}
-				if t.Neg {
-					c = "NOT (" + c + ")"
-				} else {
-					if !p.hasTime {
-						p.hasTime, p.tsLo, p.tsHi = true, math.MinInt64, math.MaxInt64
-					}
-					if t.Kind == expr.KindSince {
-						p.tsLo = max(p.tsLo, ms)
-					} else {
-						p.tsHi = min(p.tsHi, ms)
-					}
-				}
-				p.rows = append(p.rows, cond{sql: c, args: []any{ms}})
-			default:
-				p.none = true
-			}
+			pl.term(t)
 		}
 	}
-	p.match = strings.Join(words, " ")
+	pl.p.match = strings.Join(pl.words, " ")
+	pl.chooseDriver(ranked)
+	return pl.p
+}
 
-	// The driver: the words, else the most selective equality; the other
-	// equalities become probes, most selective first.
+func (pl *planner) term(t expr.Term) {
+	switch t.Kind {
+	case expr.KindText:
+		pl.text(t)
+	case expr.KindField:
+		pl.field(t)
+	case expr.KindSuccess:
+		v := 0
+		if t.Bool {
+			v = 1
+		}
+		if t.Neg {
+			pl.p.rows = append(pl.p.rows, cond{sql: "d.success IS NOT ?", args: []any{v}})
+		} else {
+			pl.p.rows = append(pl.p.rows, cond{sql: "d.success = ?", args: []any{v}})
+		}
+	case expr.KindCompare:
+		col := numericColumn[t.Field]
+		if col == "" {
+			pl.p.none = true
+			return
+		}
+		c := col + " " + t.Op.String() + " ?"
+		if t.Neg {
+			c = "(" + c + ") IS NOT 1" // a missing value matches the negation
+		}
+		pl.p.rows = append(pl.p.rows, cond{sql: c, args: []any{t.Num}})
+	case expr.KindSince, expr.KindUntil:
+		pl.timeRange(t)
+	default:
+		pl.p.none = true
+	}
+}
+
+// eq adds field = value: a driver candidate, or a row condition for fields
+// without an index.
+func (pl *planner) eq(field, value string) {
+	kf := keywordField[field]
+	probe := cond{sql: keywordProbe(kf.col, kf.index, kf.prio, false), args: []any{value},
+		in:    "+%[1]s IN (SELECT seq FROM docs" + indexedBy(kf.index) + " WHERE " + kf.col + " = ?)",
+		count: "SELECT count(*) FROM (SELECT 1 FROM docs" + indexedBy(kf.index) + " WHERE " + kf.col + " = ? LIMIT ?)"}
+	if kf.prio == 0 {
+		pl.p.rows = append(pl.p.rows, cond{sql: "d." + kf.col + " = ?", args: []any{value}})
+		return
+	}
+	pl.drivers = append(pl.drivers, &driver{from: "docs d" + indexedBy(kf.index), where: "d." + kf.col + " = ?",
+		args: []any{value}, seqCol: "d.seq", docs: true, prio: kf.prio})
+	pl.driverProbes = append(pl.driverProbes, probe)
+}
+
+func (pl *planner) text(t expr.Term) {
+	searchable := hasToken(t.Value)
+	switch {
+	case t.Neg && searchable:
+		pl.p.probes = append(pl.p.probes, cond{sql: "+%[1]s NOT IN (SELECT rowid FROM docs_fts WHERE docs_fts MATCH ?)", args: []any{ftsString(t.Value)}})
+	case t.Neg: // excludes nothing
+	case !searchable:
+		pl.p.none = true
+	default:
+		pl.words = append(pl.words, ftsString(t.Value))
+	}
+}
+
+func (pl *planner) field(t expr.Term) {
+	p := pl.p
+	switch {
+	case t.Field == expr.FieldTag && t.Neg:
+		p.probes = append(p.probes, cond{sql: "NOT EXISTS (SELECT 1 FROM doc_tags WHERE tag = ? AND seq = %[1]s)", args: []any{t.Value}})
+	case t.Field == expr.FieldTag:
+		pl.drivers = append(pl.drivers, &driver{from: "doc_tags t", where: "t.tag = ?", args: []any{t.Value}, seqCol: "t.seq", prio: tagPrio})
+		pl.driverProbes = append(pl.driverProbes, cond{sql: "EXISTS (SELECT 1 FROM doc_tags WHERE tag = ? AND seq = %[1]s)", args: []any{t.Value},
+			in:    "+%[1]s IN (SELECT seq FROM doc_tags WHERE tag = ?)",
+			count: "SELECT count(*) FROM (SELECT 1 FROM doc_tags WHERE tag = ? LIMIT ?)"})
+	case t.Neg:
+		kf, ok := keywordField[t.Field]
+		if !ok {
+			p.none = true // not from Parse
+		} else if kf.prio == 0 {
+			p.rows = append(p.rows, cond{sql: "d." + kf.col + " IS NOT ?", args: []any{t.Value}})
+		} else {
+			p.probes = append(p.probes, cond{sql: keywordProbe(kf.col, kf.index, kf.prio, true), args: []any{t.Value}})
+		}
+	default:
+		if _, ok := keywordField[t.Field]; !ok {
+			p.none = true
+			return
+		}
+		pl.eq(t.Field, t.Value)
+	}
+}
+
+func (pl *planner) timeRange(t expr.Term) {
+	p := pl.p
+	ms := ceilMillis(t.Time.Resolve(pl.now))
+	c := "d.ts_unix_ms >= ?"
+	if t.Kind == expr.KindUntil {
+		c = "d.ts_unix_ms < ?"
+	}
+	if t.Neg {
+		c = "NOT (" + c + ")"
+	} else {
+		if !p.hasTime {
+			p.hasTime, p.tsLo, p.tsHi = true, math.MinInt64, math.MaxInt64
+		}
+		if t.Kind == expr.KindSince {
+			p.tsLo = max(p.tsLo, ms)
+		} else {
+			p.tsHi = min(p.tsHi, ms)
+		}
+	}
+	p.rows = append(p.rows, cond{sql: c, args: []any{ms}})
+}
+
+// chooseDriver picks what drives the query: the words, else the most
+// selective equality; the other equalities become probes, most selective
+// first.
+func (pl *planner) chooseDriver(ranked bool) {
+	p, drivers := pl.p, pl.drivers
 	best := -1
 	if p.match == "" && !ranked {
 		for i, d := range drivers {
@@ -229,7 +264,7 @@ func newPlan(e *expr.Expr, now time.Time, tenant string, ranked bool) *plan {
 				order[n], order[m] = order[m], order[n]
 			}
 		}
-		eqProbes = append(eqProbes, driverProbes[order[n]])
+		eqProbes = append(eqProbes, pl.driverProbes[order[n]])
 	}
 	p.eqs = len(eqProbes)
 	p.probes = append(eqProbes, p.probes...)
@@ -238,11 +273,10 @@ func newPlan(e *expr.Expr, now time.Time, tenant string, ranked bool) *plan {
 		p.drive = &driver{from: "docs_fts f", where: "docs_fts MATCH ?", args: []any{p.match}, seqCol: "f.rowid"}
 	case best >= 0:
 		p.drive = drivers[best]
-		p.driveProbe = &driverProbes[best]
+		p.driveProbe = &pl.driverProbes[best]
 	default:
 		p.drive = fullScan
 	}
-	return p
 }
 
 // keywordProbe is the probe of col = ? (or, negated, col IS NOT ?) on a
