@@ -145,7 +145,9 @@ func TestOutageDuringIngest(t *testing.T) {
 	cut := newCutter(t, strings.TrimPrefix(osURL, "http://"))
 	args = replaceFlag(args, "--s3-endpoint", "http://"+s3.addr)
 	args = replaceFlag(args, "--opensearch-url", "http://"+cut.addr)
-	const n = 30_000
+	// Enough events that the run is still going when the second outage starts,
+	// even on a machine several times faster than this one.
+	const n = 60_000
 	input := writeEvents(t, n, fmt.Sprintf("outage%d-", time.Now().UnixNano()))
 	cmd := exec.Command(engramBinary(t), append(append([]string{"ingest"}, args...), input)...)
 	var out syncBuffer
