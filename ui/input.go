@@ -21,6 +21,9 @@ type lineInput struct {
 	pos         int
 	focused     bool
 	limit       int // runes; 0 = no limit
+	// multiline fields keep line breaks (ctrl+j or alt+enter types one, a
+	// paste keeps them) and show each as ↵ on their one line.
+	multiline bool
 }
 
 func (in *lineInput) Value() string { return string(in.val) }
@@ -40,6 +43,9 @@ func (in *lineInput) Blur()  { in.focused = false }
 func (in *lineInput) Update(msg tea.Msg) bool {
 	switch msg := msg.(type) {
 	case tea.PasteMsg:
+		if in.multiline {
+			return in.insert(strings.ReplaceAll(msg.Content, "\r\n", "\n"))
+		}
 		return in.insert(strings.Join(strings.Fields(msg.Content), " "))
 	case tea.KeyPressMsg:
 		return in.key(msg)
@@ -77,6 +83,10 @@ func (in *lineInput) key(msg tea.KeyPressMsg) bool {
 		}
 		in.val = append(in.val[:i], in.val[in.pos:]...)
 		in.pos = i
+	case "ctrl+j", "alt+enter":
+		if in.multiline {
+			return in.insert("\n")
+		}
 	case "ctrl+u":
 		in.val, in.pos = in.val[in.pos:], 0
 	case "ctrl+k":
@@ -110,11 +120,17 @@ func (in *lineInput) View(st *Styles, w int) string {
 	if len(in.val) == 0 && !in.focused {
 		return st.Accent.Render(in.prompt) + st.Subtle.Render(trunc(in.placeholder, room))
 	}
-	before := clean(string(in.val[:in.pos]))
+	show := func(rs []rune) string {
+		if in.multiline {
+			return clean(strings.ReplaceAll(string(rs), "\n", "↵"))
+		}
+		return clean(string(rs))
+	}
+	before := show(in.val[:in.pos])
 	at, after := " ", ""
 	if in.pos < len(in.val) {
-		at = clean(string(in.val[in.pos]))
-		after = clean(string(in.val[in.pos+1:]))
+		at = show(in.val[in.pos : in.pos+1])
+		after = show(in.val[in.pos+1:])
 	}
 	// Keep the cursor in view: drop cells from the left of what is before it.
 	for ansi.StringWidth(before)+ansi.StringWidth(at) > room && before != "" {

@@ -22,7 +22,7 @@ type KeyMap struct {
 	Retry, NextEvent, PrevEvent                    key.Binding
 
 	// Record form.
-	NextField, PrevField, Submit, Choice key.Binding
+	NextField, PrevField, Submit, Choice, LineBreak key.Binding
 
 	// Chords (after y or g).
 	YankID, YankKey, YankJSON              key.Binding
@@ -77,6 +77,7 @@ func DefaultKeyMap() *KeyMap {
 		NextField: bind(k("down"), "↓/enter", "next field"),
 		PrevField: bind(k("up"), "↑", "prev field"),
 		Submit:    bind(k("ctrl+s"), "ctrl+s", "record"),
+		LineBreak: bind(k("ctrl+j", "alt+enter"), "ctrl+j", "line break"),
 		Choice:    bind(k("left", "right"), "←/→", "change"),
 
 		YankID:        bind(k("i"), "i", "event id"),

@@ -69,6 +69,10 @@ func newForm() *form {
 	for i := range f.inputs {
 		f.inputs[i].limit = 100000
 	}
+	// Perceptions, reasoning and outputs are often several paragraphs.
+	for _, fid := range []fieldID{fText, fReasoning, fOutput} {
+		f.inputs[fid].multiline = true
+	}
 	return f
 }
 

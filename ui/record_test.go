@@ -7,6 +7,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"engram/ingest"
+	"engram/themes"
 )
 
 // recorderFor is the real pipeline writing into the fakes.
@@ -121,5 +122,26 @@ func TestRecordFormNarrow(t *testing.T) {
 	press(t, m, "right")
 	if m.record.f.typ != 1 {
 		t.Fatalf("type index %d after →", m.record.f.typ)
+	}
+}
+
+func TestMultilineFieldsKeepLineBreaks(t *testing.T) {
+	f := newForm()
+	in := &f.inputs[fReasoning]
+	in.Focus()
+	in.Update(tea.PasteMsg{Content: "first paragraph\r\n\r\nsecond"})
+	in.Update(tea.KeyPressMsg{Code: 'j', Mod: tea.ModCtrl})
+	in.Update(tea.KeyPressMsg{Code: 'x', Text: "x"})
+	if got, want := in.Value(), "first paragraph\n\nsecond\nx"; got != want {
+		t.Fatalf("reasoning = %q, want %q", got, want)
+	}
+	if v := in.View(NewStyles(themes.Dark()), 80); strings.Contains(v, "\n") || !strings.Contains(v, "paragraph↵↵second↵") {
+		t.Fatalf("view %q: want the breaks shown as ↵ on one line", v)
+	}
+	tool := &f.inputs[fTool]
+	tool.Focus()
+	tool.Update(tea.PasteMsg{Content: "web\nsearch"})
+	if tool.Value() != "web search" {
+		t.Fatalf("a one-line field kept a line break: %q", tool.Value())
 	}
 }

@@ -195,13 +195,16 @@ func (v *recordView) ShortHelp() []key.Binding {
 	if v.focus == fType || v.focus == fSuccess {
 		bs = append(bs, km.Choice)
 	}
+	if v.focus < fSubmit && v.f.inputs[v.focus].multiline {
+		bs = append(bs, km.LineBreak)
+	}
 	return append(bs, km.Back)
 }
 
 // FullHelp: every key of the form.
 func (v *recordView) FullHelp() [][]key.Binding {
 	km := v.c.Keys
-	return [][]key.Binding{{km.NextField, km.PrevField, km.Choice, km.Submit, km.Back}}
+	return [][]key.Binding{{km.NextField, km.PrevField, km.Choice, km.LineBreak, km.Submit, km.Back}}
 }
 
 // labelW is the width of the labels column.
