@@ -2,7 +2,6 @@ package opensearch
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -14,6 +13,7 @@ import (
 	"engram/ingest/osindex"
 	"engram/model"
 	"engram/query"
+	"engram/query/querytest"
 )
 
 // The benchmark index: 100,000 documents in turns of four (every tenth
@@ -30,86 +30,6 @@ const (
 	benchVersion   = "2" // change when the generator changes
 	benchBatch     = 500
 )
-
-var benchWords = func() []string {
-	cons, vows := "bdfgklmnprstvz", "aeiou"
-	rng := rand.New(rand.NewPCG(7, 7))
-	seen := map[string]bool{}
-	var out []string
-	for len(out) < 2000 {
-		var b strings.Builder
-		for range 3 {
-			b.WriteByte(cons[rng.IntN(len(cons))])
-			b.WriteByte(vows[rng.IntN(len(vows))])
-		}
-		b.WriteByte(cons[rng.IntN(len(cons))])
-		if w := b.String(); !seen[w] {
-			seen[w] = true
-			out = append(out, w)
-		}
-	}
-	return out
-}()
-
-func benchTurnKey(i int) string { return fmt.Sprintf("bt-%06d", i) }
-func benchID(i int) string      { return fmt.Sprintf("b-%07d", i) }
-
-func benchDoc(rng *rand.Rand, zipf *rand.Zipf, i int, start time.Time) *model.IndexDoc {
-	ts := start.Add(time.Duration(i) * 25920 * time.Millisecond) // 30 days
-	words := make([]string, 8+rng.IntN(7))
-	for k := range words {
-		words[k] = benchWords[zipf.Uint64()]
-	}
-	emb := make([]float64, 8)
-	for k := range emb {
-		emb[k] = math.Round((rng.Float64()*2-1)*1000) / 1000
-	}
-	var tags []string
-	for k := range 10 {
-		if rng.IntN(5) == 0 {
-			tags = append(tags, fmt.Sprintf("tag%d", k))
-		}
-	}
-	if tags == nil {
-		tags = []string{}
-	}
-	turn := i / 4
-	d := &model.IndexDoc{
-		EventID:          benchID(i),
-		Timestamp:        ts.Format(time.RFC3339Nano),
-		SessionID:        fmt.Sprintf("sess-%04d", turn%5000),
-		AgentID:          fmt.Sprintf("agent-%d", turn%20),
-		Summary:          strings.Join(words, " "),
-		Embedding:        emb,
-		Structured:       json.RawMessage(`{}`),
-		ImportanceScore:  math.Round(rng.Float64()*1000) / 1000,
-		RewardScore:      math.Round(rng.Float64()*100) / 100,
-		Confidence:       0.5,
-		DecayFactor:      1,
-		ObjectStorageKey: model.ArchivePrefix(ts) + benchID(i) + ".json",
-		Tags:             tags,
-	}
-	if turn%10 == 9 { // source-system shaped, alone in its turn
-		d.EventType = model.TypeUserInput
-		return d
-	}
-	d.TurnID = benchTurnKey(turn)
-	d.TenantID = fmt.Sprintf("tenant-%d", turn%3)
-	switch i % 4 {
-	case 0:
-		d.EventType = model.TypeUserInput
-	case 1, 2:
-		d.EventType = model.TypeAgentAction
-		d.Tool = []string{"search", "web search", "calculator"}[rng.IntN(3)]
-		lat := int64(rng.IntN(2000))
-		d.LatencyMs = &lat
-	case 3:
-		d.EventType = model.TypeToolResult
-		ok := rng.IntN(5) != 0
-		d.Success = &ok
-	}
-	return d
-}
 
 // benchReader opens the benchmark index, building it when missing or
 // incomplete.
@@ -138,12 +58,12 @@ func benchReader(b *testing.B, opts query.Options) *Reader {
 			b.Fatal(err)
 		}
 		rng := rand.New(rand.NewPCG(1, 1))
-		zipf := rand.NewZipf(rng, 1.1, 1, uint64(len(benchWords)-1))
+		zipf := rand.NewZipf(rng, 1.1, 1, uint64(len(querytest.BenchWords)-1))
 		t0 := time.Date(2026, 4, 8, 0, 0, 0, 0, time.UTC)
 		for i := 0; i < benchDocs; i += benchBatch {
 			docs := make([]*model.IndexDoc, benchBatch)
 			for k := range docs {
-				docs[k] = benchDoc(rng, zipf, i+k, t0)
+				docs[k] = querytest.BenchDoc(rng, zipf, i+k, t0, 25920*time.Millisecond)
 			}
 			writeDocs(b, ix, docs)
 		}
@@ -194,9 +114,9 @@ func BenchmarkTurn(b *testing.B) {
 	ctx := context.Background()
 	measure(b, func(int) error {
 		turn := rng.IntN(benchDocs / 4)
-		key := benchTurnKey(turn)
+		key := querytest.BenchTurnKey(turn)
 		if turn%10 == 9 {
-			key = benchID(turn * 4)
+			key = querytest.BenchID(turn * 4)
 		}
 		docs, err := r.Turn(ctx, key)
 		if err == nil && len(docs) == 0 {
@@ -252,7 +172,7 @@ func BenchmarkDocument(b *testing.B) {
 	rng := rand.New(rand.NewPCG(4, 4))
 	ctx := context.Background()
 	measure(b, func(int) error {
-		_, err := r.Document(ctx, benchID(rng.IntN(benchDocs)))
+		_, err := r.Document(ctx, querytest.BenchID(rng.IntN(benchDocs)))
 		return err
 	})
 }
@@ -260,7 +180,7 @@ func BenchmarkDocument(b *testing.B) {
 func BenchmarkSearch(b *testing.B) {
 	r := benchReader(b, query.Options{})
 	ctx := context.Background()
-	for _, src := range []string{benchWords[3], benchWords[1500] + " " + benchWords[2], `"` + benchWords[0] + " " + benchWords[1] + `"`,
+	for _, src := range []string{querytest.BenchWords[3], querytest.BenchWords[1500] + " " + querytest.BenchWords[2], `"` + querytest.BenchWords[0] + " " + querytest.BenchWords[1] + `"`,
 		"agent:agent-3 tag:tag1 success:false", "importance>=0.9 since:10d"} {
 		b.Run(fmt.Sprintf("%q", src), func(b *testing.B) {
 			measure(b, func(int) error { _, err := r.Search(ctx, src, "", 20); return err })
@@ -288,7 +208,7 @@ func BenchmarkSimilar(b *testing.B) {
 	rng := rand.New(rand.NewPCG(5, 5))
 	ctx := context.Background()
 	measure(b, func(int) error {
-		_, err := r.Similar(ctx, benchID(rng.IntN(benchDocs)), 10)
+		_, err := r.Similar(ctx, querytest.BenchID(rng.IntN(benchDocs)), 10)
 		return err
 	})
 }

@@ -2,20 +2,18 @@ package sqlite
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
 	"engram/ingest/sqlindex"
 	"engram/model"
 	"engram/query"
+	"engram/query/querytest"
 )
 
 // The benchmark database: 1,000,000 documents in turns of four (plus some
@@ -29,89 +27,6 @@ const (
 )
 
 func benchPath() string { return filepath.Join(os.TempDir(), "engram-bench-1m.db") }
-
-// benchWords is the vocabulary: made-up words (no stop words, distinct
-// stems).
-var benchWords = func() []string {
-	cons, vows := "bdfgklmnprstvz", "aeiou"
-	rng := rand.New(rand.NewPCG(7, 7))
-	seen := map[string]bool{}
-	var out []string
-	for len(out) < 2000 {
-		var b strings.Builder
-		for range 3 {
-			b.WriteByte(cons[rng.IntN(len(cons))])
-			b.WriteByte(vows[rng.IntN(len(vows))])
-		}
-		b.WriteByte(cons[rng.IntN(len(cons))])
-		if w := b.String(); !seen[w] {
-			seen[w] = true
-			out = append(out, w)
-		}
-	}
-	return out
-}()
-
-func benchTurnKey(i int) string { return fmt.Sprintf("bt-%06d", i) }
-func benchID(i int) string      { return fmt.Sprintf("b-%07d", i) }
-
-// benchDoc is document i of the benchmark database.
-func benchDoc(rng *rand.Rand, zipf *rand.Zipf, i int, start time.Time) *model.IndexDoc {
-	ts := start.Add(time.Duration(i) * 2592 * time.Millisecond) // 30 days
-	words := make([]string, 8+rng.IntN(7))
-	for k := range words {
-		words[k] = benchWords[zipf.Uint64()]
-	}
-	emb := make([]float64, 8)
-	for k := range emb {
-		emb[k] = math.Round((rng.Float64()*2-1)*1000) / 1000
-	}
-	var tags []string
-	for k := range 10 {
-		if rng.IntN(5) == 0 {
-			tags = append(tags, fmt.Sprintf("tag%d", k))
-		}
-	}
-	if tags == nil {
-		tags = []string{}
-	}
-	turn := i / 4
-	d := &model.IndexDoc{
-		EventID:          benchID(i),
-		Timestamp:        ts.Format(time.RFC3339Nano),
-		SessionID:        fmt.Sprintf("sess-%04d", turn%5000),
-		AgentID:          fmt.Sprintf("agent-%d", turn%20),
-		Summary:          strings.Join(words, " "),
-		Embedding:        emb,
-		Structured:       json.RawMessage(`{}`),
-		ImportanceScore:  math.Round(rng.Float64()*1000) / 1000,
-		RewardScore:      math.Round(rng.Float64()*100) / 100,
-		Confidence:       0.5,
-		DecayFactor:      1,
-		ObjectStorageKey: model.ArchivePrefix(ts) + benchID(i) + ".json",
-		Tags:             tags,
-	}
-	if turn%10 == 9 { // source-system shaped, alone in its turn
-		d.EventType = model.TypeUserInput
-		return d
-	}
-	d.TurnID = benchTurnKey(turn)
-	d.TenantID = fmt.Sprintf("tenant-%d", turn%3)
-	switch i % 4 {
-	case 0:
-		d.EventType = model.TypeUserInput
-	case 1, 2:
-		d.EventType = model.TypeAgentAction
-		d.Tool = []string{"search", "web search", "calculator"}[rng.IntN(3)]
-		lat := int64(rng.IntN(2000))
-		d.LatencyMs = &lat
-	case 3:
-		d.EventType = model.TypeToolResult
-		ok := rng.IntN(5) != 0
-		d.Success = &ok
-	}
-	return d
-}
 
 // benchDB returns the path of the benchmark database, building it when
 // missing.
@@ -138,13 +53,13 @@ func benchDB(b *testing.B) string {
 		b.Fatal(err)
 	}
 	rng := rand.New(rand.NewPCG(1, 1))
-	zipf := rand.NewZipf(rng, 1.1, 1, uint64(len(benchWords)-1))
+	zipf := rand.NewZipf(rng, 1.1, 1, uint64(len(querytest.BenchWords)-1))
 	t0 := time.Date(2026, 4, 8, 0, 0, 0, 0, time.UTC)
 	const batch = 10000
 	for i := 0; i < benchDocs; i += batch {
 		docs := make([]*model.IndexDoc, batch)
 		for k := range docs {
-			docs[k] = benchDoc(rng, zipf, i+k, t0)
+			docs[k] = querytest.BenchDoc(rng, zipf, i+k, t0, 2592*time.Millisecond)
 		}
 		for _, r := range db.Write(context.Background(), docs) {
 			if r.Err != nil {
@@ -182,7 +97,7 @@ func BenchmarkReader(b *testing.B) {
 	rng := rand.New(rand.NewPCG(3, 3))
 	// Query words: the 11th to 200th most frequent, in about 0.5% to 13% of
 	// the summaries (the ten most frequent are left out, as stop words).
-	words := benchWords[10:200]
+	words := querytest.BenchWords[10:200]
 
 	run := func(name string, op func() error) {
 		b.Run(name, func(b *testing.B) {
@@ -216,7 +131,7 @@ func BenchmarkReader(b *testing.B) {
 	}
 
 	run("Turn", func() error {
-		docs, err := r.Turn(ctx, benchTurnKey(rng.IntN(benchDocs/4/10)*10+rng.IntN(9)))
+		docs, err := r.Turn(ctx, querytest.BenchTurnKey(rng.IntN(benchDocs/4/10)*10+rng.IntN(9)))
 		if err != nil {
 			return err
 		}
@@ -238,7 +153,7 @@ func BenchmarkReader(b *testing.B) {
 		return err
 	})
 	run("Document", func() error {
-		_, err := r.Document(ctx, benchID(rng.IntN(benchDocs)))
+		_, err := r.Document(ctx, querytest.BenchID(rng.IntN(benchDocs)))
 		return err
 	})
 	run("Search", func() error {
@@ -265,7 +180,7 @@ func BenchmarkReader(b *testing.B) {
 	// An exact scan of every embedding: not a latency target, measured
 	// to know it.
 	run("Similar", func() error {
-		res, err := r.Similar(ctx, benchID(rng.IntN(benchDocs)), 10)
+		res, err := r.Similar(ctx, querytest.BenchID(rng.IntN(benchDocs)), 10)
 		if err != nil {
 			return err
 		}
