@@ -119,18 +119,12 @@ func exprError(e *env, src string, err error) error {
 
 func runTurns(ctx context.Context, e *env, args []string) error {
 	fs, o := turnsFlags(e)
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	src := exprArg(fs.Args())
-	if _, err := expr.Parse(src); err != nil {
-		return exprError(e, src, err)
-	}
-	r, err := openReader(o, fs, e)
+	r, err := openCommandReader(e, fs, o, args, func(int) bool { return true }, "", true)
 	if err != nil {
 		return err
 	}
 	defer r.Close()
+	src := exprArg(fs.Args())
 	var turns []query.TurnSummary
 	var after query.Cursor
 	for o.limit <= 0 || len(turns) < o.limit {
@@ -194,14 +188,7 @@ func turnJSON(t query.TurnSummary) turnOut {
 
 func runTurn(ctx context.Context, e *env, args []string) error {
 	fs, o := turnFlags(e)
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if fs.NArg() != 1 {
-		fmt.Fprintln(e.stderr, "usage: engram turn [--data DIR] [--json] [--limit N] TURN_KEY")
-		return errUsage
-	}
-	r, err := openReader(o, fs, e)
+	r, err := openCommandReader(e, fs, o, args, func(n int) bool { return n == 1 }, "usage: engram turn [--data DIR] [--json] [--limit N] TURN_KEY", false)
 	if err != nil {
 		return err
 	}
@@ -218,22 +205,12 @@ func runTurn(ctx context.Context, e *env, args []string) error {
 
 func runSearch(ctx context.Context, e *env, args []string) error {
 	fs, o := searchFlags(e)
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if fs.NArg() == 0 {
-		fmt.Fprintln(e.stderr, "usage: engram search [--data DIR] [--json] [--limit N] EXPR")
-		return errUsage
-	}
-	src := exprArg(fs.Args())
-	if _, err := expr.Parse(src); err != nil {
-		return exprError(e, src, err)
-	}
-	r, err := openReader(o, fs, e)
+	r, err := openCommandReader(e, fs, o, args, func(n int) bool { return n > 0 }, "usage: engram search [--data DIR] [--json] [--limit N] EXPR", true)
 	if err != nil {
 		return err
 	}
 	defer r.Close()
+	src := exprArg(fs.Args())
 	var docs []*model.IndexDoc
 	var after query.Cursor
 	for o.limit <= 0 || len(docs) < o.limit {
@@ -256,14 +233,7 @@ func runSearch(ctx context.Context, e *env, args []string) error {
 
 func runSimilar(ctx context.Context, e *env, args []string) error {
 	fs, o := similarFlags(e)
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if fs.NArg() != 1 {
-		fmt.Fprintln(e.stderr, "usage: engram similar [--data DIR] [--json] [--limit N] EVENT_ID")
-		return errUsage
-	}
-	r, err := openReader(o, fs, e)
+	r, err := openCommandReader(e, fs, o, args, func(n int) bool { return n == 1 }, "usage: engram similar [--data DIR] [--json] [--limit N] EVENT_ID", false)
 	if err != nil {
 		return err
 	}
@@ -284,14 +254,7 @@ func runSimilar(ctx context.Context, e *env, args []string) error {
 // until ctx is cancelled (or --limit events).
 func runTail(ctx context.Context, e *env, args []string) error {
 	fs, o := tailFlags(e)
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if fs.NArg() != 0 {
-		fmt.Fprintln(e.stderr, "usage: engram tail [--data DIR] [--json=false] [--limit N]")
-		return errUsage
-	}
-	r, err := openReader(o, fs, e)
+	r, err := openCommandReader(e, fs, o, args, func(n int) bool { return n == 0 }, "usage: engram tail [--data DIR] [--json=false] [--limit N]", false)
 	if err != nil {
 		return err
 	}
@@ -475,4 +438,23 @@ func termWidth(e *env) int {
 		return n
 	}
 	return 120
+}
+
+// openCommandReader parses a read command's flags, checks how many
+// arguments it got (printing usage otherwise), checks its expression if it
+// takes one, and opens the reader.
+func openCommandReader(e *env, fs *flag.FlagSet, o *queryOpts, args []string, nargsOK func(int) bool, usage string, takesExpr bool) (query.Reader, error) {
+	if err := parse(fs, args); err != nil {
+		return nil, err
+	}
+	if !nargsOK(fs.NArg()) {
+		fmt.Fprintln(e.stderr, usage)
+		return nil, errUsage
+	}
+	if src := exprArg(fs.Args()); takesExpr {
+		if _, err := expr.Parse(src); err != nil {
+			return nil, exprError(e, src, err)
+		}
+	}
+	return openReader(o, fs, e)
 }
