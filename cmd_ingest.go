@@ -85,14 +85,13 @@ func runIngest(ctx context.Context, e *env, args []string) error {
 		rejects = ingest.NewRejects(filepath.Join(data, "rejects", time.Now().UTC().Format("20060102T150405.000Z")+".jsonl"))
 		defer rejects.Close()
 	}
-	rep0 := newReporter(e, false, nil)
-	cfg.Observer, cfg.Transient = rep0, transient
+	rep := newReporter(e, o.trace, rejects)
+	rep.redact = conf.redact
+	cfg.Observer, cfg.Transient = rep, transient
 	p, err := ingest.New(cfg)
 	if err != nil {
 		return err
 	}
-	rep := rep0
-	rep.trace, rep.rejects, rep.redact = o.trace, rejects, conf.redact
 	if err := recoverPending(ctx, e, p, cfg.Journal, archive); err != nil {
 		return err
 	}
