@@ -11,44 +11,83 @@ import (
 // indexer gathers archived events into batches, indexes each batch with one
 // write, then publishes the events that were newly indexed. It is the only
 // place documents are written, so per event archive → index → publish holds.
+// It runs as three steps joined by channels, so that archive writes, the
+// fsync of a batch's directory entries and the index commit of the batch
+// before it all proceed at once.
 func (p *Pipeline) indexer(ctx context.Context, in <-chan *work, finished chan<- *Trace) {
-	for {
-		batch := p.gather(in)
-		if len(batch) == 0 {
-			return
+	batches := make(chan []*work, 1)
+	synced := make(chan syncedBatch, 1)
+	go func() {
+		defer close(batches)
+		p.gather(in, batches)
+	}()
+	go func() {
+		defer close(synced)
+		for b := range batches {
+			err := p.retry(ctx, StageArchive, func() error { return p.syncArchive(ctx) })
+			synced <- syncedBatch{b, err}
 		}
-		p.writeBatch(ctx, batch)
-		for _, w := range batch {
+	}()
+	for b := range synced {
+		p.writeBatch(ctx, b.batch, b.syncErr)
+		for _, w := range b.batch {
 			finished <- w.t
 		}
 	}
 }
 
-// gather blocks for the first document, then takes more until the batch is
-// full, the input closes or BatchWait has passed.
-func (p *Pipeline) gather(in <-chan *work) []*work {
-	w, ok := <-in
-	if !ok {
-		return nil
-	}
-	batch := []*work{w}
-	timer := time.NewTimer(p.cfg.BatchWait)
-	defer timer.Stop()
-	for len(batch) < p.cfg.BatchSize {
-		select {
-		case w, ok := <-in:
-			if !ok {
-				return batch
-			}
-			batch = append(batch, w)
-		case <-timer.C:
-			return batch
-		}
-	}
-	return batch
+// syncedBatch is a batch whose archive entries were made durable, unless
+// syncErr says otherwise.
+type syncedBatch struct {
+	batch   []*work
+	syncErr error
 }
 
-func (p *Pipeline) writeBatch(ctx context.Context, batch []*work) {
+// gather sends batches of archived events to out. A batch leaves when it is
+// full, or once its first event has waited BatchWait and the next step is
+// free to take it; while that step is busy, the batch goes on filling, so
+// under load batches grow to BatchSize instead of being cut by the clock.
+func (p *Pipeline) gather(in <-chan *work, out chan<- []*work) {
+	var batch []*work
+	var timer *time.Timer
+	var expired <-chan time.Time
+	ready := false
+	for {
+		if in == nil && len(batch) == 0 {
+			return
+		}
+		var send chan<- []*work
+		if len(batch) > 0 && (ready || len(batch) >= p.cfg.BatchSize) {
+			send = out
+		}
+		var recv <-chan *work
+		if len(batch) < p.cfg.BatchSize {
+			recv = in
+		}
+		select {
+		case w, ok := <-recv:
+			if !ok {
+				in, ready = nil, true
+				continue
+			}
+			batch = append(batch, w)
+			if len(batch) == 1 {
+				timer = time.NewTimer(p.cfg.BatchWait)
+				expired = timer.C
+			}
+		case <-expired:
+			ready, expired = true, nil
+		case send <- batch:
+			if timer != nil {
+				timer.Stop()
+			}
+			batch, expired = nil, nil
+			ready = in == nil
+		}
+	}
+}
+
+func (p *Pipeline) writeBatch(ctx context.Context, batch []*work, syncErr error) {
 	docs := make([]*model.IndexDoc, len(batch))
 	start := time.Now()
 	for i, w := range batch {
@@ -57,7 +96,7 @@ func (p *Pipeline) writeBatch(ctx context.Context, batch []*work) {
 		r.Stage, r.Status, r.Start = StageIndex, StatusRunning, start
 		p.notify(w.t, *r)
 	}
-	results := p.index(ctx, docs)
+	results := p.index(ctx, docs, syncErr)
 	elapsed := time.Since(start)
 	var pub []*work
 	for i, w := range batch {
@@ -140,13 +179,14 @@ func (p *Pipeline) syncArchive(ctx context.Context) error {
 	return nil
 }
 
-// index writes docs, retrying the documents whose failure is transient (a
+// index writes docs, unless their archive entries could not be made
+// durable (syncErr), retrying the documents whose failure is transient (a
 // whole batch when the cluster is down, single items it answered 429 for).
 // Documents already created are never sent twice: create semantics make a
 // resent one come back as "already there", and it counts as created.
-func (p *Pipeline) index(ctx context.Context, docs []*model.IndexDoc) []IndexResult {
+func (p *Pipeline) index(ctx context.Context, docs []*model.IndexDoc, syncErr error) []IndexResult {
 	results := make([]IndexResult, len(docs))
-	if err := p.retry(ctx, StageArchive, func() error { return p.syncArchive(ctx) }); err != nil {
+	if err := syncErr; err != nil {
 		for i := range results {
 			results[i].Err = err
 		}

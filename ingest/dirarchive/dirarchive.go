@@ -26,7 +26,8 @@ import (
 // also by several processes.
 type Store struct {
 	root string
-	dirs dirSyncer
+	dirs *groupCommit[string, struct{}] // fsyncs of directories
+	data *groupCommit[struct{}, int]    // makes new files' contents durable
 
 	mu    sync.Mutex
 	dirty map[string]bool // directories with entries not yet fsynced
@@ -37,7 +38,12 @@ func Open(dir string) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("archive directory %s: %w", dir, err)
 	}
-	return &Store{root: dir, dirs: dirSyncer{pending: map[string]*syncRound{}}, dirty: map[string]bool{}}, nil
+	return &Store{
+		root:  dir,
+		dirs:  newGroupCommit(func(dir string, _ []struct{}) error { return fsyncDir(dir) }),
+		data:  newGroupCommit(func(_ struct{}, fds []int) error { return syncData(fds) }),
+		dirty: map[string]bool{},
+	}, nil
 }
 
 // Root is the archive's directory.
@@ -74,7 +80,7 @@ func (s *Store) Put(ctx context.Context, key string, body []byte) (bool, error) 
 	if err := s.mkdirDurable(dir); err != nil {
 		return false, err
 	}
-	err = linkNew(dir, final, body)
+	err = s.linkNew(dir, final, body)
 	if err != nil {
 		if errors.Is(err, unix.EEXIST) || errors.Is(err, fs.ErrExist) {
 			return false, s.compare(key, final, body)
@@ -94,7 +100,7 @@ func (s *Store) Sync(ctx context.Context) error {
 	s.dirty = map[string]bool{}
 	s.mu.Unlock()
 	for dir := range dirs {
-		if err := s.dirs.sync(dir); err != nil {
+		if err := s.dirs.do(dir, struct{}{}); err != nil {
 			s.mu.Lock()
 			s.dirty[dir] = true
 			s.mu.Unlock()
@@ -116,7 +122,7 @@ func (s *Store) compare(key, final string, body []byte) error {
 }
 
 // linkNew writes body durably to a new file named final in dir.
-func linkNew(dir, final string, body []byte) error {
+func (s *Store) linkNew(dir, final string, body []byte) error {
 	fd, err := unix.Open(dir, unix.O_TMPFILE|unix.O_WRONLY|unix.O_CLOEXEC, 0o644)
 	if err != nil {
 		return renameNew(dir, final, body) // no O_TMPFILE on this file system
@@ -126,7 +132,7 @@ func linkNew(dir, final string, body []byte) error {
 	if _, err := f.Write(body); err != nil {
 		return err
 	}
-	if err := f.Sync(); err != nil {
+	if err := s.data.do(struct{}{}, fd); err != nil {
 		return err
 	}
 	// Linking through /proc/self/fd needs no privilege, unlike AT_EMPTY_PATH.
@@ -185,7 +191,7 @@ func (s *Store) mkdirDurable(dir string) error {
 	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
 		return fmt.Errorf("archive: %w", err)
 	}
-	return s.dirs.sync(parent)
+	return s.dirs.do(parent, struct{}{})
 }
 
 // Get reads the object under key, at most limit bytes of it (no limit when
@@ -257,67 +263,6 @@ func (s *Store) List(ctx context.Context, prefix string, fn func(key string, siz
 		return nil
 	}
 	return err
-}
-
-// dirSyncer fsyncs directories with group commit: callers that arrive while
-// a sync of the same directory runs share the next one, so N concurrent
-// writers into one day's directory pay for far fewer than N fsyncs.
-type dirSyncer struct {
-	mu      sync.Mutex
-	pending map[string]*syncRound
-	running map[string]bool
-}
-
-type syncRound struct {
-	done chan struct{}
-	err  error
-}
-
-func (d *dirSyncer) sync(dir string) error {
-	d.mu.Lock()
-	if d.running == nil {
-		d.running = map[string]bool{}
-	}
-	r := d.pending[dir]
-	if r == nil {
-		r = &syncRound{done: make(chan struct{})}
-		d.pending[dir] = r
-	}
-	leader := !d.running[dir]
-	if leader {
-		d.running[dir] = true
-	}
-	d.mu.Unlock()
-	if leader {
-		d.lead(dir)
-	}
-	<-r.done
-	return r.err
-}
-
-// lead syncs rounds of dir until none is pending, serving the callers that
-// arrived while the previous round ran.
-// After a few rounds it hands over to a goroutine so that its own caller is
-// not kept serving others under constant load.
-func (d *dirSyncer) lead(dir string) {
-	for round := 0; ; round++ {
-		d.mu.Lock()
-		if round == 3 && d.pending[dir] != nil {
-			d.mu.Unlock()
-			go d.lead(dir)
-			return
-		}
-		r := d.pending[dir]
-		delete(d.pending, dir)
-		if r == nil {
-			d.running[dir] = false
-			d.mu.Unlock()
-			return
-		}
-		d.mu.Unlock()
-		r.err = fsyncDir(dir)
-		close(r.done)
-	}
 }
 
 func fsyncDir(dir string) error {

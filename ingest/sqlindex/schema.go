@@ -3,8 +3,16 @@ package sqlindex
 import "fmt"
 
 // SchemaVersion is the schema this package creates, kept in PRAGMA
-// user_version.
-const SchemaVersion = 1
+// user_version. Version 2 moved the full-text rows of new documents out of
+// the insert trigger into one statement per batch (see DB.Write).
+const SchemaVersion = 2
+
+// upgrades turn an index of the version given into the one before
+// SchemaVersion's statements run (they are idempotent and create what is
+// missing).
+var upgrades = map[int][]string{
+	1: {`DROP TRIGGER IF EXISTS docs_ai`},
+}
 
 // turnRecompute rebuilds the turns row of one turn key (bound as ?1 or used
 // with OLD/NEW in triggers, hence the %s).
@@ -19,8 +27,8 @@ const turnRecompute = `
          count(*), min(ts_unix_ms), max(ts_unix_ms), max(success IS 0), max(importance_score), min(seq), max(seq)
   FROM docs WHERE turn_key = %[1]s GROUP BY turn_key;`
 
-// schemaV1 creates schema version 1; every statement is idempotent.
-var schemaV1 = []string{
+// schema creates schema version SchemaVersion; every statement is idempotent.
+var schema = []string{
 	`CREATE TABLE IF NOT EXISTS docs (
   seq                INTEGER PRIMARY KEY AUTOINCREMENT,
   event_id           TEXT    NOT NULL UNIQUE,
@@ -88,9 +96,11 @@ var schemaV1 = []string{
 	`CREATE INDEX IF NOT EXISTS turns_last_seq ON turns(last_seq)`,
 	`CREATE INDEX IF NOT EXISTS turns_last_ts  ON turns(last_ts_ms)`,
 
-	// Insert: the writer's path, kept cheap (an upsert, no recompute).
+	// Insert: the writer's path, kept cheap (an upsert, no recompute). It
+	// leaves docs_fts to DB.Write: a statement that touches an FTS5 table
+	// inside a transaction makes FTS5 flush a segment, so a row-level
+	// insert would write (and then merge) one segment per document.
 	`CREATE TRIGGER IF NOT EXISTS docs_ai AFTER INSERT ON docs BEGIN
-  INSERT INTO docs_fts(rowid, summary) VALUES (new.seq, new.summary);
   INSERT OR IGNORE INTO doc_tags(tag, seq)
     SELECT value, new.seq FROM json_each(new.tags) WHERE type = 'text';
   INSERT INTO turns(turn_key, session_id, agent_id, tenant_id, n_events,

@@ -210,7 +210,14 @@ func (db *DB) setUp() error {
 		return err
 	}
 	if v < SchemaVersion {
-		for _, s := range schemaV1 {
+		for from := v; from > 0 && from < SchemaVersion; from++ {
+			for _, s := range upgrades[from] {
+				if _, err := tx.ExecContext(ctx, s); err != nil {
+					return fmt.Errorf("upgrade schema from version %d: %w", from, err)
+				}
+			}
+		}
+		for _, s := range schema {
 			if _, err := tx.ExecContext(ctx, s); err != nil {
 				return fmt.Errorf("create schema: %w", err)
 			}
@@ -237,6 +244,10 @@ var insertColumns = []string{
 var insertSQL = "INSERT INTO docs(" + strings.Join(insertColumns, ", ") + ") VALUES (" +
 	strings.TrimSuffix(strings.Repeat("?, ", len(insertColumns)), ", ") +
 	") ON CONFLICT(event_id) DO NOTHING"
+
+// ftsInsertSQL adds the full-text rows of a batch's new documents in one
+// statement, so FTS5 writes one segment per batch instead of one per row.
+const ftsInsertSQL = "INSERT INTO docs_fts(rowid, summary) SELECT seq, summary FROM docs WHERE seq >= ?"
 
 // SQL is the read pool (query_only connections) for the query side.
 func (db *DB) SQL() *sql.DB { return db.r }
@@ -339,6 +350,7 @@ func (db *DB) writeTx(ctx context.Context, docs []*model.IndexDoc, args [][]any,
 	}
 	defer tx.Rollback()
 	ins := tx.StmtContext(ctx, db.ins)
+	firstSeq := int64(-1)
 	for i, a := range args {
 		if a == nil {
 			continue
@@ -357,6 +369,17 @@ func (db *DB) writeTx(ctx context.Context, docs []*model.IndexDoc, args [][]any,
 			return err
 		}
 		res[i].Created = n == 1
+		if n == 1 && firstSeq < 0 {
+			if firstSeq, err = r.LastInsertId(); err != nil {
+				return err
+			}
+		}
+	}
+	if firstSeq >= 0 {
+		// The write lock is ours: every row from firstSeq on is this batch's.
+		if _, err := tx.ExecContext(ctx, ftsInsertSQL, firstSeq); err != nil {
+			return err
+		}
 	}
 	return tx.Commit()
 }

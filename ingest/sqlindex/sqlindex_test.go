@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -590,5 +591,92 @@ func TestDescribe(t *testing.T) {
 	db, path := openTest(t)
 	if db.Name() != "experience_events" || db.Describe() != "sqlite "+path {
 		t.Fatal(db.Name(), db.Describe())
+	}
+}
+
+// TestFTSAcrossBatches: the full-text rows of a batch are added in one
+// statement after its inserts; documents already stored, or failing alone,
+// must get none, and every created one must get exactly one.
+func TestFTSAcrossBatches(t *testing.T) {
+	db, _ := openTest(t)
+	a, b := testDoc("a"), testDoc("b")
+	a.Summary, b.Summary = "alpha first batch", "bravo first batch"
+	mustWrite(t, db, a, b)
+	again, bad, c := testDoc("a"), testDoc("bad"), testDoc("c")
+	again.Summary = "alpha changed later" // a duplicate: left as it was
+	bad.Timestamp = "yesterday"
+	c.Summary = "charlie second batch"
+	res := db.Write(context.Background(), []*model.IndexDoc{again, bad, c})
+	if res[0].Created || res[0].Err != nil || res[1].Err == nil || !res[2].Created {
+		t.Fatalf("results %+v", res)
+	}
+	for q, want := range map[string]string{
+		"batch":   "[a b c]",
+		"changed": "[]",
+		"charlie": "[c]",
+	} {
+		if got := fmt.Sprint(ftsIDs(t, db, q)); got != want {
+			t.Errorf("MATCH %q = %s, want %s", q, got, want)
+		}
+	}
+	var n int
+	db.SQL().QueryRow("SELECT count(*) FROM docs_fts_docsize").Scan(&n)
+	if n != 3 {
+		t.Fatalf("%d full-text rows for 3 documents", n)
+	}
+	if _, err := db.w.Exec("INSERT INTO docs_fts(docs_fts) VALUES ('integrity-check')"); err != nil {
+		t.Fatal("fts integrity:", err)
+	}
+}
+
+// TestUpgradeFromVersion1: an index written by schema version 1 (whose
+// insert trigger added the full-text row) is upgraded in place by Open, and
+// its old and new documents are all found exactly once.
+func TestUpgradeFromVersion1(t *testing.T) {
+	db, path := openTest(t)
+	for _, s := range []string{
+		"DROP TRIGGER docs_ai",
+		`CREATE TRIGGER docs_ai AFTER INSERT ON docs BEGIN
+  INSERT INTO docs_fts(rowid, summary) VALUES (new.seq, new.summary);
+  INSERT OR IGNORE INTO doc_tags(tag, seq)
+    SELECT value, new.seq FROM json_each(new.tags) WHERE type = 'text';
+END`,
+		"PRAGMA user_version = 1",
+	} {
+		if _, err := db.w.Exec(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old := testDoc("old")
+	old.Summary = "written by version one"
+	args, err := rowArgs(old, "2026-05-08T22:31:25.000Z")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.w.Exec(insertSQL, args...); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+
+	db, err = Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var v int
+	var trigger string
+	db.SQL().QueryRow("PRAGMA user_version").Scan(&v)
+	db.SQL().QueryRow("SELECT sql FROM sqlite_master WHERE name = 'docs_ai'").Scan(&trigger)
+	if v != SchemaVersion || strings.Contains(trigger, "docs_fts") {
+		t.Fatalf("after upgrade: version %d, trigger %s", v, trigger)
+	}
+	fresh := testDoc("new")
+	fresh.Summary = "written by version two"
+	mustWrite(t, db, fresh)
+	if got := fmt.Sprint(ftsIDs(t, db, "written")); got != "[new old]" {
+		t.Fatalf("MATCH written = %s", got)
+	}
+	if _, err := db.w.Exec("INSERT INTO docs_fts(docs_fts) VALUES ('integrity-check')"); err != nil {
+		t.Fatal("fts integrity:", err)
 	}
 }

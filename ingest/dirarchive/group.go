@@ -1,0 +1,88 @@
+package dirarchive
+
+import (
+	"sync"
+
+	"golang.org/x/sys/unix"
+)
+
+// groupCommit runs an expensive, idempotent flush for many callers at once:
+// callers that arrive while a flush of the same key runs share the next one,
+// so N concurrent writers pay for far fewer than N flushes. That is what
+// makes a durable write per event affordable: a flush costs a journal commit
+// and a cache flush of the disk whether it covers one file or a hundred.
+type groupCommit[K comparable, T any] struct {
+	flush func(K, []T) error
+
+	mu      sync.Mutex
+	pending map[K]*commitRound[T]
+	running map[K]bool
+}
+
+type commitRound[T any] struct {
+	items []T
+	done  chan struct{}
+	err   error
+}
+
+func newGroupCommit[K comparable, T any](flush func(K, []T) error) *groupCommit[K, T] {
+	return &groupCommit[K, T]{flush: flush, pending: map[K]*commitRound[T]{}, running: map[K]bool{}}
+}
+
+// do adds item to the next flush of key and waits for that flush.
+func (g *groupCommit[K, T]) do(key K, item T) error {
+	g.mu.Lock()
+	r := g.pending[key]
+	if r == nil {
+		r = &commitRound[T]{done: make(chan struct{})}
+		g.pending[key] = r
+	}
+	r.items = append(r.items, item)
+	leader := !g.running[key]
+	if leader {
+		g.running[key] = true
+	}
+	g.mu.Unlock()
+	if leader {
+		g.lead(key)
+	}
+	<-r.done
+	return r.err
+}
+
+// lead flushes rounds of key until none is pending. After a few rounds it
+// hands over to a goroutine so that its own caller is not kept serving
+// others under constant load.
+func (g *groupCommit[K, T]) lead(key K) {
+	for round := 0; ; round++ {
+		g.mu.Lock()
+		if round == 3 && g.pending[key] != nil {
+			g.mu.Unlock()
+			go g.lead(key)
+			return
+		}
+		r := g.pending[key]
+		delete(g.pending, key)
+		if r == nil {
+			g.running[key] = false
+			g.mu.Unlock()
+			return
+		}
+		g.mu.Unlock()
+		r.err = g.flush(key, r.items)
+		close(r.done)
+	}
+}
+
+// syncData makes the contents of the open files fds durable. One file is
+// fsynced; for several, one syncfs(2) writes back every dirty file of the
+// file system and commits the journal once, instead of once per file. The
+// files are all open and written when it runs (their writers wait for it),
+// and since Linux 5.8 syncfs reports write-back errors of the file system
+// since fds[0] was opened, so a failure is not lost.
+func syncData(fds []int) error {
+	if len(fds) == 1 {
+		return unix.Fsync(fds[0])
+	}
+	return unix.Syncfs(fds[0])
+}
