@@ -11,12 +11,15 @@ import (
 // indexer gathers archived events into batches, indexes each batch with one
 // write, then publishes the events that were newly indexed. It is the only
 // place documents are written, so per event archive → index → publish holds.
-// It runs as three steps joined by channels, so that archive writes, the
-// fsync of a batch's directory entries and the index commit of the batch
-// before it all proceed at once.
+// It runs as four steps joined by channels (gather, make the batch's
+// archive entries durable, index, publish), each handling batches in order,
+// so that archive writes, a batch's directory fsync, the index commit of the
+// batch before it and the notifications of the one before that all proceed
+// at once.
 func (p *Pipeline) indexer(ctx context.Context, in <-chan *work, finished chan<- *Trace) {
 	batches := make(chan []*work, 1)
 	synced := make(chan syncedBatch, 1)
+	indexed := make(chan indexedBatch, 1)
 	go func() {
 		defer close(batches)
 		p.gather(in, batches)
@@ -28,12 +31,24 @@ func (p *Pipeline) indexer(ctx context.Context, in <-chan *work, finished chan<-
 			synced <- syncedBatch{b, err}
 		}
 	}()
-	for b := range synced {
-		p.writeBatch(ctx, b.batch, b.syncErr)
+	go func() {
+		defer close(indexed)
+		for b := range synced {
+			indexed <- indexedBatch{b.batch, p.writeBatch(ctx, b.batch, b.syncErr)}
+		}
+	}()
+	for b := range indexed {
+		p.publishBatch(ctx, b.batch, b.results)
 		for _, w := range b.batch {
 			finished <- w.t
 		}
 	}
+}
+
+// indexedBatch is a batch and the index's result for each of its events.
+type indexedBatch struct {
+	batch   []*work
+	results []IndexResult
 }
 
 // syncedBatch is a batch whose archive entries were made durable, unless
@@ -87,7 +102,8 @@ func (p *Pipeline) gather(in <-chan *work, out chan<- []*work) {
 	}
 }
 
-func (p *Pipeline) writeBatch(ctx context.Context, batch []*work, syncErr error) {
+// writeBatch indexes batch and returns the index's result for each event.
+func (p *Pipeline) writeBatch(ctx context.Context, batch []*work, syncErr error) []IndexResult {
 	docs := make([]*model.IndexDoc, len(batch))
 	start := time.Now()
 	for i, w := range batch {
@@ -98,19 +114,28 @@ func (p *Pipeline) writeBatch(ctx context.Context, batch []*work, syncErr error)
 	}
 	results := p.index(ctx, docs, syncErr)
 	elapsed := time.Since(start)
-	var pub []*work
 	for i, w := range batch {
 		r := &w.t.Stages[StageIndex]
 		r.Duration, r.Status, r.Err = elapsed, StatusDone, results[i].Err
 		switch {
 		case results[i].Err != nil:
 			r.Status = StatusFailed
-		case results[i].Created:
-			pub = append(pub, w)
-		default:
+		case !results[i].Created:
 			r.Note = "already indexed"
 		}
 		p.notify(w.t, *r)
+	}
+	return results
+}
+
+// publishBatch publishes the events of batch that were newly indexed and
+// concludes every event of it.
+func (p *Pipeline) publishBatch(ctx context.Context, batch []*work, results []IndexResult) {
+	var pub []*work
+	for i, w := range batch {
+		if results[i].Err == nil && results[i].Created {
+			pub = append(pub, w)
+		}
 	}
 	p.publish(ctx, pub)
 	for i, w := range batch {

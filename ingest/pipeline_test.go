@@ -28,7 +28,11 @@ type stores struct {
 
 func newStores(t testing.TB) *stores {
 	t.Helper()
-	dir := t.TempDir()
+	return newStoresIn(t, t.TempDir())
+}
+
+func newStoresIn(t testing.TB, dir string) *stores {
+	t.Helper()
 	a, err := dirarchive.Open(filepath.Join(dir, "archive"))
 	if err != nil {
 		t.Fatal(err)

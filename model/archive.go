@@ -26,11 +26,11 @@ func (e *Event) ArchiveJSON() ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("input.embedding: %w", err)
 	}
-	members, err := splitObject(raw)
+	members, err := splitValid(raw) // raw was decoded: valid JSON
 	if err != nil {
 		return nil, err
 	}
-	input, err := splitObject(members.get("input"))
+	input, err := splitValid(members.get("input"))
 	if err != nil {
 		return nil, fmt.Errorf("input: %w", err)
 	}
@@ -72,28 +72,6 @@ type member struct {
 }
 
 type object []member
-
-// splitObject reads a JSON object's members in order without interpreting
-// their values.
-func splitObject(raw []byte) (object, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return nil, fmt.Errorf("expected a JSON object")
-	}
-	var obj object
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, err
-		}
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, err
-		}
-		obj = append(obj, member{tok.(string), v})
-	}
-	return obj, nil
-}
 
 func (o object) get(name string) json.RawMessage {
 	for _, m := range o {

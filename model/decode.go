@@ -17,8 +17,13 @@ type DecodeOptions struct {
 	NewID func() string
 }
 
-// wire records which members were present, where "absent" and "zero" differ.
+// wire records which members were present, where "absent" and "zero" differ,
+// and the members only the CaseHub shape has.
 type wire struct {
+	Description json.RawMessage `json:"description"`
+	Kind        json.RawMessage `json:"kind"`
+	CaseID      json.RawMessage `json:"caseId"`
+
 	Context         json.RawMessage `json:"context"`
 	ImportanceScore json.RawMessage `json:"importanceScore"`
 	Tags            json.RawMessage `json:"tags"`
@@ -29,9 +34,7 @@ type wire struct {
 	InternalState *struct {
 		Confidence json.RawMessage `json:"confidence"`
 	} `json:"internalState"`
-	Result *struct {
-		Output json.RawMessage `json:"output"`
-	} `json:"result"`
+	Result json.RawMessage `json:"result"` // a string in the CaseHub shape
 	Evaluation *struct {
 		RewardScore         json.RawMessage `json:"rewardScore"`
 		SelfAssessedQuality json.RawMessage `json:"selfAssessedQuality"`
@@ -50,11 +53,16 @@ func Decode(data []byte, opt DecodeOptions) (*Event, error) {
 	if len(data) == 0 || data[0] != '{' {
 		return nil, Problems{{"", "expected a JSON object"}}
 	}
-	if err := json.Unmarshal(data, new(json.RawMessage)); err != nil {
+	if !json.Valid(data) {
+		// Only now pay for the decoder that says where.
+		err := json.Unmarshal(data, new(json.RawMessage))
 		// Offsets count from the caller's first byte, not the trimmed one.
 		var syn *json.SyntaxError
 		if errors.As(err, &syn) {
 			syn.Offset += lead
+		}
+		if err == nil {
+			err = errors.New("invalid JSON")
 		}
 		return nil, jsonProblem(err)
 	}
@@ -68,21 +76,12 @@ func Decode(data []byte, opt DecodeOptions) (*Event, error) {
 	// result is a string, a native event's an object. An object without
 	// input that carries a member only CaseHub has is a CaseHub event, so
 	// that one lacking its description is told so.
-	var shape struct {
-		Input       json.RawMessage `json:"input"`
-		Description json.RawMessage `json:"description"`
-		Kind        json.RawMessage `json:"kind"`
-		CaseID      json.RawMessage `json:"caseId"`
-	}
-	if err := json.Unmarshal(norm, &shape); err != nil {
-		return nil, jsonProblem(err)
-	}
-	if !set(shape.Input) && (set(shape.Description) || set(shape.Kind) || set(shape.CaseID)) {
-		return decodeCaseHub(norm, opt)
-	}
 	var w wire
 	if err := json.Unmarshal(norm, &w); err != nil {
 		return nil, jsonProblem(err)
+	}
+	if w.Input == nil && (set(w.Description) || set(w.Kind) || set(w.CaseID)) {
+		return decodeCaseHub(norm, opt)
 	}
 	e := &Event{}
 	if err := json.Unmarshal(norm, e); err != nil {
@@ -102,8 +101,14 @@ func Decode(data []byte, opt DecodeOptions) (*Event, error) {
 	if w.InternalState != nil {
 		e.present.confidence = set(w.InternalState.Confidence)
 	}
-	if w.Result != nil {
-		e.present.output = set(w.Result.Output)
+	if e.Result != nil {
+		var r struct {
+			Output json.RawMessage `json:"output"`
+		}
+		if err := json.Unmarshal(w.Result, &r); err != nil {
+			return nil, jsonProblem(err)
+		}
+		e.present.output = set(r.Output)
 	}
 	if w.Evaluation != nil {
 		e.present.reward = set(w.Evaluation.RewardScore)
@@ -205,7 +210,7 @@ func membersOf(types ...reflect.Type) memberSet {
 //     by JavaScript as the last; it is reported as a problem rather than
 //     guessed at.
 func exactMembers(data []byte, path string, known memberSet) ([]byte, Problems) {
-	obj, err := splitObject(data)
+	obj, err := splitValid(data)
 	if err != nil {
 		return data, nil // not an object: the decoder reports it
 	}

@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 
@@ -31,6 +32,8 @@ type Store struct {
 
 	mu    sync.Mutex
 	dirty map[string]bool // directories with entries not yet fsynced
+	made  sync.Map        // directories known to exist durably
+	mkMu  sync.Mutex      // serialises making directories
 }
 
 // Open returns the archive rooted at dir, creating it if needed.
@@ -135,7 +138,30 @@ func (s *Store) linkNew(dir, final string, body []byte) error {
 	if err := s.data.do(struct{}{}, fd); err != nil {
 		return err
 	}
-	// Linking through /proc/self/fd needs no privilege, unlike AT_EMPTY_PATH.
+	return linkFD(fd, final)
+}
+
+// procLink is set once linkat(AT_EMPTY_PATH) was refused: before Linux 6.10
+// it needs CAP_DAC_READ_SEARCH, and linking through /proc/self/fd (one path
+// walk more) needs no privilege.
+var procLink atomic.Bool
+
+func linkFD(fd int, final string) error {
+	if !procLink.Load() {
+		err := unix.Linkat(fd, "", unix.AT_FDCWD, final, unix.AT_EMPTY_PATH)
+		if !errors.Is(err, unix.EPERM) && !errors.Is(err, unix.ENOENT) && !errors.Is(err, unix.EINVAL) {
+			return err
+		}
+		err = linkProc(fd, final)
+		if err == nil {
+			procLink.Store(true)
+		}
+		return err
+	}
+	return linkProc(fd, final)
+}
+
+func linkProc(fd int, final string) error {
 	return unix.Linkat(unix.AT_FDCWD, fmt.Sprintf("/proc/self/fd/%d", fd), unix.AT_FDCWD, final, unix.AT_SYMLINK_FOLLOW)
 }
 
@@ -176,22 +202,39 @@ func writeTemp(dir string, body []byte) (string, error) {
 	return f.Name(), nil
 }
 
-// mkdirDurable creates dir and its missing parents, syncing each parent
-// whose entries changed so the new directories survive a crash.
+// mkdirDurable creates dir and its missing parents and makes their entries
+// durable, once per directory and process. Directories found existing are
+// synced too: another writer (or process) may have created them and not yet
+// synced, and an object must not be reported as archived before the path to
+// it is durable. Creation is serialised, so no caller proceeds past a
+// directory another caller is still making durable.
 func (s *Store) mkdirDurable(dir string) error {
-	if _, err := os.Stat(dir); err == nil {
+	if _, ok := s.made.Load(dir); ok {
+		return nil
+	}
+	s.mkMu.Lock()
+	defer s.mkMu.Unlock()
+	return s.mkdirs(dir)
+}
+
+func (s *Store) mkdirs(dir string) error {
+	if _, ok := s.made.Load(dir); ok {
 		return nil
 	}
 	parent := filepath.Dir(dir)
 	if parent != dir && parent != s.root {
-		if err := s.mkdirDurable(parent); err != nil {
+		if err := s.mkdirs(parent); err != nil {
 			return err
 		}
 	}
 	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
 		return fmt.Errorf("archive: %w", err)
 	}
-	return s.dirs.do(parent, struct{}{})
+	if err := s.dirs.do(parent, struct{}{}); err != nil {
+		return fmt.Errorf("archive: sync directory %s: %w", parent, err)
+	}
+	s.made.Store(dir, true)
+	return nil
 }
 
 // Get reads the object under key, at most limit bytes of it (no limit when
