@@ -34,7 +34,7 @@ type wire struct {
 	InternalState *struct {
 		Confidence json.RawMessage `json:"confidence"`
 	} `json:"internalState"`
-	Result json.RawMessage `json:"result"` // a string in the CaseHub shape
+	Result     json.RawMessage `json:"result"` // a string in the CaseHub shape
 	Evaluation *struct {
 		RewardScore         json.RawMessage `json:"rewardScore"`
 		SelfAssessedQuality json.RawMessage `json:"selfAssessedQuality"`
