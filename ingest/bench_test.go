@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"sync"
 	"syscall"
@@ -16,10 +15,13 @@ import (
 )
 
 // BenchmarkIngestVsFsync ingests b.N generated events into the embedded
-// stores (durable: every archive file and directory entry fsynced, the index
-// committed with synchronous=FULL) and, interleaved with it in rounds on the
-// same machine, creates and fsyncs the same number of files of the same
-// sizes with the same concurrency. Rounds alternate so that the machine's
+// stores (durable: every archive file's contents flushed before it is
+// linked, by fsync or by one syncfs shared by the writers waiting together,
+// its directory entry fsynced before it is indexed, the index committed with
+// synchronous=FULL) and, interleaved with it in rounds on the same machine,
+// creates and fsyncs the same number of files of the same sizes with the
+// same concurrency (the pipeline's default, 64 per CPU, unless
+// ENGRAM_BENCH_WORKERS says otherwise). Rounds alternate so that the machine's
 // drift (a shared, noisy disk) hits both alike; it reports both rates and
 // the median of the per-round ratios.
 func BenchmarkIngestVsFsync(b *testing.B) {
@@ -46,7 +48,7 @@ func BenchmarkIngestVsFsync(b *testing.B) {
 		if sum.Ingested != len(chunk) {
 			b.Fatalf("summary %+v", sum)
 		}
-		rt := rawFsync(b, chunk, max(cfg.Workers, 4*workers()))
+		rt := rawFsync(b, chunk, p.Workers())
 		ingestTime, rawTime = ingestTime+it, rawTime+rt
 		ingestCPU, rawCPU = ingestCPU+cpu1-cpu0, rawCPU+cpuTime()-cpu1
 		ratios = append(ratios, rt.Seconds()/it.Seconds())
@@ -94,9 +96,6 @@ func cpuTime() time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
-
-// workers is the pipeline's default concurrency, used for the raw writers too.
-func workers() int { return runtime.NumCPU() }
 
 // rawFsync creates and fsyncs one file per body with n writers, all in
 // one directory as the archive puts one day's events in one, and returns

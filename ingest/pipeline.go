@@ -30,7 +30,7 @@ type Config struct {
 	Observer  Observer // optional
 	Decode    model.DecodeOptions
 
-	Workers    int           // concurrent events (default 4×CPUs: archive writes wait on fsync)
+	Workers    int           // concurrent events (default: the archive's Concurrency, else 4×CPUs)
 	BatchSize  int           // index documents per write (default 256)
 	BatchWait  time.Duration // longest a document waits for its batch to fill (default 20ms)
 	SummaryLen int           // characters of input.text in the index summary
@@ -65,6 +65,9 @@ func New(cfg Config) (*Pipeline, error) {
 	}
 	if cfg.Workers <= 0 {
 		cfg.Workers = 4 * runtime.NumCPU()
+		if c, ok := cfg.Archive.(Concurrent); ok {
+			cfg.Workers = c.Concurrency()
+		}
 	}
 	if cfg.BatchSize <= 0 {
 		cfg.BatchSize = 256
@@ -74,6 +77,9 @@ func New(cfg Config) (*Pipeline, error) {
 	}
 	return &Pipeline{cfg: cfg}, nil
 }
+
+// Workers is how many events the pipeline runs at once.
+func (p *Pipeline) Workers() int { return p.cfg.Workers }
 
 // Summary counts how a run's inputs ended.
 type Summary struct {

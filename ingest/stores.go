@@ -25,6 +25,13 @@ type Archive interface {
 	Describe() string
 }
 
+// Concurrent is an Archive that names how many Puts should run at once by
+// default: the directory archive group-commits the writes that wait
+// together, so it wants many more than a network store does.
+type Concurrent interface {
+	Concurrency() int
+}
+
 // Syncer is an Archive whose Put makes objects visible at once but durable
 // only when Sync returns, so that many writes can share one sync. The
 // pipeline calls Sync before it indexes a batch: nothing is indexed that a
