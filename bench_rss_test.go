@@ -22,7 +22,16 @@ func BenchmarkIngestMillionRSS(b *testing.B) {
 	if v := os.Getenv("ENGRAM_BENCH_EVENTS"); v != "" {
 		fmt.Sscan(v, &n)
 	}
-	dir := b.TempDir()
+	dir, err := b.TempDir(), error(nil)
+	if root := os.Getenv("ENGRAM_BENCH_DIR"); root != "" {
+		// Kept: see ENGRAM_BENCH_DIR in BENCHMARKS.md.
+		if err := os.MkdirAll(root, 0o755); err != nil {
+			b.Fatal(err)
+		}
+		if dir, err = os.MkdirTemp(root, "rss-"); err != nil {
+			b.Fatal(err)
+		}
+	}
 	path := filepath.Join(dir, "events.jsonl")
 	f, err := os.Create(path)
 	if err != nil {

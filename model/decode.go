@@ -17,30 +17,6 @@ type DecodeOptions struct {
 	NewID func() string
 }
 
-// wire records which members were present, where "absent" and "zero" differ,
-// and the members only the CaseHub shape has.
-type wire struct {
-	Description json.RawMessage `json:"description"`
-	Kind        json.RawMessage `json:"kind"`
-	CaseID      json.RawMessage `json:"caseId"`
-
-	Context         json.RawMessage `json:"context"`
-	ImportanceScore json.RawMessage `json:"importanceScore"`
-	Tags            json.RawMessage `json:"tags"`
-	Input           *struct {
-		Text      json.RawMessage `json:"text"`
-		Embedding json.RawMessage `json:"embedding"`
-	} `json:"input"`
-	InternalState *struct {
-		Confidence json.RawMessage `json:"confidence"`
-	} `json:"internalState"`
-	Result     json.RawMessage `json:"result"` // a string in the CaseHub shape
-	Evaluation *struct {
-		RewardScore         json.RawMessage `json:"rewardScore"`
-		SelfAssessedQuality json.RawMessage `json:"selfAssessedQuality"`
-	} `json:"evaluation"`
-}
-
 func set(m json.RawMessage) bool { return len(m) > 0 && string(m) != "null" }
 
 // Decode parses one JSON object as an experience event, accepting the
@@ -67,8 +43,11 @@ func Decode(data []byte, opt DecodeOptions) (*Event, error) {
 		return nil, jsonProblem(err)
 	}
 	// What the decoder reads: members matched exactly (see exactMembers).
-	// The raw event, kept for the archive, stays as it came.
-	norm, ps := exactMembers(data, "", knownMembers)
+	// The raw event, kept for the archive, stays as it came. Which members
+	// are given (and not null) is noted on the way, where "absent" and
+	// "zero" differ.
+	given := map[string]bool{}
+	norm, ps := exactMembers(data, "", knownMembers, given)
 	if len(ps) > 0 {
 		return nil, ps
 	}
@@ -76,11 +55,7 @@ func Decode(data []byte, opt DecodeOptions) (*Event, error) {
 	// result is a string, a native event's an object. An object without
 	// input that carries a member only CaseHub has is a CaseHub event, so
 	// that one lacking its description is told so.
-	var w wire
-	if err := json.Unmarshal(norm, &w); err != nil {
-		return nil, jsonProblem(err)
-	}
-	if w.Input == nil && (set(w.Description) || set(w.Kind) || set(w.CaseID)) {
+	if !given["input"] && (given["description"] || given["kind"] || given["caseId"]) {
 		return decodeCaseHub(norm, opt)
 	}
 	e := &Event{}
@@ -89,30 +64,16 @@ func Decode(data []byte, opt DecodeOptions) (*Event, error) {
 	}
 	e.raw = bytes.Clone(data)
 	e.present = presence{
-		context:    set(w.Context),
-		input:      w.Input != nil,
-		importance: set(w.ImportanceScore),
-		tags:       set(w.Tags),
-	}
-	if w.Input != nil {
-		e.present.text = set(w.Input.Text)
-		e.present.embedding = set(w.Input.Embedding)
-	}
-	if w.InternalState != nil {
-		e.present.confidence = set(w.InternalState.Confidence)
-	}
-	if e.Result != nil {
-		var r struct {
-			Output json.RawMessage `json:"output"`
-		}
-		if err := json.Unmarshal(w.Result, &r); err != nil {
-			return nil, jsonProblem(err)
-		}
-		e.present.output = set(r.Output)
-	}
-	if w.Evaluation != nil {
-		e.present.reward = set(w.Evaluation.RewardScore)
-		e.present.quality = set(w.Evaluation.SelfAssessedQuality)
+		context:    given["context"],
+		input:      given["input"],
+		importance: given["importanceScore"],
+		tags:       given["tags"],
+		text:       given["input.text"],
+		embedding:  given["input.embedding"],
+		confidence: given["internalState.confidence"],
+		output:     given["result.output"],
+		reward:     given["evaluation.rewardScore"],
+		quality:    given["evaluation.selfAssessedQuality"],
 	}
 	return e, nil
 }
@@ -209,7 +170,10 @@ func membersOf(types ...reflect.Type) memberSet {
 //   - a known member given twice is read by encoding/json as the two merged,
 //     by JavaScript as the last; it is reported as a problem rather than
 //     guessed at.
-func exactMembers(data []byte, path string, known memberSet) ([]byte, Problems) {
+//
+// It records in given the path of every known member whose value is not
+// null, objects of known members included.
+func exactMembers(data []byte, path string, known memberSet, given map[string]bool) ([]byte, Problems) {
 	obj, err := splitValid(data)
 	if err != nil {
 		return data, nil // not an object: the decoder reports it
@@ -233,8 +197,9 @@ func exactMembers(data []byte, path string, known memberSet) ([]byte, Problems) 
 			continue
 		}
 		seen[m.name] = true
+		given[joinPath(path, m.name)] = set(m.value)
 		if sub != nil && len(m.value) > 0 && m.value[0] == '{' {
-			v, sps := exactMembers(m.value, joinPath(path, m.name), sub)
+			v, sps := exactMembers(m.value, joinPath(path, m.name), sub, given)
 			ps = append(ps, sps...)
 			if !bytes.Equal(v, m.value) {
 				m.value, changed = v, true
