@@ -13,7 +13,7 @@
 // [DB.SQL], that are query_only. [OpenReadOnly] opens only the read pool.
 // Readers see each write batch atomically, once it is committed.
 //
-// # Schema (PRAGMA user_version = SchemaVersion = 2)
+// # Schema (PRAGMA user_version = SchemaVersion = 3)
 //
 // docs: one row per index document, append-only for this package's writer.
 //
@@ -78,14 +78,14 @@
 // Indexes on turns: (last_seq), (last_ts_ms); "turns newest first, paged" is
 // `SELECT ... FROM turns WHERE last_seq < ? ORDER BY last_seq DESC LIMIT ?`.
 //
-// doc_tags and turns are kept in sync by triggers on docs (insert, and also
-// delete and update, so maintenance done with plain SQL keeps them
-// consistent). docs_fts is kept in sync by the delete and update triggers,
-// but the full-text rows of inserted documents are added by Write, in one
-// statement per batch: FTS5 writes a segment each time a statement touching
-// it ends inside a transaction, so an insert trigger would write (and later
-// merge) one segment per document, which cost a third of the write time.
-// Version 1 of the schema had that trigger; Open upgrades it.
+// What a batch of new documents adds to docs_fts, doc_tags and turns is
+// derived by Write with one statement each, after the batch's inserts and
+// in the same transaction (a per-row trigger cost most of a write: a
+// statement journal per insert, a full-text segment per row, a turns upsert
+// per row). Delete and update triggers on docs keep the three consistent
+// when maintenance is done with plain SQL; rows inserted with plain SQL get
+// none of them. Versions 1 and 2 of the schema had an insert trigger; Open
+// upgrades them.
 //
 // Readers should not keep a read transaction (an unclosed *sql.Rows) open
 // for long: it holds back WAL checkpoints and the -wal file grows.

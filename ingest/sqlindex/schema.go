@@ -3,15 +3,50 @@ package sqlindex
 import "fmt"
 
 // SchemaVersion is the schema this package creates, kept in PRAGMA
-// user_version. Version 2 moved the full-text rows of new documents out of
-// the insert trigger into one statement per batch (see DB.Write).
-const SchemaVersion = 2
+// user_version. Versions 1 and 2 had an insert trigger on docs; version 3
+// derives the full-text rows, tags and turns of new documents with three
+// statements per batch instead (see batchSQL).
+const SchemaVersion = 3
 
 // upgrades turn an index of the version given into the one before
 // SchemaVersion's statements run (they are idempotent and create what is
 // missing).
 var upgrades = map[int][]string{
 	1: {`DROP TRIGGER IF EXISTS docs_ai`},
+	2: {`DROP TRIGGER IF EXISTS docs_ai`},
+}
+
+// batchSQL derives, in one statement each, what a batch of new documents
+// (every docs row from seq ?1 on: the writer holds the write lock) adds to
+// docs_fts, doc_tags and turns. Done per row by a trigger, this was most
+// of the cost of a write: a statement journal for every insert, a full-text
+// segment flushed for every row (FTS5 flushes when a statement touching it
+// ends inside a transaction), and an upsert of turns per row instead of per
+// turn. The turns upsert keeps what the per-row one computed: session,
+// agent and tenant from the turn's first document that has one.
+var batchSQL = []string{
+	`INSERT INTO docs_fts(rowid, summary) SELECT seq, summary FROM docs WHERE seq >= ?1`,
+	`INSERT OR IGNORE INTO doc_tags(tag, seq)
+  SELECT j.value, d.seq FROM docs d, json_each(d.tags) j WHERE d.seq >= ?1 AND j.type = 'text'`,
+	`INSERT INTO turns(turn_key, session_id, agent_id, tenant_id, n_events,
+                  first_ts_ms, last_ts_ms, any_failed, max_importance, first_seq, last_seq)
+  SELECT turn_key,
+         (SELECT x.session_id FROM docs x WHERE x.turn_key = d.turn_key AND x.seq >= ?1 AND x.session_id IS NOT NULL ORDER BY x.seq LIMIT 1),
+         (SELECT x.agent_id   FROM docs x WHERE x.turn_key = d.turn_key AND x.seq >= ?1 AND x.agent_id   IS NOT NULL ORDER BY x.seq LIMIT 1),
+         (SELECT x.tenant_id  FROM docs x WHERE x.turn_key = d.turn_key AND x.seq >= ?1 AND x.tenant_id  IS NOT NULL ORDER BY x.seq LIMIT 1),
+         count(*), min(ts_unix_ms), max(ts_unix_ms), max(success IS 0), max(importance_score), min(seq), max(seq)
+  FROM docs d WHERE seq >= ?1 GROUP BY turn_key
+  ON CONFLICT(turn_key) DO UPDATE SET
+    session_id     = coalesce(turns.session_id, excluded.session_id),
+    agent_id       = coalesce(turns.agent_id, excluded.agent_id),
+    tenant_id      = coalesce(turns.tenant_id, excluded.tenant_id),
+    n_events       = turns.n_events + excluded.n_events,
+    first_ts_ms    = min(turns.first_ts_ms, excluded.first_ts_ms),
+    last_ts_ms     = max(turns.last_ts_ms, excluded.last_ts_ms),
+    any_failed     = max(turns.any_failed, excluded.any_failed),
+    max_importance = max(turns.max_importance, excluded.max_importance),
+    first_seq      = min(turns.first_seq, excluded.first_seq),
+    last_seq       = max(turns.last_seq, excluded.last_seq)`,
 }
 
 // turnRecompute rebuilds the turns row of one turn key (bound as ?1 or used
@@ -96,29 +131,6 @@ var schema = []string{
 	`CREATE INDEX IF NOT EXISTS turns_last_seq ON turns(last_seq)`,
 	`CREATE INDEX IF NOT EXISTS turns_last_ts  ON turns(last_ts_ms)`,
 
-	// Insert: the writer's path, kept cheap (an upsert, no recompute). It
-	// leaves docs_fts to DB.Write: a statement that touches an FTS5 table
-	// inside a transaction makes FTS5 flush a segment, so a row-level
-	// insert would write (and then merge) one segment per document.
-	`CREATE TRIGGER IF NOT EXISTS docs_ai AFTER INSERT ON docs BEGIN
-  INSERT OR IGNORE INTO doc_tags(tag, seq)
-    SELECT value, new.seq FROM json_each(new.tags) WHERE type = 'text';
-  INSERT INTO turns(turn_key, session_id, agent_id, tenant_id, n_events,
-                    first_ts_ms, last_ts_ms, any_failed, max_importance, first_seq, last_seq)
-  VALUES (new.turn_key, new.session_id, new.agent_id, new.tenant_id, 1,
-          new.ts_unix_ms, new.ts_unix_ms, new.success IS 0, new.importance_score, new.seq, new.seq)
-  ON CONFLICT(turn_key) DO UPDATE SET
-    session_id     = coalesce(turns.session_id, excluded.session_id),
-    agent_id       = coalesce(turns.agent_id, excluded.agent_id),
-    tenant_id      = coalesce(turns.tenant_id, excluded.tenant_id),
-    n_events       = turns.n_events + 1,
-    first_ts_ms    = min(turns.first_ts_ms, excluded.first_ts_ms),
-    last_ts_ms     = max(turns.last_ts_ms, excluded.last_ts_ms),
-    any_failed     = max(turns.any_failed, excluded.any_failed),
-    max_importance = max(turns.max_importance, excluded.max_importance),
-    first_seq      = min(turns.first_seq, excluded.first_seq),
-    last_seq       = max(turns.last_seq, excluded.last_seq);
-END`,
 	// Delete and update are not used by the writer; they keep maintenance
 	// done with plain SQL consistent.
 	`CREATE TRIGGER IF NOT EXISTS docs_ad AFTER DELETE ON docs BEGIN

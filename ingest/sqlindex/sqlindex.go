@@ -245,10 +245,6 @@ var insertSQL = "INSERT INTO docs(" + strings.Join(insertColumns, ", ") + ") VAL
 	strings.TrimSuffix(strings.Repeat("?, ", len(insertColumns)), ", ") +
 	") ON CONFLICT(event_id) DO NOTHING"
 
-// ftsInsertSQL adds the full-text rows of a batch's new documents in one
-// statement, so FTS5 writes one segment per batch instead of one per row.
-const ftsInsertSQL = "INSERT INTO docs_fts(rowid, summary) SELECT seq, summary FROM docs WHERE seq >= ?"
-
 // SQL is the read pool (query_only connections) for the query side.
 func (db *DB) SQL() *sql.DB { return db.r }
 
@@ -377,8 +373,10 @@ func (db *DB) writeTx(ctx context.Context, docs []*model.IndexDoc, args [][]any,
 	}
 	if firstSeq >= 0 {
 		// The write lock is ours: every row from firstSeq on is this batch's.
-		if _, err := tx.ExecContext(ctx, ftsInsertSQL, firstSeq); err != nil {
-			return err
+		for _, q := range batchSQL {
+			if _, err := tx.ExecContext(ctx, q, firstSeq); err != nil {
+				return err
+			}
 		}
 	}
 	return tx.Commit()
