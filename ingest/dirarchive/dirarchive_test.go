@@ -17,3 +17,11 @@ func TestContract(t *testing.T) {
 		return s
 	})
 }
+
+// TestKernelVersion: the check that decides between syncfs and one fsync
+// per file reads this kernel's version.
+func TestKernelVersion(t *testing.T) {
+	if !dirarchive.KernelAtLeast(2, 6) || dirarchive.KernelAtLeast(999, 0) {
+		t.Fatal("kernel version misread")
+	}
+}

@@ -1,6 +1,7 @@
 package dirarchive
 
 import (
+	"fmt"
 	"sync"
 
 	"golang.org/x/sys/unix"
@@ -81,8 +82,29 @@ func (g *groupCommit[K, T]) lead(key K) {
 // and since Linux 5.8 syncfs reports write-back errors of the file system
 // since fds[0] was opened, so a failure is not lost.
 func syncData(fds []int) error {
-	if len(fds) == 1 {
-		return unix.Fsync(fds[0])
+	if len(fds) == 1 || !syncfsReportsErrors {
+		for _, fd := range fds {
+			if err := unix.Fsync(fd); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
 	return unix.Syncfs(fds[0])
+}
+
+// syncfsReportsErrors: before Linux 5.8, syncfs returned success even when
+// write-back failed, so there each file is fsynced instead.
+var syncfsReportsErrors = kernelAtLeast(5, 8)
+
+func kernelAtLeast(major, minor int) bool {
+	var u unix.Utsname
+	if err := unix.Uname(&u); err != nil {
+		return false
+	}
+	var ma, mi int
+	if _, err := fmt.Sscanf(unix.ByteSliceToString(u.Release[:]), "%d.%d", &ma, &mi); err != nil {
+		return false
+	}
+	return ma > major || ma == major && mi >= minor
 }

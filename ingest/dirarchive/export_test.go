@@ -1,0 +1,4 @@
+package dirarchive
+
+// KernelAtLeast is exported for tests.
+var KernelAtLeast = kernelAtLeast
