@@ -30,12 +30,15 @@ var batchSQL = []string{
   SELECT j.value, d.seq FROM docs d, json_each(d.tags) j WHERE d.seq >= ?1 AND j.type = 'text'`,
 	`INSERT INTO turns(turn_key, session_id, agent_id, tenant_id, n_events,
                   first_ts_ms, last_ts_ms, any_failed, max_importance, first_seq, last_seq)
-  SELECT turn_key,
-         (SELECT x.session_id FROM docs x WHERE x.turn_key = d.turn_key AND x.seq >= ?1 AND x.session_id IS NOT NULL ORDER BY x.seq LIMIT 1),
-         (SELECT x.agent_id   FROM docs x WHERE x.turn_key = d.turn_key AND x.seq >= ?1 AND x.agent_id   IS NOT NULL ORDER BY x.seq LIMIT 1),
-         (SELECT x.tenant_id  FROM docs x WHERE x.turn_key = d.turn_key AND x.seq >= ?1 AND x.tenant_id  IS NOT NULL ORDER BY x.seq LIMIT 1),
+  SELECT turn_key, max(session_id), max(agent_id), max(tenant_id),
          count(*), min(ts_unix_ms), max(ts_unix_ms), max(success IS 0), max(importance_score), min(seq), max(seq)
-  FROM docs d WHERE seq >= ?1 GROUP BY turn_key
+  FROM (SELECT turn_key, ts_unix_ms, success, importance_score, seq,
+               -- a turn's first non-null value, on every row of the turn
+               first_value(session_id) OVER (PARTITION BY turn_key ORDER BY session_id IS NULL, seq) AS session_id,
+               first_value(agent_id)   OVER (PARTITION BY turn_key ORDER BY agent_id IS NULL, seq)   AS agent_id,
+               first_value(tenant_id)  OVER (PARTITION BY turn_key ORDER BY tenant_id IS NULL, seq)  AS tenant_id
+        FROM docs WHERE seq >= ?1)
+  WHERE true GROUP BY turn_key
   ON CONFLICT(turn_key) DO UPDATE SET
     session_id     = coalesce(turns.session_id, excluded.session_id),
     agent_id       = coalesce(turns.agent_id, excluded.agent_id),
