@@ -260,15 +260,13 @@ func TestCancelStopsCleanly(t *testing.T) {
 	items := make(chan ingest.Item)
 	go func() {
 		defer close(items)
-		for i, in := range generate(500, "cancel-") {
+		// Ten more inputs arrive after the cancel, as they would from a
+		// reader that has not stopped yet: each must end as canceled.
+		for i, in := range generate(210, "cancel-") {
 			if i == 200 {
 				cancel()
 			}
-			select {
-			case items <- ingest.Item{Src: ingest.Source{File: "t", Line: i + 1}, Data: in}:
-			case <-ctx.Done():
-				return
-			}
+			items <- ingest.Item{Src: ingest.Source{File: "t", Line: i + 1}, Data: in}
 		}
 	}()
 	p, _ := ingest.New(s.config())
@@ -276,10 +274,13 @@ func TestCancelStopsCleanly(t *testing.T) {
 	sum := p.Run(ctx, items, func(tr *ingest.Trace) {
 		if tr.Outcome == ingest.OutcomeIngested {
 			ingested = append(ingested, tr.EventID)
+			if tr.Src.Line > 200 {
+				t.Errorf("line %d, read after the cancel, was ingested", tr.Src.Line)
+			}
 		}
 	})
-	if sum.Ingested+sum.Canceled != sum.Total() || sum.Ingested == 0 || sum.Total() > 201 {
-		t.Fatalf("summary %+v after cancel at 200", sum)
+	if sum.Ingested+sum.Canceled != 210 || sum.Total() != 210 || sum.Ingested == 0 || sum.Canceled < 10 {
+		t.Fatalf("summary %+v after cancel at 200 of 210", sum)
 	}
 	if c, _ := s.index.Count(context.Background()); int(c) != sum.Ingested {
 		t.Fatalf("index holds %d, summary says %d ingested", c, sum.Ingested)
