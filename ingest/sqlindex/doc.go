@@ -13,7 +13,7 @@
 // [DB.SQL], that are query_only. [OpenReadOnly] opens only the read pool.
 // Readers see each write batch atomically, once it is committed.
 //
-// # Schema (PRAGMA user_version = SchemaVersion = 3)
+// # Schema (PRAGMA user_version = SchemaVersion = 4)
 //
 // docs: one row per index document, append-only for this package's writer.
 //
@@ -39,9 +39,11 @@
 //	embedding          BLOB NULL                          little-endian float32, embedding_dim*4 bytes; NULL when empty
 //	embedding_dim      INTEGER NOT NULL                   0 when empty
 //	tags               TEXT NOT NULL                      JSON array of strings ("[]" when none)
-//	doc                TEXT NOT NULL                      the whole model.IndexDoc as JSON, ingested_at included:
-//	                                                      unmarshal it to return the document exactly
-//	                                                      (the embedding at full float64 precision)
+//	doc                TEXT NOT NULL                      the whole model.IndexDoc as JSON, ingested_at included,
+//	                                                      but a non-empty embedding is null here (since version 4)
+//	embedding64        BLOB NULL                          that embedding, little-endian float64 (full precision);
+//	                                                      NULL when empty or when the JSON holds it (version <= 3).
+//	                                                      DecodeDoc(doc, embedding64) returns the document exactly
 //
 // Indexes on docs: UNIQUE(event_id); (turn_key, phase, ts_unix_ms, event_id),
 // the causal order within a turn; (session_id, seq); (ts_unix_ms);
@@ -50,7 +52,7 @@
 //
 // doc_tags(tag TEXT, seq INTEGER, PRIMARY KEY(tag, seq)) WITHOUT ROWID: one
 // row per distinct tag of a document. Newest documents with a tag:
-// `SELECT d.doc FROM doc_tags t JOIN docs d ON d.seq = t.seq WHERE t.tag = ?
+// `SELECT d.doc, d.embedding64 FROM doc_tags t JOIN docs d ON d.seq = t.seq WHERE t.tag = ?
 // ORDER BY t.seq DESC LIMIT ?` (or `seq IN (SELECT seq FROM doc_tags WHERE
 // tag = ?)` combined with other filters).
 //
@@ -59,7 +61,7 @@
 // folded, English stemming: "indexed" matches "indexing"; unlike OpenSearch's
 // english analyzer there are no stop words). Search with
 //
-//	SELECT d.doc FROM docs_fts JOIN docs d ON d.seq = docs_fts.rowid
+//	SELECT d.doc, d.embedding64 FROM docs_fts JOIN docs d ON d.seq = docs_fts.rowid
 //	WHERE docs_fts MATCH ? ORDER BY docs_fts.rank LIMIT ?
 //
 // turns: one row per turn key, maintained with every docs row.

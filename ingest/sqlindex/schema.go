@@ -5,8 +5,9 @@ import "fmt"
 // SchemaVersion is the schema this package creates, kept in PRAGMA
 // user_version. Versions 1 and 2 had an insert trigger on docs; version 3
 // derives the full-text rows, tags and turns of new documents with three
-// statements per batch instead (see batchSQL).
-const SchemaVersion = 3
+// statements per batch instead (see batchSQL); version 4 keeps embeddings
+// out of the document JSON, in embedding64.
+const SchemaVersion = 4
 
 // upgrades turn an index of the version given into the one before
 // SchemaVersion's statements run (they are idempotent and create what is
@@ -14,6 +15,7 @@ const SchemaVersion = 3
 var upgrades = map[int][]string{
 	1: {`DROP TRIGGER IF EXISTS docs_ai`},
 	2: {`DROP TRIGGER IF EXISTS docs_ai`},
+	3: {`ALTER TABLE docs ADD COLUMN embedding64 BLOB`},
 }
 
 // batchSQL derives, in one statement each, what a batch of new documents
@@ -96,7 +98,8 @@ var schema = []string{
   embedding          BLOB,
   embedding_dim      INTEGER NOT NULL,
   tags               TEXT    NOT NULL,
-  doc                TEXT    NOT NULL
+  doc                TEXT    NOT NULL,
+  embedding64        BLOB
 )`,
 	`CREATE INDEX IF NOT EXISTS docs_turn       ON docs(turn_key, phase, ts_unix_ms, event_id)`,
 	`CREATE INDEX IF NOT EXISTS docs_session    ON docs(session_id, seq)`,

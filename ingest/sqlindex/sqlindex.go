@@ -211,10 +211,8 @@ func (db *DB) setUp() error {
 	}
 	if v < SchemaVersion {
 		for from := v; from > 0 && from < SchemaVersion; from++ {
-			for _, s := range upgrades[from] {
-				if _, err := tx.ExecContext(ctx, s); err != nil {
-					return fmt.Errorf("upgrade schema from version %d: %w", from, err)
-				}
+			if err := upgrade(ctx, tx, from); err != nil {
+				return fmt.Errorf("upgrade schema from version %d: %w", from, err)
 			}
 		}
 		for _, s := range schema {
@@ -238,12 +236,35 @@ var insertColumns = []string{
 	"session_id", "user_id", "agent_id", "tenant_id", "trace_id", "turn_id", "turn_key",
 	"tool", "success", "latency_ms", "importance_score", "reward_score", "confidence",
 	"retrieval_count", "decay_factor", "object_storage_key", "summary", "structured",
-	"embedding", "embedding_dim", "tags", "doc",
+	"embedding", "embedding_dim", "tags", "doc", "embedding64",
 }
 
 var insertSQL = "INSERT INTO docs(" + strings.Join(insertColumns, ", ") + ") VALUES (" +
 	strings.TrimSuffix(strings.Repeat("?, ", len(insertColumns)), ", ") +
 	") ON CONFLICT(event_id) DO NOTHING"
+
+// upgrade runs the statements of upgrades[from]; a column they add that is
+// already there (an upgrade interrupted before user_version was set cannot
+// happen in one transaction, but a hand-made table can) is left alone.
+func upgrade(ctx context.Context, tx *sql.Tx, from int) error {
+	for _, s := range upgrades[from] {
+		if def, ok := strings.CutPrefix(s, "ALTER TABLE docs ADD COLUMN "); ok {
+			var n int
+			err := tx.QueryRowContext(ctx, "SELECT count(*) FROM pragma_table_info('docs') WHERE name = ?",
+				strings.Fields(def)[0]).Scan(&n)
+			if err != nil {
+				return err
+			}
+			if n > 0 {
+				continue
+			}
+		}
+		if _, err := tx.ExecContext(ctx, s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 // SQL is the read pool (query_only connections) for the query side.
 func (db *DB) SQL() *sql.DB { return db.r }
@@ -440,6 +461,15 @@ func rowArgs(d *model.IndexDoc, now string) ([]any, error) {
 	}
 	c := *d
 	c.IngestedAt = now
+	var emb64 any
+	if len(d.Embedding) > 0 {
+		// As text a 1536-dimension vector is ~30 KB of JSON to encode and
+		// store per row; as float64s it is 12 KB and costs no formatting.
+		if emb64, err = float64Blob(d.Embedding); err != nil {
+			return nil, fmt.Errorf("embedding: %w", err)
+		}
+		c.Embedding = nil
+	}
 	docJSON, err := marshal(&c) // rejects NaN and ±Inf
 	if err != nil {
 		return nil, err
@@ -476,8 +506,44 @@ func rowArgs(d *model.IndexDoc, now string) ([]any, error) {
 		d.SessionID, null(d.UserID), null(d.AgentID), null(d.TenantID), null(d.TraceID), null(d.TurnID), d.TurnKey(),
 		null(d.Tool), success, latency, d.ImportanceScore, d.RewardScore, d.Confidence,
 		int64(d.RetrievalCount), d.DecayFactor, d.ObjectStorageKey, d.Summary, structured,
-		emb, int64(len(d.Embedding)), tags, string(docJSON),
+		emb, int64(len(d.Embedding)), tags, string(docJSON), emb64,
 	}, nil
+}
+
+// float64Blob is v as little-endian float64s, refusing what JSON could not
+// hold either.
+func float64Blob(v []float64) ([]byte, error) {
+	b := make([]byte, 8*len(v))
+	for i, f := range v {
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			return nil, fmt.Errorf("value %d is %v", i, f)
+		}
+		binary.LittleEndian.PutUint64(b[8*i:], math.Float64bits(f))
+	}
+	return b, nil
+}
+
+// DocColumns are the columns of docs (aliased d) that DecodeDoc reads.
+const DocColumns = "d.doc, d.embedding64"
+
+// DecodeDoc returns the document stored as doc and embedding64 (NULL when
+// the embedding is in the JSON: empty, or written by schema version 3 or
+// older).
+func DecodeDoc(doc, embedding64 []byte) (*model.IndexDoc, error) {
+	d := new(model.IndexDoc)
+	if err := json.Unmarshal(doc, d); err != nil {
+		return nil, err
+	}
+	if embedding64 != nil {
+		if len(embedding64)%8 != 0 {
+			return nil, fmt.Errorf("embedding64: %d bytes is not a whole number of float64s", len(embedding64))
+		}
+		d.Embedding = make([]float64, len(embedding64)/8)
+		for i := range d.Embedding {
+			d.Embedding[i] = math.Float64frombits(binary.LittleEndian.Uint64(embedding64[8*i:]))
+		}
+	}
+	return d, nil
 }
 
 func null(s string) any {
@@ -501,16 +567,16 @@ func marshal(v any) ([]byte, error) {
 
 // Get returns the stored document of eventID, or ErrNotFound.
 func (db *DB) Get(ctx context.Context, eventID string) (*model.IndexDoc, error) {
-	var s string
-	err := db.r.QueryRowContext(ctx, "SELECT doc FROM docs WHERE event_id = ?", eventID).Scan(&s)
+	var doc, emb []byte
+	err := db.r.QueryRowContext(ctx, "SELECT "+DocColumns+" FROM docs d WHERE event_id = ?", eventID).Scan(&doc, &emb)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ErrNotFound
 	}
 	if err != nil {
 		return nil, fmt.Errorf("sqlindex: get %s: %w", model.Quote(eventID), err)
 	}
-	d := new(model.IndexDoc)
-	if err := json.Unmarshal([]byte(s), d); err != nil {
+	d, err := DecodeDoc(doc, emb)
+	if err != nil {
 		return nil, fmt.Errorf("sqlindex: get %s: stored document: %w", model.Quote(eventID), err)
 	}
 	return d, nil

@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -753,5 +754,64 @@ func TestTurnsMatchRecompute(t *testing.T) {
 	db.SQL().QueryRow("SELECT count(*) FROM docs").Scan(&docs)
 	if docs != 400 || tags != 2*docs { // testDoc has two tags
 		t.Fatalf("%d docs, %d tag rows", docs, tags)
+	}
+}
+
+// TestEmbeddingApart: since schema version 4 a non-empty embedding is stored
+// as float64s beside the document JSON (where it is null), and documents
+// come back exactly, those written by version 3 (embedding in the JSON)
+// included, after Open upgraded the file.
+func TestEmbeddingApart(t *testing.T) {
+	db, path := openTest(t)
+	now := "2026-05-08T22:31:25.000Z"
+	old := testDoc("old")
+	old.Embedding = []float64{0.1, 1.0 / 3, -2.5e-300, 7}
+	// A version-3 index: no embedding64 column, the vector in the JSON.
+	if _, err := db.w.Exec("ALTER TABLE docs DROP COLUMN embedding64"); err != nil {
+		t.Fatal(err)
+	}
+	args, err := rowArgs(old, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := *old
+	c.IngestedAt = now
+	full, _ := marshal(&c)
+	args[len(args)-2], args = string(full), args[:len(args)-1]
+	cols := insertColumns[:len(insertColumns)-1]
+	q := "INSERT INTO docs(" + strings.Join(cols, ", ") + ") VALUES (" + strings.TrimSuffix(strings.Repeat("?, ", len(cols)), ", ") + ")"
+	if _, err := db.w.Exec(q, args...); err != nil {
+		t.Fatal(err)
+	}
+	db.w.Exec("PRAGMA user_version = 3")
+	db.Close()
+
+	db, err = Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	fresh, empty := testDoc("new"), testDoc("empty")
+	fresh.Embedding = make([]float64, 1536)
+	for i := range fresh.Embedding {
+		fresh.Embedding[i] = math.Sin(float64(i)) / 3
+	}
+	empty.Embedding = []float64{}
+	mustWrite(t, db, fresh, empty)
+	for _, want := range []*model.IndexDoc{old, fresh, empty} {
+		got, err := db.Get(context.Background(), want.EventID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got.IngestedAt, want.IngestedAt = "", ""
+		if g, w := jsonOf(t, got), jsonOf(t, want); g != w {
+			t.Errorf("%s:\n got %s\nwant %s", want.EventID, g, w)
+		}
+	}
+	var docJSON string
+	var n int
+	db.SQL().QueryRow("SELECT doc, length(embedding64) FROM docs WHERE event_id = 'new'").Scan(&docJSON, &n)
+	if !strings.Contains(docJSON, `"embedding":null`) || n != 8*1536 {
+		t.Fatalf("stored: %d bytes of embedding64, doc %.200s", n, docJSON)
 	}
 }

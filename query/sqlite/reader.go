@@ -7,7 +7,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -114,7 +113,7 @@ func (r *Reader) bySeq(ctx context.Context, p *plan, after query.Cursor, limit i
 		return query.Page{}, nil
 	}
 	inner, args := p.newest(before, limit+1)
-	q := "SELECT d.seq, d.doc FROM (" + inner + ") p JOIN docs d ON d.seq = p.seq ORDER BY p.seq DESC"
+	q := "SELECT d.seq, " + sqlindex.DocColumns + " FROM (" + inner + ") p JOIN docs d ON d.seq = p.seq ORDER BY p.seq DESC"
 	docs, seqs, _, err := r.docs(ctx, q, args...)
 	if err != nil {
 		return query.Page{}, err
@@ -196,7 +195,8 @@ const (
 	probeAlwaysIn     = 2
 )
 
-// docs runs q, whose columns are seq, doc and optionally a rank.
+// docs runs q, whose columns are seq, sqlindex.DocColumns and optionally a
+// rank.
 func (r *Reader) docs(ctx context.Context, q string, args ...any) ([]*model.IndexDoc, []int64, []float64, error) {
 	rows, err := r.q.QueryContext(ctx, q, args...)
 	if err != nil {
@@ -214,18 +214,18 @@ func (r *Reader) docs(ctx context.Context, q string, args ...any) ([]*model.Inde
 	)
 	for rows.Next() {
 		var (
-			seq  int64
-			raw  []byte
-			rank float64
+			seq      int64
+			raw, emb []byte
+			rank     float64
 		)
-		dest := []any{&seq, &raw}
-		if len(cols) > 2 {
+		dest := []any{&seq, &raw, &emb}
+		if len(cols) > 3 {
 			dest = append(dest, &rank)
 		}
 		if err := rows.Scan(dest...); err != nil {
 			return nil, nil, nil, fmt.Errorf("sqlite: %w", err)
 		}
-		d, err := decodeDoc(raw)
+		d, err := decodeDoc(raw, emb)
 		if err != nil {
 			return nil, nil, nil, err
 		}
@@ -239,9 +239,9 @@ func (r *Reader) docs(ctx context.Context, q string, args ...any) ([]*model.Inde
 	return docs, seqs, ranks, nil
 }
 
-func decodeDoc(raw []byte) (*model.IndexDoc, error) {
-	d := new(model.IndexDoc)
-	if err := json.Unmarshal(raw, d); err != nil {
+func decodeDoc(raw, emb []byte) (*model.IndexDoc, error) {
+	d, err := sqlindex.DecodeDoc(raw, emb)
+	if err != nil {
 		return nil, fmt.Errorf("sqlite: stored document: %w", err)
 	}
 	return d, nil
@@ -266,7 +266,7 @@ func (r *Reader) Tail(ctx context.Context, after query.Cursor, limit int) (query
 	}
 	limit = pageLimit(limit, MaxLimit)
 	w, args := r.tenantWhere()
-	q := "SELECT d.seq, d.doc FROM docs d WHERE " + w + " AND d.seq > ? ORDER BY d.seq LIMIT ?"
+	q := "SELECT d.seq, " + sqlindex.DocColumns + " FROM docs d WHERE " + w + " AND d.seq > ? ORDER BY d.seq LIMIT ?"
 	docs, seqs, _, err := r.docs(ctx, q, append(args, from, limit)...)
 	if err != nil {
 		return query.Page{}, err
@@ -313,7 +313,7 @@ func (r *Reader) Search(ctx context.Context, s string, after query.Cursor, limit
 	// Probes run before bm25, which is computed for matching documents only.
 	inner := "SELECT f.rowid AS seq, bm25(docs_fts) AS r FROM docs_fts f" + p.join("f.rowid", false) +
 		" WHERE docs_fts MATCH ? AND " + f + page + " ORDER BY r, f.rowid DESC LIMIT ?"
-	q := "SELECT d.seq, d.doc, p.r FROM (" + inner + ") p JOIN docs d ON d.seq = p.seq ORDER BY p.r, p.seq DESC"
+	q := "SELECT d.seq, " + sqlindex.DocColumns + ", p.r FROM (" + inner + ") p JOIN docs d ON d.seq = p.seq ORDER BY p.r, p.seq DESC"
 	docs, seqs, ranks, err := r.docs(ctx, q, append(args, limit+1)...)
 	if err != nil {
 		return query.Page{}, err
@@ -329,16 +329,16 @@ func (r *Reader) Search(ctx context.Context, s string, after query.Cursor, limit
 // Document is one index document by event id.
 func (r *Reader) Document(ctx context.Context, eventID string) (*model.IndexDoc, error) {
 	w, args := r.tenantWhere()
-	var raw []byte
-	err := r.q.QueryRowContext(ctx, "SELECT d.doc FROM docs d WHERE d.event_id = ? AND "+w,
-		append([]any{eventID}, args...)...).Scan(&raw)
+	var raw, emb []byte
+	err := r.q.QueryRowContext(ctx, "SELECT "+sqlindex.DocColumns+" FROM docs d WHERE d.event_id = ? AND "+w,
+		append([]any{eventID}, args...)...).Scan(&raw, &emb)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("event %s: %w", model.Quote(eventID), query.ErrNotFound)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: %w", err)
 	}
-	return decodeDoc(raw)
+	return decodeDoc(raw, emb)
 }
 
 // Count is how many documents the reader sees.
