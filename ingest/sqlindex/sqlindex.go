@@ -1,21 +1,16 @@
 package sqlindex
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
-	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -433,136 +428,6 @@ func docError(d *model.IndexDoc, err error) error {
 		return fmt.Errorf("sqlindex: %w", err)
 	}
 	return fmt.Errorf("sqlindex: document %s: %w", model.Quote(d.EventID), err)
-}
-
-// rowArgs validates d and returns the insert's arguments, in insertColumns
-// order, for d stored with ingested_at = now.
-func rowArgs(d *model.IndexDoc, now string) ([]any, error) {
-	if d == nil {
-		return nil, errors.New("nil document")
-	}
-	if d.EventID == "" {
-		return nil, errors.New("event_id: required")
-	}
-	if !utf8.ValidString(d.EventID) {
-		return nil, errors.New("event_id: not valid UTF-8")
-	}
-	ts, err := model.ParseTimestamp(d.Timestamp)
-	if err != nil {
-		return nil, fmt.Errorf("timestamp: %w", err)
-	}
-	structured := "{}"
-	if len(d.Structured) > 0 && string(d.Structured) != "null" {
-		var buf bytes.Buffer
-		if err := json.Compact(&buf, d.Structured); err != nil {
-			return nil, fmt.Errorf("structured: not valid JSON: %w", err)
-		}
-		structured = buf.String()
-	}
-	c := *d
-	c.IngestedAt = now
-	var emb64 any
-	if len(d.Embedding) > 0 {
-		// As text a 1536-dimension vector is ~30 KB of JSON to encode and
-		// store per row; as float64s it is 12 KB and costs no formatting.
-		if emb64, err = float64Blob(d.Embedding); err != nil {
-			return nil, fmt.Errorf("embedding: %w", err)
-		}
-		c.Embedding = nil
-	}
-	docJSON, err := marshal(&c) // rejects NaN and ±Inf
-	if err != nil {
-		return nil, err
-	}
-	tags := "[]"
-	if len(d.Tags) > 0 {
-		b, err := marshal(d.Tags)
-		if err != nil {
-			return nil, err
-		}
-		tags = string(b)
-	}
-	var emb any
-	if len(d.Embedding) > 0 {
-		b := make([]byte, 4*len(d.Embedding))
-		for i, v := range d.Embedding {
-			binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(float32(v)))
-		}
-		emb = b
-	}
-	var success any
-	if d.Success != nil {
-		success = int64(0)
-		if *d.Success {
-			success = int64(1)
-		}
-	}
-	var latency any
-	if d.LatencyMs != nil {
-		latency = *d.LatencyMs
-	}
-	return []any{
-		d.EventID, d.Timestamp, ts.UnixMilli(), now, d.EventType, int64(d.Phase()),
-		d.SessionID, null(d.UserID), null(d.AgentID), null(d.TenantID), null(d.TraceID), null(d.TurnID), d.TurnKey(),
-		null(d.Tool), success, latency, d.ImportanceScore, d.RewardScore, d.Confidence,
-		int64(d.RetrievalCount), d.DecayFactor, d.ObjectStorageKey, d.Summary, structured,
-		emb, int64(len(d.Embedding)), tags, string(docJSON), emb64,
-	}, nil
-}
-
-// float64Blob is v as little-endian float64s, refusing what JSON could not
-// hold either.
-func float64Blob(v []float64) ([]byte, error) {
-	b := make([]byte, 8*len(v))
-	for i, f := range v {
-		if math.IsNaN(f) || math.IsInf(f, 0) {
-			return nil, fmt.Errorf("value %d is %v", i, f)
-		}
-		binary.LittleEndian.PutUint64(b[8*i:], math.Float64bits(f))
-	}
-	return b, nil
-}
-
-// DocColumns are the columns of docs (aliased d) that DecodeDoc reads.
-const DocColumns = "d.doc, d.embedding64"
-
-// DecodeDoc returns the document stored as doc and embedding64 (NULL when
-// the embedding is in the JSON: empty, or written by schema version 3 or
-// older).
-func DecodeDoc(doc, embedding64 []byte) (*model.IndexDoc, error) {
-	d := new(model.IndexDoc)
-	if err := json.Unmarshal(doc, d); err != nil {
-		return nil, err
-	}
-	if embedding64 != nil {
-		if len(embedding64)%8 != 0 {
-			return nil, fmt.Errorf("embedding64: %d bytes is not a whole number of float64s", len(embedding64))
-		}
-		d.Embedding = make([]float64, len(embedding64)/8)
-		for i := range d.Embedding {
-			d.Embedding[i] = math.Float64frombits(binary.LittleEndian.Uint64(embedding64[8*i:]))
-		}
-	}
-	return d, nil
-}
-
-func null(s string) any {
-	if s == "" {
-		return nil
-	}
-	return s
-}
-
-// marshal is json.Marshal without HTML escaping (the stored JSON stays
-// readable with the sqlite3 shell).
-func marshal(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
 // Get returns the stored document of eventID, or ErrNotFound.
