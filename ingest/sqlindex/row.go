@@ -2,6 +2,7 @@ package sqlindex
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -100,8 +101,23 @@ func float64Blob(v []float64) ([]byte, error) {
 	return b, nil
 }
 
-// DocColumns are the columns of docs (aliased d) that DecodeDoc reads.
-const DocColumns = "d.doc, d.embedding64"
+// docColumns are the columns of docs (aliased d) that DecodeDoc reads.
+const docColumns = "d.doc, d.embedding64"
+
+// DocColumns is what to select from docs (aliased d) for DecodeDoc. An
+// index of schema version 3 or older has no embedding64 column until a
+// writer opens it and upgrades it; a DB opened read-only on one checks the
+// version on each call until then.
+func (db *DB) DocColumns(ctx context.Context) string {
+	if db.legacy.Load() {
+		var v int
+		if err := db.r.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil || v < 4 {
+			return "d.doc, NULL"
+		}
+		db.legacy.Store(false)
+	}
+	return docColumns
+}
 
 // DecodeDoc returns the document stored as doc and embedding64 (NULL when
 // the embedding is in the JSON: empty, or written by schema version 3 or

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"modernc.org/sqlite"
@@ -67,6 +68,7 @@ type DB struct {
 
 	mu     sync.Mutex // serialises writes and Close
 	closed bool
+	legacy atomic.Bool // read-only on schema version <= 3: see DocColumns
 }
 
 var _ ingest.Index = (*DB)(nil)
@@ -138,7 +140,9 @@ func OpenReadOnly(path string, opts Options) (*DB, error) {
 		r.Close()
 		return nil, fmt.Errorf("sqlindex: open %s: no index schema yet (open it for writing first)", path)
 	}
-	return &DB{path: path, r: r}, nil
+	db := &DB{path: path, r: r}
+	db.legacy.Store(v < 4)
+	return db, nil
 }
 
 func checkVersion(v int) error {
@@ -433,7 +437,7 @@ func docError(d *model.IndexDoc, err error) error {
 // Get returns the stored document of eventID, or ErrNotFound.
 func (db *DB) Get(ctx context.Context, eventID string) (*model.IndexDoc, error) {
 	var doc, emb []byte
-	err := db.r.QueryRowContext(ctx, "SELECT "+DocColumns+" FROM docs d WHERE event_id = ?", eventID).Scan(&doc, &emb)
+	err := db.r.QueryRowContext(ctx, "SELECT "+db.DocColumns(ctx)+" FROM docs d WHERE event_id = ?", eventID).Scan(&doc, &emb)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ErrNotFound
 	}

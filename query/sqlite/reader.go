@@ -113,7 +113,7 @@ func (r *Reader) bySeq(ctx context.Context, p *plan, after query.Cursor, limit i
 		return query.Page{}, nil
 	}
 	inner, args := p.newest(before, limit+1)
-	q := "SELECT d.seq, " + sqlindex.DocColumns + " FROM (" + inner + ") p JOIN docs d ON d.seq = p.seq ORDER BY p.seq DESC"
+	q := "SELECT d.seq, " + r.db.DocColumns(ctx) + " FROM (" + inner + ") p JOIN docs d ON d.seq = p.seq ORDER BY p.seq DESC"
 	docs, seqs, _, err := r.docs(ctx, q, args...)
 	if err != nil {
 		return query.Page{}, err
@@ -195,8 +195,8 @@ const (
 	probeAlwaysIn     = 2
 )
 
-// docs runs q, whose columns are seq, sqlindex.DocColumns and optionally a
-// rank.
+// docs runs q, whose columns are seq, the document columns
+// (sqlindex.DB.DocColumns) and optionally a rank.
 func (r *Reader) docs(ctx context.Context, q string, args ...any) ([]*model.IndexDoc, []int64, []float64, error) {
 	rows, err := r.q.QueryContext(ctx, q, args...)
 	if err != nil {
@@ -266,7 +266,7 @@ func (r *Reader) Tail(ctx context.Context, after query.Cursor, limit int) (query
 	}
 	limit = pageLimit(limit, MaxLimit)
 	w, args := r.tenantWhere()
-	q := "SELECT d.seq, " + sqlindex.DocColumns + " FROM docs d WHERE " + w + " AND d.seq > ? ORDER BY d.seq LIMIT ?"
+	q := "SELECT d.seq, " + r.db.DocColumns(ctx) + " FROM docs d WHERE " + w + " AND d.seq > ? ORDER BY d.seq LIMIT ?"
 	docs, seqs, _, err := r.docs(ctx, q, append(args, from, limit)...)
 	if err != nil {
 		return query.Page{}, err
@@ -313,7 +313,7 @@ func (r *Reader) Search(ctx context.Context, s string, after query.Cursor, limit
 	// Probes run before bm25, which is computed for matching documents only.
 	inner := "SELECT f.rowid AS seq, bm25(docs_fts) AS r FROM docs_fts f" + p.join("f.rowid", false) +
 		" WHERE docs_fts MATCH ? AND " + f + page + " ORDER BY r, f.rowid DESC LIMIT ?"
-	q := "SELECT d.seq, " + sqlindex.DocColumns + ", p.r FROM (" + inner + ") p JOIN docs d ON d.seq = p.seq ORDER BY p.r, p.seq DESC"
+	q := "SELECT d.seq, " + r.db.DocColumns(ctx) + ", p.r FROM (" + inner + ") p JOIN docs d ON d.seq = p.seq ORDER BY p.r, p.seq DESC"
 	docs, seqs, ranks, err := r.docs(ctx, q, append(args, limit+1)...)
 	if err != nil {
 		return query.Page{}, err
@@ -330,7 +330,7 @@ func (r *Reader) Search(ctx context.Context, s string, after query.Cursor, limit
 func (r *Reader) Document(ctx context.Context, eventID string) (*model.IndexDoc, error) {
 	w, args := r.tenantWhere()
 	var raw, emb []byte
-	err := r.q.QueryRowContext(ctx, "SELECT "+sqlindex.DocColumns+" FROM docs d WHERE d.event_id = ? AND "+w,
+	err := r.q.QueryRowContext(ctx, "SELECT "+r.db.DocColumns(ctx)+" FROM docs d WHERE d.event_id = ? AND "+w,
 		append([]any{eventID}, args...)...).Scan(&raw, &emb)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("event %s: %w", model.Quote(eventID), query.ErrNotFound)

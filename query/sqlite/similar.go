@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"math"
 
-	"engram/ingest/sqlindex"
 	"engram/model"
 	"engram/query"
 )
@@ -99,7 +98,7 @@ func (r *Reader) Similar(ctx context.Context, eventID string, k int) ([]query.Sc
 		seqs[i] = c.seq
 	}
 	list, _ := json.Marshal(seqs)
-	docs, got, _, err := r.docs(ctx, "SELECT d.seq, "+sqlindex.DocColumns+" FROM docs d WHERE d.seq IN (SELECT value FROM json_each(?))", string(list))
+	docs, got, _, err := r.docs(ctx, "SELECT d.seq, "+r.db.DocColumns(ctx)+" FROM docs d WHERE d.seq IN (SELECT value FROM json_each(?))", string(list))
 	if err != nil {
 		return nil, err
 	}

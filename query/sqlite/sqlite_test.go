@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -205,4 +206,60 @@ func TestCeilMillis(t *testing.T) {
 	if got := ceilMillis(old); got != old.Truncate(time.Millisecond).UnixMilli()+1 {
 		t.Errorf("before 1970: %d", got)
 	}
+}
+
+// TestReaderOnOlderSchema: a reader opened on an index of schema version 3
+// (no embedding64 column, every embedding in the document JSON) reads it,
+// and keeps reading, embeddings included, once a writer has upgraded it
+// and written documents the version-4 way.
+func TestReaderOnOlderSchema(t *testing.T) {
+	db, path := openIndex(t)
+	write(t, db, []*model.IndexDoc{tailDoc(1)})
+	db.Close()
+	raw, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Back to version 3's layout: the vector goes into the JSON.
+	for _, s := range []string{
+		`UPDATE docs SET doc = json_set(doc, '$.embedding', json('[1,0]'))`,
+		`ALTER TABLE docs DROP COLUMN embedding64`,
+		`PRAGMA user_version = 3`,
+	} {
+		if _, err := raw.Exec(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	raw.Close()
+
+	r, err := Open(path, query.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	ctx := context.Background()
+	check := func(id string) {
+		t.Helper()
+		d, err := r.Document(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(d.Embedding) != "[1 0]" {
+			t.Fatalf("%s: embedding %v", id, d.Embedding)
+		}
+		page, err := r.Recent(ctx, "", "", 10)
+		if err != nil || len(page.Docs) == 0 || len(page.Docs[0].Embedding) != 2 {
+			t.Fatalf("recent: %+v, %v", page, err)
+		}
+	}
+	check(tailID(1))
+
+	w, err := sqlindex.Open(path, sqlindex.Options{}) // upgrades to version 4
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	write(t, w, []*model.IndexDoc{tailDoc(2)})
+	check(tailID(1))
+	check(tailID(2))
 }

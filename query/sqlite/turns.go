@@ -8,7 +8,6 @@ import (
 	"math"
 	"time"
 
-	"engram/ingest/sqlindex"
 	"engram/model"
 	"engram/query"
 )
@@ -17,7 +16,7 @@ import (
 // (to the millisecond), then eventId. An unknown key is ErrNotFound.
 func (r *Reader) Turn(ctx context.Context, key string) ([]*model.IndexDoc, error) {
 	w, args := r.tenantWhere()
-	q := "SELECT d.seq, " + sqlindex.DocColumns + " FROM docs d WHERE d.turn_key = ? AND " + w +
+	q := "SELECT d.seq, " + r.db.DocColumns(ctx) + " FROM docs d WHERE d.turn_key = ? AND " + w +
 		" ORDER BY d.phase, d.ts_unix_ms, d.event_id"
 	docs, _, _, err := r.docs(ctx, q, append([]any{key}, args...)...)
 	if err != nil {
