@@ -43,11 +43,8 @@ func (e *Event) ArchiveJSON() ([]byte, error) {
 		// than an absent member.
 		members.put("tags", json.RawMessage("[]"))
 	}
-	var out bytes.Buffer
-	if err := json.Compact(&out, members.encode()); err != nil {
-		return nil, err
-	}
-	return out.Bytes(), nil
+	enc := members.encode() // valid JSON: made of a decoded event's parts
+	return compactValid(make([]byte, 0, len(enc)), enc), nil
 }
 
 func nonNil(v []float64) []float64 {
@@ -96,18 +93,33 @@ func (o *object) put(name string, v json.RawMessage) {
 }
 
 func (o object) encode() json.RawMessage {
-	var b bytes.Buffer
-	b.WriteByte('{')
+	n := 2
+	for _, m := range o {
+		n += len(m.name) + len(m.value) + 4
+	}
+	b := make([]byte, 0, n)
+	b = append(b, '{')
 	for i, m := range o {
 		if i > 0 {
-			b.WriteByte(',')
+			b = append(b, ',')
 		}
-		b.Write(mustJSON(m.name))
-		b.WriteByte(':')
-		b.Write(m.value)
+		b = appendName(b, m.name)
+		b = append(b, ':')
+		b = append(b, m.value...)
 	}
-	b.WriteByte('}')
-	return b.Bytes()
+	return append(b, '}')
+}
+
+// appendName appends name as a JSON string, as json.Marshal writes it.
+func appendName(b []byte, name string) []byte {
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return append(b, mustJSON(name)...) // escapes, non-ASCII: let encoding/json decide
+		}
+	}
+	b = append(b, '"')
+	b = append(b, name...)
+	return append(b, '"')
 }
 
 // SameEvent reports whether two archived objects hold the same event,

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 )
@@ -179,9 +180,9 @@ func exactMembers(data []byte, path string, known memberSet, given map[string]bo
 		return data, nil // not an object: the decoder reports it
 	}
 	var ps Problems
-	seen := map[string]bool{}
+	seen := seenNames(len(obj))
 	changed := false
-	kept := make(object, 0, len(obj))
+	kept := obj[:0] // filtered in place: it never gets ahead of the loop
 	for _, m := range obj {
 		sub, ok := known[m.name]
 		if !ok {
@@ -192,11 +193,10 @@ func exactMembers(data []byte, path string, known memberSet, given map[string]bo
 			kept = append(kept, m)
 			continue
 		}
-		if seen[m.name] {
+		if seen.add(m.name) {
 			ps.add(joinPath(path, m.name), "given more than once")
 			continue
 		}
-		seen[m.name] = true
 		given[joinPath(path, m.name)] = set(m.value)
 		if sub != nil && len(m.value) > 0 && m.value[0] == '{' {
 			v, sps := exactMembers(m.value, joinPath(path, m.name), sub, given)
@@ -211,6 +211,34 @@ func exactMembers(data []byte, path string, known memberSet, given map[string]bo
 		return data, ps
 	}
 	return kept.encode(), ps
+}
+
+// nameSet remembers the known member names an object has given; most
+// objects are small, and a slice spares them a map.
+type nameSet struct {
+	few  []string
+	many map[string]bool
+}
+
+func seenNames(n int) *nameSet {
+	if n > 16 {
+		return &nameSet{many: make(map[string]bool, n)}
+	}
+	return &nameSet{few: make([]string, 0, n)}
+}
+
+// add records name and reports whether it was there already.
+func (s *nameSet) add(name string) bool {
+	if s.many != nil {
+		had := s.many[name]
+		s.many[name] = true
+		return had
+	}
+	if slices.Contains(s.few, name) {
+		return true
+	}
+	s.few = append(s.few, name)
+	return false
 }
 
 func foldsToKnown(known memberSet, name string) bool {

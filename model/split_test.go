@@ -31,6 +31,8 @@ func splitReference(raw []byte) (object, error) {
 	return obj, nil
 }
 
+// FuzzSplitObject checks splitObject, and compactValid, against
+// encoding/json on any input.
 func FuzzSplitObject(f *testing.F) {
 	for _, s := range []string{
 		`{}`, ` { } `, `[]`, `"s"`, `1`, `null`,
@@ -51,6 +53,11 @@ func FuzzSplitObject(f *testing.F) {
 				t.Fatalf("invalid JSON split without error: %q", raw)
 			}
 			return
+		}
+		var compact bytes.Buffer
+		json.Compact(&compact, raw)
+		if got := compactValid(nil, raw); !bytes.Equal(got, compact.Bytes()) {
+			t.Fatalf("%q: compactValid %q, json.Compact %q", raw, got, compact.Bytes())
 		}
 		want, werr := splitReference(raw)
 		if (err == nil) != (werr == nil) {
