@@ -151,6 +151,7 @@ func settings(t testing.TB, index string) map[string]any {
 // Shared with the reader's tests: see ostest.
 func service(t testing.TB, name string) string { return ostest.Service(t, name) }
 func testIndex(t testing.TB) string            { return ostest.Index(t, "engram-test-") }
+func knnCluster(t testing.TB) bool             { return ostest.KNN(t) }
 func admin(t testing.TB, base, method, path, body string) (int, []byte) {
 	return ostest.Admin(t, base, method, path, body)
 }

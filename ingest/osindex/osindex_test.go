@@ -23,7 +23,7 @@ func TestCreateIndexMapping(t *testing.T) {
 	cfg := testConfig(t, name)
 	cfg.Logf = l.logf
 	ix := openTest(t, cfg)
-	if os.Getenv("ENGRAM_TEST_OPENSEARCH_KNN") == "1" && !ix.KNN() {
+	if knnCluster(t) && !ix.KNN() {
 		t.Fatal("KNN() = false on a cluster with the k-NN plugin")
 	}
 	if !ix.KNN() {
@@ -264,7 +264,7 @@ func sourceSystemIndex(t *testing.T, name string, dim int) (engine string) {
 
 func TestSourceSystemIndex(t *testing.T) {
 	name := testIndex(t)
-	if os.Getenv("ENGRAM_TEST_OPENSEARCH_KNN") != "1" {
+	if !knnCluster(t) {
 		t.Skip("ENGRAM_TEST_OPENSEARCH_KNN is not 1: the test cluster has no k-NN plugin for the source system's mapping")
 	}
 	engine := sourceSystemIndex(t, name, 8)

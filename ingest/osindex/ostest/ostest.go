@@ -29,6 +29,20 @@ func Service(t testing.TB, name string) string {
 	return v
 }
 
+// KNN reports whether the test cluster has the k-NN plugin
+// (ENGRAM_TEST_OPENSEARCH_KNN=1). Under ENGRAM_REQUIRE_SERVICES=1 it must:
+// CI installs the plugin, and tests that need it may not quietly skip.
+func KNN(t testing.TB) bool {
+	t.Helper()
+	if os.Getenv("ENGRAM_TEST_OPENSEARCH_KNN") == "1" {
+		return true
+	}
+	if os.Getenv("ENGRAM_REQUIRE_SERVICES") == "1" {
+		t.Fatal("ENGRAM_TEST_OPENSEARCH_KNN is not 1 but ENGRAM_REQUIRE_SERVICES=1: the test cluster lacks the k-NN plugin")
+	}
+	return false
+}
+
 // URL is the plain-HTTP test cluster.
 func URL(t testing.TB) string { return Service(t, "ENGRAM_TEST_OPENSEARCH_URL") }
 
