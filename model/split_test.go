@@ -9,6 +9,14 @@ import (
 	"testing"
 )
 
+// splitObject is splitValid for any input: what the fuzz target drives.
+func splitObject(raw []byte) (object, error) {
+	if !json.Valid(raw) {
+		return nil, errNotObject
+	}
+	return splitValid(raw)
+}
+
 // splitReference is the straightforward splitObject, through
 // encoding/json's Decoder: the fast one must agree with it on valid JSON.
 func splitReference(raw []byte) (object, error) {
