@@ -250,15 +250,17 @@ func runSimilar(ctx context.Context, e *env, args []string) error {
 	return writeDocs(e, o, docs, scores)
 }
 
-// runTail prints every event indexed from now on, polling every 250ms,
-// until ctx is cancelled (or --limit events).
+// runTail prints every event indexed from now on (matching EXPR when one
+// is given), polling every 250ms, until ctx is cancelled (or --limit
+// events).
 func runTail(ctx context.Context, e *env, args []string) error {
 	fs, o := tailFlags(e)
-	r, err := openCommandReader(e, fs, o, args, func(n int) bool { return n == 0 }, "usage: engram tail [--data DIR] [--json=false] [--limit N]", false)
+	r, err := openCommandReader(e, fs, o, args, func(int) bool { return true }, "usage: engram tail [--data DIR] [--json=false] [--limit N] [EXPR]", true)
 	if err != nil {
 		return err
 	}
 	defer r.Close()
+	src := exprArg(fs.Args())
 	cur, err := r.TailStart(ctx)
 	if err != nil {
 		return err
@@ -275,8 +277,15 @@ func runTail(ctx context.Context, e *env, args []string) error {
 		if err != nil {
 			return err
 		}
+		docs, err := query.Filter(ctx, r, src, p.Docs)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
 		cur = p.Next
-		for _, d := range p.Docs {
+		for _, d := range docs {
 			if o.json {
 				err = writeJSON(e.stdout, d)
 			} else {

@@ -60,7 +60,7 @@ func commands() []command {
 			runSearch, func(e *env) *flag.FlagSet { fs, _ := searchFlags(e); return fs }},
 		{"similar", "[flags] EVENT_ID", "list the events nearest to an event by embedding (cosine)",
 			runSimilar, func(e *env) *flag.FlagSet { fs, _ := similarFlags(e); return fs }},
-		{"tail", "[flags]", "print events as they are indexed, one JSON line each, until interrupted",
+		{"tail", "[flags] [EXPR]", "print events as they are indexed (only those matching EXPR when given), one JSON line each, until interrupted",
 			runTail, func(e *env) *flag.FlagSet { fs, _ := tailFlags(e); return fs }},
 		{"help", "[COMMAND]", "describe engram's commands and their flags", runHelp, nil},
 	}

@@ -58,6 +58,10 @@ type Reader interface {
 	// Tail is every document indexed after the cursor, oldest first; its
 	// Next is the cursor to poll from next time (unchanged when empty).
 	Tail(ctx context.Context, after Cursor, limit int) (Page, error)
+	// Match is which of the documents ids match expr: the ids of those
+	// that do (a follower checks new documents from Tail against its
+	// filter with it).
+	Match(ctx context.Context, expr string, ids []string) (map[string]bool, error)
 	// Turns is one row per turn, newest first, filtered like Search.
 	Turns(ctx context.Context, expr string, after Cursor, limit int) (TurnPage, error)
 	// Turn is every event of one turn in causal order: phase, then
@@ -88,4 +92,32 @@ var (
 type Options struct {
 	// Tenant, when set, hides every document of other tenants.
 	Tenant string
+}
+
+// Matcher is the part of a Reader that Filter needs.
+type Matcher interface {
+	Match(ctx context.Context, expr string, ids []string) (map[string]bool, error)
+}
+
+// Filter is the documents among docs that match expr, in their order: how
+// a follower filters what Tail, which knows no filter, returns.
+func Filter(ctx context.Context, m Matcher, expr string, docs []*model.IndexDoc) ([]*model.IndexDoc, error) {
+	if expr == "" || len(docs) == 0 {
+		return docs, nil
+	}
+	ids := make([]string, len(docs))
+	for i, d := range docs {
+		ids[i] = d.EventID
+	}
+	ok, err := m.Match(ctx, expr, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*model.IndexDoc, 0, len(ok))
+	for _, d := range docs {
+		if ok[d.EventID] {
+			out = append(out, d)
+		}
+	}
+	return out, nil
 }

@@ -52,6 +52,11 @@ func (s synthReader) Tail(_ context.Context, after query.Cursor, _ int) (query.P
 	return query.Page{Next: after}, nil
 }
 
+// Match is never called: the tail of a synthReader is empty.
+func (s synthReader) Match(context.Context, string, []string) (map[string]bool, error) {
+	return nil, nil
+}
+
 func (s synthReader) Turns(context.Context, string, query.Cursor, int) (query.TurnPage, error) {
 	return query.TurnPage{}, nil
 }

@@ -47,29 +47,15 @@ func loadNewer(ctx context.Context, r Reader, expr string, seq uint64, ev evicte
 }
 
 // pollTail reads what was indexed after from. Tail knows no filter, so with
-// one the newest matching documents are asked for too: every new document
-// that matches is among them, being newer than all the others.
+// one the new documents are checked against it by id (not by asking for the
+// newest matches: documents indexed after the Tail call, or arriving late
+// behind its position, would crowd new matches out of that answer).
 func pollTail(ctx context.Context, r Reader, from query.Cursor, expr string, seq uint64, limit int) tea.Cmd {
 	return func() tea.Msg {
 		page, err := r.Tail(ctx, from, limit)
 		msg := tailMsg{seq: seq, from: from, next: page.Next, docs: page.Docs, seen: len(page.Docs), err: err}
-		if err != nil || expr == "" || len(page.Docs) == 0 {
-			return msg
-		}
-		match, err := r.Recent(ctx, expr, "", len(page.Docs))
-		if err != nil {
-			msg.err = err
-			return msg
-		}
-		ok := make(map[string]bool, len(match.Docs))
-		for _, d := range match.Docs {
-			ok[d.EventID] = true
-		}
-		msg.docs = nil
-		for _, d := range page.Docs {
-			if ok[d.EventID] {
-				msg.docs = append(msg.docs, d)
-			}
+		if err == nil {
+			msg.docs, msg.err = query.Filter(ctx, r, expr, page.Docs)
 		}
 		return msg
 	}

@@ -20,6 +20,7 @@ type Reader interface {
 	Recent(ctx context.Context, expr string, after query.Cursor, limit int) (query.Page, error)
 	TailStart(ctx context.Context) (query.Cursor, error)
 	Tail(ctx context.Context, after query.Cursor, limit int) (query.Page, error)
+	Match(ctx context.Context, expr string, ids []string) (map[string]bool, error)
 	Turns(ctx context.Context, expr string, after query.Cursor, limit int) (query.TurnPage, error)
 	Turn(ctx context.Context, key string) ([]*model.IndexDoc, error)
 	Document(ctx context.Context, eventID string) (*model.IndexDoc, error)

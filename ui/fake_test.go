@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -23,6 +24,9 @@ type memReader struct {
 	docs  []*model.IndexDoc
 	delay time.Duration
 	calls map[string]int
+	// afterTail, when set, runs once after the next Tail has read (an
+	// agent writing between two calls of a poll).
+	afterTail func()
 }
 
 func (r *memReader) add(ds ...*model.IndexDoc) {
@@ -120,12 +124,34 @@ func (r *memReader) TailStart(context.Context) (query.Cursor, error) {
 
 func (r *memReader) Tail(_ context.Context, after query.Cursor, limit int) (query.Page, error) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	r.note("Tail")
 	n, _ := strconv.Atoi(string(after))
 	end := min(len(r.docs), n+limit)
 	docs := append([]*model.IndexDoc(nil), r.docs[n:end]...)
+	f := r.afterTail
+	r.afterTail = nil
+	r.mu.Unlock()
+	if f != nil {
+		f()
+	}
 	return query.Page{Docs: docs, Next: query.Cursor(strconv.Itoa(end))}, nil
+}
+
+func (r *memReader) Match(_ context.Context, expr string, ids []string) (map[string]bool, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.note("Match")
+	match, err := matcher(expr)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]bool{}
+	for _, d := range r.docs {
+		if match(d) && slices.Contains(ids, d.EventID) {
+			out[d.EventID] = true
+		}
+	}
+	return out, nil
 }
 
 func (r *memReader) Turns(_ context.Context, expr string, after query.Cursor, limit int) (query.TurnPage, error) {

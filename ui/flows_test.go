@@ -58,12 +58,17 @@ func flow(t *testing.T, d Deps) (*teatest.TestModel, *probe) {
 	return tm, p
 }
 
-// waitScreen waits until the drawn frame satisfies ok.
-func waitScreen(t *testing.T, tm *teatest.TestModel, p *probe, what string, ok func(string) bool) {
+// waitScreen waits until the drawn frame satisfies ok, and otherwise
+// fails saying what it waited for and showing the last frame.
+func waitScreen(t *testing.T, p *probe, what string, ok func(string) bool) {
 	t.Helper()
-	teatest.WaitFor(t, tm.Output(), func([]byte) bool { return ok(p.screen()) },
-		teatest.WithDuration(5*time.Second), teatest.WithCheckInterval(10*time.Millisecond))
-	_ = what
+	deadline := time.Now().Add(10 * time.Second)
+	for !ok(p.screen()) {
+		if time.Now().After(deadline) {
+			t.Fatalf("waiting for %s: not drawn within 10s; last frame:\n%s", what, p.screen())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 func has(subs ...string) func(string) bool {
@@ -155,21 +160,21 @@ func TestFlowRecordThenStreamThenArchive(t *testing.T) {
 	s := openReal(t)
 	s.ingest(t, 0, 5)
 	tm, p := flow(t, s.deps())
-	waitScreen(t, tm, p, "stream", has("5 docs"))
+	waitScreen(t, p, "stream", has("5 docs"))
 	keys(tm, "R")
-	waitScreen(t, tm, p, "form", has("Record a test event"))
+	waitScreen(t, p, "form", has("Record a test event"))
 	tm.Type("flow-session")
 	keys(tm, "down", "down", "down", "down")
 	tm.Type("recorded by the flow test")
 	keys(tm, "ctrl+s")
-	waitScreen(t, tm, p, "trace", has("✓ index", "ingested in"))
+	waitScreen(t, p, "trace", has("✓ index", "ingested in"))
 	keys(tm, "esc")
-	waitScreen(t, tm, p, "stream", has("6 docs", "recorded by the flow test"))
+	waitScreen(t, p, "stream", has("6 docs", "recorded by the flow test"))
 	if sel := selectedLine(p.screen()); !strings.Contains(sel, "recorded by the flow test") {
 		t.Fatalf("the selected row is %q, not the recorded event", sel)
 	}
 	keys(tm, "enter")
-	waitScreen(t, tm, p, "archive", has("✓ archive", `"eventId": "new-001"`))
+	waitScreen(t, p, "archive", has("✓ archive", `"eventId": "new-001"`))
 	mustContain(t, p.screen(), `"sessionId": "flow-session"`)
 }
 
@@ -179,14 +184,14 @@ func TestFlowPauseCountsResumeShows(t *testing.T) {
 	s := openReal(t)
 	s.ingest(t, 0, 5)
 	tm, p := flow(t, s.deps())
-	waitScreen(t, tm, p, "stream", has("● following", "5 docs"))
+	waitScreen(t, p, "stream", has("● following", "5 docs"))
 	keys(tm, "space")
-	waitScreen(t, tm, p, "paused", has("‖ paused"))
+	waitScreen(t, p, "paused", has("‖ paused"))
 	s.ingest(t, 5, 3)
-	waitScreen(t, tm, p, "counted", has("paused · 3 new"))
+	waitScreen(t, p, "counted", has("paused · 3 new"))
 	mustNotContain(t, p.screen(), "step 1 of turn 2")
 	keys(tm, "space")
-	waitScreen(t, tm, p, "shown", has("● following", "step 1 of turn 2", "8 docs"))
+	waitScreen(t, p, "shown", has("● following", "step 1 of turn 2", "8 docs"))
 }
 
 // TestFlowFilter: only matching rows stay, including new ones.
@@ -194,13 +199,13 @@ func TestFlowFilter(t *testing.T) {
 	s := openReal(t)
 	s.ingest(t, 0, 12)
 	tm, p := flow(t, s.deps())
-	waitScreen(t, tm, p, "stream", has("12 docs"))
+	waitScreen(t, p, "stream", has("12 docs"))
 	keys(tm, "/")
 	tm.Type("agent:critic")
 	keys(tm, "enter")
-	waitScreen(t, tm, p, "filtered", has("filter: agent:critic", "row 1 of 3 loaded"))
+	waitScreen(t, p, "filtered", has("filter: agent:critic", "row 1 of 3 loaded"))
 	s.ingest(t, 12, 12)
-	waitScreen(t, tm, p, "tail filtered", has("row 1 of 6 loaded"))
+	waitScreen(t, p, "tail filtered", has("row 1 of 6 loaded"))
 	for _, l := range strings.Split(rowsOf(p.screen()), "\n") {
 		if strings.TrimSpace(l) != "" && !strings.Contains(l, "critic") {
 			t.Fatalf("row of another agent under agent:critic: %q", l)

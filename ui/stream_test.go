@@ -146,6 +146,41 @@ func TestStreamFilter(t *testing.T) {
 	}
 }
 
+// TestStreamFilterTailRace: documents indexed between a poll's Tail and
+// its filter check neither push the new matches out nor get in early.
+func TestStreamFilterTailRace(t *testing.T) {
+	r, a := world(30, testBase)
+	m := newTestModel(t, testDeps(r, a), testOpts(t), 80, 24)
+	press(t, m, "/")
+	typeText(t, m, "agent:coder")
+	press(t, m, "enter")
+	addEvents(r, a, 30, 9)
+	r.mu.Lock()
+	r.afterTail = func() { addEvents(r, a, 39, 30) }
+	r.mu.Unlock()
+	coders := func(upTo int) (n int) {
+		for i := range upTo {
+			if testEvent(i, testBase).Context.AgentID == "coder" {
+				n++
+			}
+		}
+		return n
+	}
+	send(t, m, tailTickMsg{})
+	if got, want := m.stream.buf.len(), coders(39); got != want {
+		t.Fatalf("after the poll: %d rows, want the %d coder events of the first 39", got, want)
+	}
+	send(t, m, tailTickMsg{})
+	if got, want := m.stream.buf.len(), coders(69); got != want {
+		t.Fatalf("after the next poll: %d rows, want %d", got, want)
+	}
+	for _, d := range m.stream.buf.rows {
+		if d.AgentID != "coder" {
+			t.Fatalf("row %s of agent %s under agent:coder", d.EventID, d.AgentID)
+		}
+	}
+}
+
 // TestFilterSyntaxErrorShowsColumn: an expression the index refuses (not
 // caught while typing) reopens the bar pointing at the column.
 func TestFilterSyntaxErrorShowsColumn(t *testing.T) {

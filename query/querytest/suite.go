@@ -31,6 +31,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -95,6 +96,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("Turn", s.testTurn)
 	t.Run("Turns", s.testTurns)
 	t.Run("Search", s.testSearch)
+	t.Run("Match", s.testMatch)
 	t.Run("SearchRanking", s.testRanking)
 	t.Run("Similar", s.testSimilar)
 	t.Run("Tenant", s.testTenant)
@@ -453,6 +455,35 @@ func (s *suite) testSearch(t *testing.T) {
 	}
 }
 
+// testMatch asks, for every expression, which of a spread of documents
+// match it (with ids that do not exist and repeats among them).
+func (s *suite) testMatch(t *testing.T) {
+	var asked []string
+	for i := 0; i < len(s.docs); i += 3 {
+		asked = append(asked, s.docs[i].EventID)
+	}
+	asked = append(asked, "no-such-event", s.docs[0].EventID)
+	for _, src := range s.searchExprs() {
+		e := mustParse(t, src)
+		got, err := s.all.Match(s.ctx, src, asked)
+		if err != nil {
+			t.Fatalf("Match(%q): %v", src, err)
+		}
+		var want []string
+		for _, d := range filter(s.docs, e, time.Now()) {
+			if slices.Contains(asked, d.EventID) {
+				want = append(want, d.EventID)
+			}
+		}
+		if d := diff(sorted(slices.Collect(maps.Keys(got))), sorted(want)); d != "" {
+			t.Errorf("Match(%q): %s", src, d)
+		}
+	}
+	if got, err := s.all.Match(s.ctx, "", nil); err != nil || len(got) != 0 {
+		t.Errorf("Match of no ids = %v, %v; want none", got, err)
+	}
+}
+
 func (s *suite) testRanking(t *testing.T) {
 	top := ""
 	n := 0
@@ -606,6 +637,9 @@ func (s *suite) testErrors(t *testing.T) {
 		if _, err := s.all.Search(s.ctx, "memory", c, 10); err == nil {
 			t.Errorf("Search(cursor %q) did not fail", c)
 		}
+	}
+	if _, err := s.all.Match(s.ctx, "tag:", []string{s.docs[0].EventID}); !errors.As(err, &se) {
+		t.Errorf("Match(bad expression) = %v, want a *expr.SyntaxError", err)
 	}
 	if s.all.Describe() == "" {
 		t.Error("Describe is empty")

@@ -1,0 +1,115 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"engram/ingest/gen"
+)
+
+// jsonDocs parses the JSON lines of a query command's output.
+func jsonDocs(t *testing.T, out string) []map[string]any {
+	t.Helper()
+	var docs []map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		if l == "" {
+			continue
+		}
+		var d map[string]any
+		if err := json.Unmarshal([]byte(l), &d); err != nil {
+			t.Fatalf("not a JSON line: %q: %v", l, err)
+		}
+		docs = append(docs, d)
+	}
+	return docs
+}
+
+// TestQueryCommands runs turns, turn, search and similar over a small
+// data set and checks their answers against the data.
+func TestQueryCommands(t *testing.T) {
+	c := newCLI(t)
+	if _, stderr, code := c.run(demoLines(60), "ingest"); code != 0 {
+		t.Fatalf("ingest: %d %s", code, stderr)
+	}
+	out, stderr, code := c.run("", "search", "--json", "agent:agent-a", "success:false")
+	if code != 0 {
+		t.Fatalf("search: %d %s", code, stderr)
+	}
+	found := jsonDocs(t, out)
+	if len(found) == 0 {
+		t.Fatal("search agent:agent-a success:false found nothing in the data set")
+	}
+	for _, d := range found {
+		if d["agent_id"] != "agent-a" || d["success"] != false {
+			t.Fatalf("search agent:agent-a success:false gave %v/%v", d["agent_id"], d["success"])
+		}
+	}
+	out, _, code = c.run("", "turns", "--json", "--limit", "3")
+	turns := jsonDocs(t, out)
+	if code != 0 || len(turns) != 3 {
+		t.Fatalf("turns --limit 3: code %d, %d rows", code, len(turns))
+	}
+	key, _ := turns[0]["turn_key"].(string)
+	out, stderr, code = c.run("", "turn", "--json", key)
+	events := jsonDocs(t, out)
+	if code != 0 || len(events) == 0 || fmt.Sprint(turns[0]["events"]) != fmt.Sprint(len(events)) {
+		t.Fatalf("turn %s: code %d, %d events (turns says %v), %s", key, code, len(events), turns[0]["events"], stderr)
+	}
+	out, stderr, code = c.run("", "similar", "--json", "--limit", "4", events[0]["event_id"].(string))
+	if near := jsonDocs(t, out); code != 0 || len(near) != 4 {
+		t.Fatalf("similar: code %d, %d results, %s", code, len(near), stderr)
+	}
+	if _, stderr, code = c.run("", "search", "importance>=high"); code != 2 || !strings.Contains(stderr, "^") {
+		t.Fatalf("bad expression: code %d, stderr %s", code, stderr)
+	}
+}
+
+// TestTailExpr follows the index with a filter while batches are ingested:
+// only matching events are printed, as they arrive.
+func TestTailExpr(t *testing.T) {
+	c := newCLI(t)
+	if _, stderr, code := c.run(demoLines(5), "ingest"); code != 0 { // the index exists
+		t.Fatalf("ingest: %d %s", code, stderr)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var out, errb bytes.Buffer
+	done := make(chan int)
+	go func() {
+		e := &env{strings.NewReader(""), &out, &errb, func(k string) string { return c.env[k] }}
+		done <- run(ctx, e, []string{"tail", "--data", c.data, "--limit", "12", "agent:agent-b"})
+	}()
+	for batch := 0; ; batch++ {
+		select {
+		case code := <-done:
+			if code != 0 || ctx.Err() != nil {
+				t.Fatalf("tail: code %d, %v, stderr %s", code, ctx.Err(), errb.String())
+			}
+			docs := jsonDocs(t, out.String())
+			if len(docs) != 12 {
+				t.Fatalf("tail --limit 12 printed %d events", len(docs))
+			}
+			for _, d := range docs {
+				if d["agent_id"] != "agent-b" {
+					t.Fatalf("tail agent:agent-b printed an event of %v", d["agent_id"])
+				}
+			}
+			return
+		case <-time.After(100 * time.Millisecond):
+		}
+		g := gen.New(gen.Config{Seed: uint64(batch), Prefix: fmt.Sprintf("b%d-", batch)})
+		var in strings.Builder
+		for range 20 {
+			in.Write(g.Next())
+			in.WriteByte('\n')
+		}
+		if _, stderr, code := c.run(in.String(), "ingest"); code != 0 {
+			t.Fatalf("ingest batch %d: %d %s", batch, code, stderr)
+		}
+	}
+}
