@@ -88,7 +88,7 @@ func TestJumpKeys(t *testing.T) {
 		t.Fatalf("g T went to %s", got)
 	}
 	press(t, m, "g", "r")
-	mustContain(t, screen(m), "no other loaded row")
+	mustContain(t, screen(m), "no other row shares it")
 	press(t, m, "enter", "g", "s")
 	if m.focus != viewDetail || m.detail.doc.EventID != "ev-000009" {
 		t.Fatalf("g s in the detail shows %s", m.detail.doc.EventID)
@@ -158,4 +158,75 @@ func TestFollowFile(t *testing.T) {
 	if !strings.Contains(strings.Split(s, "\n")[1], "rejected") {
 		t.Fatalf("the failure is not first:\n%s", s)
 	}
+}
+
+// traced is a world of n events where the events of ids share trace.
+func traced(n int, trace string, ids ...int) (*memReader, *memArchive) {
+	r, a := world(n, testBase)
+	for _, i := range ids {
+		r.docs[i].TraceID = trace
+	}
+	return r, a
+}
+
+// selectDown presses down until id is selected.
+func selectDown(t *testing.T, m *Model, id, key string) {
+	t.Helper()
+	for range 1000 {
+		if m.stream.selected().EventID == id {
+			return
+		}
+		press(t, m, key)
+	}
+	t.Fatalf("never reached %s", id)
+}
+
+// TestJumpSeeksBeyondLoadedRows: a jump whose row is not loaded pages on
+// until it is (older, then newer), and gives up, leaving the selection
+// where it was, when that would evict the row it started from.
+func TestJumpSeeksBeyondLoadedRows(t *testing.T) {
+	r, a := traced(300, "far", 299, 50, 120, 285)
+	o := testOpts(t)
+	o.PageSize, o.BufferRows = 20, 300
+	m := newTestModel(t, testDeps(r, a), o, 80, 24)
+	if m.stream.buf.index("ev-000050") >= 0 {
+		t.Fatal("the target is loaded already: nothing to seek")
+	}
+	press(t, m, "g", "r") // from ev-000299 to ev-000285, loaded
+	press(t, m, "g", "r")
+	if got := m.stream.selected().EventID; got != "ev-000120" {
+		t.Fatalf("g r went to %s, want ev-000120", got)
+	}
+	press(t, m, "g", "r")
+	if got := m.stream.selected().EventID; got != "ev-000050" {
+		t.Fatalf("g r went to %s, want ev-000050 (%s)", got, m.status)
+	}
+
+	// Newer: ev-000285 evicted above the window.
+	o.BufferRows = 200
+	m = newTestModel(t, testDeps(r, a), o, 80, 24)
+	selectDown(t, m, "ev-000100", "down")
+	selectDown(t, m, "ev-000120", "up")
+	if m.stream.buf.index("ev-000285") >= 0 {
+		t.Fatalf("ev-000285 is still loaded: nothing to seek (%d rows from %s, %d above)", m.stream.buf.len(), m.stream.buf.rows[0].EventID, len(m.stream.buf.above))
+	}
+	press(t, m, "g", "R")
+	if got := m.stream.selected().EventID; got != "ev-000285" {
+		t.Fatalf("g R went to %s, want ev-000285 (%s)", got, m.status)
+	}
+
+	// A window too small to reach the target keeps the selection.
+	o.BufferRows = 100
+	m = newTestModel(t, testDeps(r, a), o, 80, 24)
+	press(t, m, "down", "g", "r") // ev-000298 shares no trace
+	mustContain(t, screen(m), "no other row shares it")
+	press(t, m, "up", "g", "r")
+	if got := m.stream.selected().EventID; got != "ev-000285" {
+		t.Fatalf("at ev-000285 expected, got %s", got)
+	}
+	press(t, m, "g", "r") // ev-000120 lies beyond a window of 100 rows
+	if got := m.stream.selected().EventID; got != "ev-000285" {
+		t.Fatalf("a failed seek moved the selection to %s", got)
+	}
+	mustContain(t, screen(m), "no row shares it within")
 }

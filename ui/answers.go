@@ -48,6 +48,8 @@ func (m *Model) onAnswer(msg tea.Msg) tea.Cmd {
 		}
 		m.back, m.focus = m.focus, viewDetail
 		return m.detail.open(msg.doc, nil)
+	case seekDoneMsg:
+		return m.afterJump(nil)
 	case statusMsg:
 		m.status, m.statusErr = msg.text, msg.err
 	}

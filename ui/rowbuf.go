@@ -61,17 +61,7 @@ func (b *rowBuf[T]) appendOlder(after query.Cursor, rows []T, next query.Cursor)
 
 // trimTop evicts whole pages from the top until at most cap rows are left.
 func (b *rowBuf[T]) trimTop() int {
-	excess := len(b.rows) - b.cap
-	if excess <= 0 {
-		return 0
-	}
-	cut := -1 // the first mark at or after excess: rows before it go
-	for _, m := range b.marks {
-		if m.idx >= excess {
-			cut = m.idx
-			break
-		}
-	}
+	cut := b.topCut(0)
 	if cut <= 0 {
 		return 0
 	}
@@ -93,6 +83,38 @@ func (b *rowBuf[T]) trimTop() int {
 	b.marks = kept
 	b.rows = append([]T(nil), b.rows[cut:]...)
 	return cut
+}
+
+// topCut is how many rows trimTop evicts once n more rows are appended as
+// one page: up to the first page start at or after the excess.
+func (b *rowBuf[T]) topCut(n int) int {
+	excess := len(b.rows) + n - b.cap
+	if excess <= 0 {
+		return 0
+	}
+	for _, m := range b.marks {
+		if m.idx >= excess {
+			return m.idx
+		}
+	}
+	if n > 0 && len(b.rows) >= excess {
+		return len(b.rows) // the appended page's own start
+	}
+	return 0
+}
+
+// keptAfterPrepend is how many of the rows now held stay once n rows are
+// put above them (trimBottom cuts at a page start), -1 when none can.
+func (b *rowBuf[T]) keptAfterPrepend(n int) int {
+	if len(b.rows)+n <= b.cap {
+		return len(b.rows)
+	}
+	for i := len(b.marks) - 1; i >= 0; i-- {
+		if idx := b.marks[i].idx + n; idx > 0 && idx <= b.cap {
+			return b.marks[i].idx
+		}
+	}
+	return -1
 }
 
 // prependNewer puts rows (newest first) above rows[0]; they are rows with no

@@ -39,6 +39,7 @@ type streamView struct {
 	loadingHead                bool
 	loadingOlder, loadingNewer bool
 	want                       string // select this event once it shows
+	seeking                    *seek  // a jump looking beyond the loaded rows
 }
 
 func newStreamView(c *Common) *streamView {
@@ -81,6 +82,7 @@ func (v *streamView) setFilter(expr string) tea.Cmd {
 
 func (v *streamView) reloadHead() tea.Cmd {
 	v.seq++
+	v.seeking = nil
 	v.loadingHead, v.loadingOlder, v.loadingNewer = true, false, false
 	v.pending, v.pendingN, v.overflow = nil, 0, false
 	return loadHead(v.c.ctx, v.c.Deps.Reader, v.expr, v.seq, v.c.Opts.PageSize, false)
@@ -243,6 +245,9 @@ func (v *streamView) onOlder(msg olderMsg) tea.Cmd {
 	v.sel = max(0, v.sel-dropped)
 	v.top = max(0, v.top-dropped)
 	v.scrollTo(v.sel)
+	if v.seeking != nil && v.seeking.dir > 0 {
+		return v.onSeekPage(len(msg.page.Docs))
+	}
 	return nil
 }
 
@@ -276,6 +281,9 @@ func (v *streamView) onNewer(msg newerMsg) tea.Cmd {
 	v.sel += n
 	v.top += n
 	v.scrollTo(v.sel)
+	if v.seeking != nil && v.seeking.dir < 0 {
+		return v.onSeekPage(n)
+	}
 	return nil
 }
 
@@ -420,9 +428,11 @@ func (v *streamView) step(from string, delta int) *model.IndexDoc {
 	return v.buf.rows[j]
 }
 
-// jump selects the next (dir 1) or previous (-1) loaded row whose key
-// equals the selected row's.
+// jump selects the next (dir 1) or previous (-1) row whose key equals the
+// selected row's: a loaded one, else one found by paging on (see seek).
+// It reports false when there is no such row and nothing to page.
 func (v *streamView) jump(keyOf func(*model.IndexDoc) string, dir int) (bool, tea.Cmd) {
+	v.seeking = nil
 	d := v.selected()
 	if d == nil || keyOf(d) == "" {
 		return false, nil
@@ -433,7 +443,8 @@ func (v *streamView) jump(keyOf func(*model.IndexDoc) string, dir int) (bool, te
 			return true, v.move(i - v.sel)
 		}
 	}
-	return false, nil
+	cmd := v.startSeek(keyOf, want, dir)
+	return cmd != nil, cmd
 }
 
 // View draws the column titles, the visible rows and the position line.

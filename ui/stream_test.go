@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -226,7 +227,7 @@ func TestStartupFailureIsFullScreen(t *testing.T) {
 	m := newTestModel(t, d, testOpts(t), 80, 24)
 	mustContain(t, screen(m), "engram could not start", "permission denied", "What to do", "--data")
 	_, cmd := m.Update(keyMsg("q"))
-	if msg, _ := runCmd(cmd, 0); msg != (tea.QuitMsg{}) {
+	if msg, _ := runCmd(cmd, 5*time.Second); msg != (tea.QuitMsg{}) {
 		t.Fatalf("q gives %#v, want quit", msg)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"image/color"
 	"strings"
 	"testing"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 )
@@ -14,7 +15,7 @@ func TestThemeFromBackground(t *testing.T) {
 	o.Theme = ""
 	m := New(testDeps(r, a), o)
 	m.c.manual = true
-	msg, _ := runCmd(m.Init(), 0)
+	msg, _ := runCmd(m.Init(), 5*time.Second)
 	found := false
 	for _, c := range msg.(tea.BatchMsg) {
 		if c != nil && strings.Contains(typeName(c()), "backgroundcolor") {

@@ -14,6 +14,7 @@ import (
 func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 	km := m.c.Keys
 	m.status, m.statusErr = "", false
+	m.stream.seeking = nil // a key ends a jump still looking (g t starts one)
 	switch {
 	case msg.String() == "ctrl+c":
 		return m.quit()
@@ -161,7 +162,7 @@ func (m *Model) onChord(msg tea.KeyPressMsg) tea.Cmd {
 	}
 	found, cmd := m.stream.jump(keyOf, dir)
 	if !found {
-		return statusCmd("no other loaded row shares it that way (filter by it with /)", false)
+		return statusCmd("no other row shares it that way", false)
 	}
 	return m.afterJump(cmd)
 }

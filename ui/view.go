@@ -104,6 +104,10 @@ func (m *Model) follow() string {
 func (m *Model) statusLine() string {
 	st := m.c.Styles
 	switch {
+	case m.stream.seeking != nil:
+		// Drawn from the state, not sent as a status: a message could
+		// land after the seek's own last word.
+		return st.Status.Info.Render(" looking further for a row that shares it…")
 	case m.status == "":
 		return ""
 	case m.statusErr:

@@ -1,0 +1,103 @@
+package ui
+
+import (
+	"fmt"
+
+	tea "charm.land/bubbletea/v2"
+
+	"engram/model"
+)
+
+// seek is a jump (g t, g s, g r…) that found no loaded row sharing the
+// key: the stream pages on in its direction, as scrolling would, and
+// looks at each page as it lands. It gives up at the end of the listing,
+// after a window's worth of rows, or where going on would evict the row
+// it started from, so a failed seek leaves the selection where it was.
+type seek struct {
+	keyOf func(*model.IndexDoc) string
+	want  string
+	from  string // the event the jump started from
+	dir   int
+	rows  int // rows looked at beyond the loaded ones
+}
+
+// seekDoneMsg: a seek selected a row (the detail follows the selection).
+type seekDoneMsg struct{}
+
+// startSeek looks beyond the loaded rows; nil when there is nothing
+// beyond them in that direction.
+func (v *streamView) startSeek(keyOf func(*model.IndexDoc) string, want string, dir int) tea.Cmd {
+	if dir > 0 && v.buf.end || dir < 0 && v.buf.atHead() {
+		return nil
+	}
+	v.seeking = &seek{keyOf: keyOf, want: want, from: v.selected().EventID, dir: dir}
+	return v.seekMore()
+}
+
+// seekMore asks for the next page in the seek's direction unless one is
+// on its way (its answer continues the seek).
+func (v *streamView) seekMore() tea.Cmd {
+	s := v.seeking
+	page := v.c.Opts.PageSize
+	from := v.buf.index(s.from)
+	if from < 0 || s.rows >= v.c.Opts.BufferRows {
+		return v.endSeek()
+	}
+	if s.dir > 0 {
+		if v.loadingOlder {
+			return nil
+		}
+		if from < v.buf.topCut(page) { // the page would evict the start row
+			return v.endSeek()
+		}
+		v.loadingOlder = true
+		return loadOlder(v.c.ctx, v.c.Deps.Reader, v.expr, v.seq, v.buf.next, page)
+	}
+	if v.loadingNewer || v.loadingHead {
+		return nil
+	}
+	ev := v.buf.above[len(v.buf.above)-1]
+	k := ev.n // rows put above: the page, and for the head what came since
+	if ev.head {
+		k += v.pendingN
+	}
+	if ev.head && v.overflow || from >= v.buf.keptAfterPrepend(k) {
+		return v.endSeek() // a reload, or evicting the start row, would be needed
+	}
+	v.loadingNewer = true
+	return loadNewer(v.c.ctx, v.c.Deps.Reader, v.expr, v.seq, v.headAware(ev))
+}
+
+// onSeekPage continues the seek after a page of n rows landed.
+func (v *streamView) onSeekPage(n int) tea.Cmd {
+	s := v.seeking
+	if s == nil {
+		return nil
+	}
+	s.rows += n
+	from := v.buf.index(s.from)
+	if from < 0 {
+		return v.endSeek()
+	}
+	for i := from + s.dir; i >= 0 && i < v.buf.len(); i += s.dir {
+		if s.keyOf(v.buf.rows[i]) == s.want {
+			v.seeking = nil
+			v.sel = from // move from the start row, as a found loaded row would
+			return tea.Batch(v.move(i-from), func() tea.Msg { return seekDoneMsg{} })
+		}
+	}
+	if s.dir > 0 && v.buf.end || s.dir < 0 && v.buf.atHead() {
+		return v.endSeek()
+	}
+	return v.seekMore()
+}
+
+func (v *streamView) endSeek() tea.Cmd {
+	s := v.seeking
+	v.seeking = nil
+	where := "older"
+	if s.dir < 0 {
+		where = "newer"
+	}
+	return statusCmd(fmt.Sprintf("no row shares it within %d %s rows (filter by it with /)", s.rows, where), false)
+}
