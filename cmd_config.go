@@ -20,7 +20,7 @@ func configFlags(e *env) (*flag.FlagSet, *configOpts) {
 // from. Secrets are shown only as set or not set.
 func runConfig(_ context.Context, e *env, args []string) error {
 	fs, o := configFlags(e)
-	if err := parse(fs, args); err != nil {
+	if err := parseNone(fs, args, e); err != nil {
 		return err
 	}
 	conf, err := o.common.resolve(fs, e.getenv)

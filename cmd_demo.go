@@ -31,7 +31,7 @@ func demoFlags(e *env) (*flag.FlagSet, *demoOpts) {
 // pipeline, so what it shows is what an ingest would have made.
 func runDemo(ctx context.Context, e *env, args []string) error {
 	fs, o := demoFlags(e)
-	if err := parse(fs, args); err != nil {
+	if err := parseNone(fs, args, e); err != nil {
 		return err
 	}
 	conf, err := o.common.resolve(fs, e.getenv)

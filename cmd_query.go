@@ -453,7 +453,11 @@ func termWidth(e *env) int {
 // arguments it got (printing usage otherwise), checks its expression if it
 // takes one, and opens the reader.
 func openCommandReader(e *env, fs *flag.FlagSet, o *queryOpts, args []string, nargsOK func(int) bool, usage string, takesExpr bool) (query.Reader, error) {
-	if err := parse(fs, args); err != nil {
+	p := parse
+	if takesExpr {
+		p = parseExpr
+	}
+	if err := p(fs, args); err != nil {
 		return nil, err
 	}
 	if !nargsOK(fs.NArg()) {

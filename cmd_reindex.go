@@ -28,7 +28,7 @@ func reindexFlags(e *env) (*flag.FlagSet, *reindexOpts) {
 // runReindex rebuilds the index from the archive.
 func runReindex(ctx context.Context, e *env, args []string) error {
 	fs, o := reindexFlags(e)
-	if err := parse(fs, args); err != nil {
+	if err := parseNone(fs, args, e); err != nil {
 		return err
 	}
 	conf, err := o.common.resolve(fs, e.getenv)

@@ -45,12 +45,8 @@ func uiFlags(e *env) (*flag.FlagSet, *uiOpts) {
 // than printed: the inspector is where the user is looking.
 func runUI(ctx context.Context, e *env, args []string) error {
 	fs, o := uiFlags(e)
-	if err := parse(fs, args); err != nil {
+	if err := parseNone(fs, args, e); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(e.stderr, "engram: unexpected argument %s; run 'engram help'\n", quoteArg(fs.Arg(0)))
-		return errUsage
 	}
 	if o.theme != "" {
 		if _, err := themes.ByName(o.theme); err != nil {

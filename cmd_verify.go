@@ -56,7 +56,7 @@ func parseDay(flagName, s string) (time.Time, error) {
 // runVerify compares the archive and the index; exit 1 when they disagree.
 func runVerify(ctx context.Context, e *env, args []string) error {
 	fs, o := verifyFlags(e)
-	if err := parse(fs, args); err != nil {
+	if err := parseNone(fs, args, e); err != nil {
 		return err
 	}
 	conf, err := o.common.resolve(fs, e.getenv)

@@ -2,6 +2,8 @@ package main
 
 import (
 	"flag"
+	"fmt"
+	"strings"
 	"os"
 	"path/filepath"
 )
@@ -13,15 +15,66 @@ func newFlagSet(name string, e *env) *flag.FlagSet {
 }
 
 // parse parses args, turning -h and bad flags into a usage error (the flag
-// package has already said what was wrong).
-func parse(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return exitError{0}
-		}
+// package has already said what was wrong). Flags may come after the
+// positional arguments too (engram ingest FILE --dry-run); "--" ends them.
+func parse(fs *flag.FlagSet, args []string) error { return parseArgs(fs, args, false) }
+
+// parseExpr is parse for commands whose positional arguments form a filter
+// expression: there an argument with one dash that names no flag is a
+// negated term (-tag:demo), not a mistake.
+func parseExpr(fs *flag.FlagSet, args []string) error { return parseArgs(fs, args, true) }
+
+// parseNone is parse for commands that take no positional arguments.
+func parseNone(fs *flag.FlagSet, args []string, e *env) error {
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(e.stderr, "engram: unexpected argument %s; run 'engram help'\n", quoteArg(fs.Arg(0)))
 		return errUsage
 	}
 	return nil
+}
+
+func parseArgs(fs *flag.FlagSet, args []string, exprs bool) error {
+	var pos []string
+	for i := 0; i < len(args); {
+		a := args[i]
+		if a == "--" {
+			pos = append(pos, args[i+1:]...)
+			break
+		}
+		if a == "-" || !strings.HasPrefix(a, "-") {
+			pos = append(pos, a)
+			i++
+			continue
+		}
+		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		f := fs.Lookup(name)
+		if f == nil && exprs && !strings.HasPrefix(a, "--") && name != "h" && name != "help" {
+			pos = append(pos, a)
+			i++
+			continue
+		}
+		n := 1 // the flag, and its value when given as the next argument
+		if f != nil && !hasValue && !isBoolFlag(f) && i+1 < len(args) {
+			n = 2
+		}
+		if err := fs.Parse(args[i : i+n]); err != nil {
+			if err == flag.ErrHelp {
+				return exitError{0}
+			}
+			return errUsage
+		}
+		i += n
+	}
+	// Leave the positional arguments as fs.Args.
+	return fs.Parse(append([]string{"--"}, pos...))
+}
+
+func isBoolFlag(f *flag.Flag) bool {
+	b, ok := f.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
 }
 
 // dataDir resolves the data directory: --data, else ENGRAM_DATA, else
