@@ -3,9 +3,9 @@ package main
 import (
 	"flag"
 	"fmt"
-	"strings"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 func newFlagSet(name string, e *env) *flag.FlagSet {
