@@ -52,6 +52,9 @@ func (m *Model) onAnswer(msg tea.Msg) tea.Cmd {
 		return m.afterJump(nil)
 	case statusMsg:
 		m.status, m.statusErr = msg.text, msg.err
+	case observedMsg:
+		m.status, m.statusErr = msg.text, msg.err
+		return m.listen()
 	}
 	return nil
 }
@@ -114,6 +117,7 @@ func (m *Model) onFollowed(msg followedMsg) tea.Cmd {
 		}
 		f.busy = false
 		if msg.err != nil {
+			f.offset, f.line = msg.offset, msg.line // past a skipped line, else unchanged
 			return statusCmd("following "+clean(f.file)+": "+errorText(msg.err), true)
 		}
 		f.offset, f.line = msg.offset, msg.line

@@ -99,19 +99,19 @@ func (v *chainView) scroll() {
 }
 
 // step moves through the chain for the detail view.
-func (v *chainView) step(from string, delta int) *model.IndexDoc {
+func (v *chainView) step(from string, delta int) (*model.IndexDoc, tea.Cmd) {
 	for i, d := range v.docs {
 		if d.EventID == from {
 			j := i + delta
 			if j < 0 || j >= len(v.docs) {
-				return nil
+				return nil, nil
 			}
 			v.sel = j
 			v.scroll()
-			return v.docs[j]
+			return v.docs[j], nil
 		}
 	}
-	return nil
+	return nil, nil
 }
 
 // View draws the turn's title and its steps joined by arrows.

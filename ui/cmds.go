@@ -147,11 +147,13 @@ func (o chanObserver) Done(t *ingest.Trace) { o.send(pipeMsg{run: o.run, trace: 
 
 // Outage shows, in the status line, that a server is not answering and the
 // pipeline is retrying; Recovered says it answers again.
-func (o chanObserver) Outage(out ingest.Outage) { o.send(statusMsg{"outage: " + out.String(), true}) }
+func (o chanObserver) Outage(out ingest.Outage) {
+	o.send(observedMsg{statusMsg{"outage: " + out.String(), true}})
+}
 
 // Recovered: see Outage.
 func (o chanObserver) Recovered(s ingest.Stage) {
-	o.send(statusMsg{s.String() + ": server answering again, resuming", false})
+	o.send(observedMsg{statusMsg{s.String() + ": server answering again, resuming", false}})
 }
 
 func recordCmd(ctx context.Context, rec Recorder, ev *model.Event, ch chan<- tea.Msg, run uint64) tea.Cmd {

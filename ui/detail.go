@@ -68,6 +68,8 @@ func (v *detailView) open(doc *model.IndexDoc, nav navigator) tea.Cmd {
 	b, _ := json.Marshal(doc)
 	if t, err := parseJSON(b, "index"); err == nil {
 		v.idxTree = rekey(t, "index", "index")
+	} else { // never the previous event's tree under this one's title
+		v.idxTree = noteNode("index", "index", "cannot show the index document: "+errorText(err), true, false)
 	}
 	v.req++
 	v.fetching = true
@@ -77,13 +79,17 @@ func (v *detailView) open(doc *model.IndexDoc, nav navigator) tea.Cmd {
 	return fetchArchive(ctx, v.c.Deps.Archive, doc, v.c.Opts.ArchiveLimit, v.req)
 }
 
-// close stops a fetch still running (the view is left).
+// close stops a fetch still running (the view is left); its answer is
+// then dropped, and coming back fetches again.
 func (v *detailView) close() {
 	if v.cancel != nil {
 		v.cancel()
 		v.cancel = nil
 	}
-	v.fetching = false
+	if v.fetching {
+		v.req++
+		v.fetching = false
+	}
 }
 
 func (v *detailView) busy() bool { return v.fetching }

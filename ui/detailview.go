@@ -70,11 +70,14 @@ func (v *detailView) stepEvent(next bool) tea.Cmd {
 	if next {
 		delta = 1
 	}
-	d := v.nav.step(v.doc.EventID, delta)
-	if d == nil {
+	d, more := v.nav.step(v.doc.EventID, delta)
+	switch {
+	case d == nil && more != nil:
+		return tea.Batch(more, statusCmd("loading more rows…", false))
+	case d == nil:
 		return statusCmd("no more events that way", false)
 	}
-	return v.open(d, v.nav)
+	return tea.Batch(v.open(d, v.nav), more)
 }
 
 // onSearchKey edits the search; every change searches again.

@@ -3,6 +3,7 @@ package ui
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -32,6 +33,11 @@ func followRound(ctx context.Context, rec Recorder, f follower, ch chan<- tea.Ms
 	return func() tea.Msg {
 		msg := followedMsg{file: f.file, offset: f.offset, line: f.line}
 		chunk, restart, err := readAppended(f.file, f.offset)
+		var long *longLineError
+		if errors.As(err, &long) { // skipped, reported: the lines after it go on
+			msg.offset, msg.line, msg.err = f.offset+long.size, f.line+1, err
+			return msg
+		}
 		if err != nil {
 			msg.err = err
 			return msg
@@ -77,11 +83,39 @@ func readAppended(name string, offset int64) (chunk []byte, restart bool, err er
 	last := bytes.LastIndexByte(buf, '\n')
 	if last < 0 {
 		if n == followChunk {
-			return nil, restart, fmt.Errorf("%s: a line longer than %d bytes", name, followChunk)
+			return nil, restart, skipLongLine(fh, name, offset)
 		}
 		return nil, restart, nil // a line still being written
 	}
 	return buf[:last+1], restart, nil
+}
+
+// longLineError: a line longer than followChunk, size bytes with its line
+// break, is not ingested (as engram ingest rejects a line over
+// ingest.MaxLineBytes).
+type longLineError struct {
+	name string
+	size int64
+}
+
+func (e *longLineError) Error() string {
+	return fmt.Sprintf("%s: skipped a line of %d bytes (the limit is %d)", e.name, e.size-1, followChunk)
+}
+
+// skipLongLine finds the end of the long line at offset; nil while it is
+// still being written.
+func skipLongLine(fh *os.File, name string, offset int64) error {
+	buf := make([]byte, 64<<10)
+	for at := offset + followChunk; ; {
+		n, err := fh.ReadAt(buf, at)
+		if i := bytes.IndexByte(buf[:n], '\n'); i >= 0 {
+			return &longLineError{name: name, size: at + int64(i) + 1 - offset}
+		}
+		if err != nil {
+			return nil // no line break yet
+		}
+		at += int64(n)
+	}
 }
 
 // feedLines reads a chunk of JSON lines into items, numbering the lines

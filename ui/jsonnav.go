@@ -1,7 +1,9 @@
 package ui
 
 import (
+	"slices"
 	"strings"
+	"unicode"
 
 	"charm.land/lipgloss/v2"
 )
@@ -97,8 +99,7 @@ func (j *jsonView) searchAgain() {
 		return
 	}
 	walk(j.root, func(n *jnode) {
-		if strings.Contains(strings.ToLower(clean(n.key)), j.term) ||
-			!n.container() && strings.Contains(strings.ToLower(clean(n.text)), j.term) {
+		if containsFold(clean(n.key), j.term) || !n.container() && containsFold(clean(n.text), j.term) {
 			j.matches = append(j.matches, n)
 		}
 	})
@@ -188,19 +189,40 @@ func (j *jsonView) paint(s seg) string {
 	if j.term == "" || s.role == rPunct {
 		return style.Render(text)
 	}
-	lower := strings.ToLower(text)
-	if len(lower) != len(text) {
-		return style.Render(text)
-	}
+	// Compared rune by rune, lower-cased one at a time: offsets into a
+	// lower-cased string need not be offsets into the text.
+	runes, term := []rune(text), lowerRunes(j.term)
+	lower := lowerRunes(text)
 	var b strings.Builder
 	for {
-		k := strings.Index(lower, j.term)
-		if k < 0 {
-			b.WriteString(style.Render(text))
+		k := runeIndex(lower, term)
+		if k < 0 || len(term) == 0 {
+			b.WriteString(style.Render(string(runes)))
 			return b.String()
 		}
-		b.WriteString(style.Render(text[:k]))
-		b.WriteString(st.Match.Render(text[k : k+len(j.term)]))
-		text, lower = text[k+len(j.term):], lower[k+len(j.term):]
+		b.WriteString(style.Render(string(runes[:k])))
+		b.WriteString(st.Match.Render(string(runes[k : k+len(term)])))
+		runes, lower = runes[k+len(term):], lower[k+len(term):]
 	}
+}
+
+// containsFold: s holds term, case aside, the way paint highlights it.
+func containsFold(s, term string) bool { return runeIndex(lowerRunes(s), lowerRunes(term)) >= 0 }
+
+func lowerRunes(s string) []rune {
+	rs := []rune(s)
+	for i, r := range rs {
+		rs[i] = unicode.ToLower(r)
+	}
+	return rs
+}
+
+// runeIndex is the index of the first needle in hay, -1 if none.
+func runeIndex(hay, needle []rune) int {
+	for i := 0; i+len(needle) <= len(hay); i++ {
+		if slices.Equal(hay[i:i+len(needle)], needle) {
+			return i
+		}
+	}
+	return -1
 }

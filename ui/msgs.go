@@ -1,6 +1,8 @@
 package ui
 
 import (
+	tea "charm.land/bubbletea/v2"
+
 	"engram/ingest"
 	"engram/model"
 	"engram/query"
@@ -116,6 +118,10 @@ type docMsg struct {
 	err error
 }
 
+// observedMsg is a status line from a pipeline's observer: it comes
+// through the pipeline channel, whose listener must then listen again.
+type observedMsg struct{ statusMsg }
+
 // statusMsg puts a line in the status bar.
 type statusMsg struct {
 	text string
@@ -131,5 +137,7 @@ type openDetailMsg struct {
 
 // navigator moves the detail view through the list it was opened from.
 type navigator interface {
-	step(from string, delta int) *model.IndexDoc
+	// step returns the document delta away from from (nil at an end), and
+	// what the list needs to load because of the move.
+	step(from string, delta int) (*model.IndexDoc, tea.Cmd)
 }

@@ -19,7 +19,7 @@ func TestOutageShownInStatusLine(t *testing.T) {
 	o := chanObserver{ctx: context.Background(), ch: ch}
 	o.Outage(ingest.Outage{Stage: ingest.StageIndex, Err: errors.New("connection refused"), Attempt: 3, Wait: time.Second})
 	o.Recovered(ingest.StageIndex)
-	first, second := (<-ch).(statusMsg), (<-ch).(statusMsg)
+	first, second := (<-ch).(observedMsg), (<-ch).(observedMsg)
 	if !first.err || !strings.Contains(first.text, "outage: index: connection refused; retrying in 1s (attempt 3)") {
 		t.Fatalf("outage status %+v", first)
 	}

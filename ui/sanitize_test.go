@@ -54,11 +54,16 @@ func TestNoRawEscapesReachTheTerminal(t *testing.T) {
 	snap("s")     // side by side
 	snap("/")     // search
 	send(t, m, tea.PasteMsg{Content: hostile})
-	snap("enter", "esc")    // back to the stream
+	snap()                  // the search line with the hostile term, highlighted
+	snap("enter")           // the search closed, its term still shown
+	snap("esc")             // back to the stream
 	snap("tab", "enter")    // the turn and its chain
 	snap("esc", "esc", "/") // the filter bar with a hostile paste
 	send(t, m, tea.PasteMsg{Content: hostile})
-	snap("esc")
+	snap()
+	snap("enter") // applied: the position lines show the filter
+	snap("tab")   // the turns under it
+	snap("tab", "tab", "tab", "tab", "esc")
 	send(t, m, statusMsg{"failed: " + hostile, true})
 	frames = append(frames, m.View().Content)
 	send(t, m, pipeMsg{run: 9, trace: &ingest.Trace{Seq: 1, EventID: hostile, Src: ingest.Source{File: hostile, Line: 1},

@@ -24,14 +24,18 @@ type seek struct {
 // seekDoneMsg: a seek selected a row (the detail follows the selection).
 type seekDoneMsg struct{}
 
-// startSeek looks beyond the loaded rows; nil when there is nothing
-// beyond them in that direction.
-func (v *streamView) startSeek(keyOf func(*model.IndexDoc) string, want string, dir int) tea.Cmd {
+// startSeek looks beyond the loaded rows from row start; false when there
+// is nothing beyond them in that direction.
+func (v *streamView) startSeek(start int, keyOf func(*model.IndexDoc) string, want string, dir int) (bool, tea.Cmd) {
 	if dir > 0 && v.buf.end || dir < 0 && v.buf.atHead() {
-		return nil
+		return false, nil
 	}
-	v.seeking = &seek{keyOf: keyOf, want: want, from: v.selected().EventID, dir: dir}
-	return v.seekMore()
+	if v.loadingHead {
+		return true, statusCmd("the stream is loading; jump again once it shows", false)
+	}
+	v.sel = start
+	v.seeking = &seek{keyOf: keyOf, want: want, from: v.buf.rows[start].EventID, dir: dir}
+	return true, v.seekMore() // nil while a page is on its way: its answer goes on
 }
 
 // seekMore asks for the next page in the seek's direction unless one is

@@ -84,7 +84,8 @@ func (v *streamView) reloadHead() tea.Cmd {
 	v.seq++
 	v.seeking = nil
 	v.loadingHead, v.loadingOlder, v.loadingNewer = true, false, false
-	v.pending, v.pendingN, v.overflow = nil, 0, false
+	// What came while paused stays counted until the head lands: a filter
+	// the index refuses keeps the old rows, and these with them.
 	return loadHead(v.c.ctx, v.c.Deps.Reader, v.expr, v.seq, v.c.Opts.PageSize, false)
 }
 
@@ -176,7 +177,7 @@ func (v *streamView) scrollTo(i int) {
 func (v *streamView) pageIn() tea.Cmd {
 	half := v.c.Opts.PageSize / 2
 	var cmds []tea.Cmd
-	if !v.loadingOlder && !v.buf.end && v.sel >= v.buf.len()-half {
+	if !v.loadingOlder && !v.loadingHead && !v.buf.end && v.sel >= v.buf.len()-half {
 		v.loadingOlder = true
 		cmds = append(cmds, loadOlder(v.c.ctx, v.c.Deps.Reader, v.expr, v.seq, v.buf.next, v.c.Opts.PageSize))
 	}
@@ -189,6 +190,15 @@ func (v *streamView) pageIn() tea.Cmd {
 		cmds = append(cmds, loadNewer(v.c.ctx, v.c.Deps.Reader, v.expr, v.seq, v.headAware(ev)))
 	}
 	return tea.Batch(cmds...)
+}
+
+// pageOn asks again for what a stale answer was to bring: the seek's
+// next page, or what the selection needs.
+func (v *streamView) pageOn() tea.Cmd {
+	if v.seeking != nil {
+		return v.seekMore()
+	}
+	return v.pageIn()
 }
 
 // resume goes back to the newest row and follows again, showing what
@@ -211,6 +221,7 @@ func (v *streamView) onHead(msg headMsg) tea.Cmd {
 		return nil
 	}
 	v.loadingHead = false
+	v.seeking = nil // the window it looked through is gone
 	if msg.err != nil {
 		return statusCmd("loading the stream: "+errorText(msg.err), true)
 	}
@@ -219,6 +230,7 @@ func (v *streamView) onHead(msg headMsg) tea.Cmd {
 		keep = d.EventID
 	}
 	v.buf.reset(msg.page.Docs, msg.page.Next)
+	v.pending, v.pendingN, v.overflow = nil, 0, false // the head holds them
 	v.loaded, v.good = true, v.expr
 	v.sel, v.top = 0, 0
 	if i := v.buf.index(keep); i >= 0 {
@@ -234,10 +246,13 @@ func (v *streamView) onHead(msg headMsg) tea.Cmd {
 }
 
 func (v *streamView) onOlder(msg olderMsg) tea.Cmd {
-	if msg.seq != v.seq || msg.after != v.buf.next || !v.loadingOlder {
-		return nil
+	if msg.seq != v.seq || !v.loadingOlder {
+		return nil // answers a request a head load made moot
 	}
 	v.loadingOlder = false
+	if msg.after != v.buf.next { // the window's end moved meanwhile: ask again
+		return v.pageOn()
+	}
 	if msg.err != nil {
 		return statusCmd("loading older rows: "+errorText(msg.err), true)
 	}
@@ -262,10 +277,13 @@ func (v *streamView) headAware(ev evicted) evicted {
 }
 
 func (v *streamView) onNewer(msg newerMsg) tea.Cmd {
-	if msg.seq != v.seq || !v.loadingNewer || len(v.buf.above) == 0 || v.headAware(v.buf.above[len(v.buf.above)-1]) != msg.ev {
+	if msg.seq != v.seq || !v.loadingNewer {
 		return nil
 	}
 	v.loadingNewer = false
+	if len(v.buf.above) == 0 || v.headAware(v.buf.above[len(v.buf.above)-1]) != msg.ev {
+		return v.pageOn() // the window's top moved meanwhile: ask again
+	}
 	if msg.err != nil {
 		return statusCmd("loading newer rows: "+errorText(msg.err), true)
 	}
@@ -410,41 +428,41 @@ func (v *streamView) selectID(id string) tea.Cmd {
 	return nil
 }
 
-// step is the navigator for the detail view: the row delta away from id.
-func (v *streamView) step(from string, delta int) *model.IndexDoc {
+// step is the navigator for the detail view: the row delta away from id,
+// moved to as the keys would (so rows page in near the window's ends).
+func (v *streamView) step(from string, delta int) (*model.IndexDoc, tea.Cmd) {
 	i := v.buf.index(from)
 	if i < 0 {
-		return nil
+		return nil, nil
 	}
-	j := i + delta
-	if j < 0 || j >= v.buf.len() {
-		return nil
+	if j := i + delta; j < 0 || j >= v.buf.len() {
+		return nil, v.pageIn()
 	}
-	v.sel = j
-	if j > 0 {
-		v.following = false
-	}
-	v.scrollTo(j)
-	return v.buf.rows[j]
+	v.sel = i
+	cmd := v.move(delta)
+	return v.buf.rows[v.sel], cmd
 }
 
-// jump selects the next (dir 1) or previous (-1) row whose key equals the
-// selected row's: a loaded one, else one found by paging on (see seek).
-// It reports false when there is no such row and nothing to page.
-func (v *streamView) jump(keyOf func(*model.IndexDoc) string, dir int) (bool, tea.Cmd) {
+// jump selects the next (dir 1) or previous (-1) row after the event from
+// whose key equals from's: a loaded one, else one found by paging on (see
+// seek). It reports false when there is no such row and nothing to page.
+func (v *streamView) jump(from *model.IndexDoc, keyOf func(*model.IndexDoc) string, dir int) (bool, tea.Cmd) {
 	v.seeking = nil
-	d := v.selected()
-	if d == nil || keyOf(d) == "" {
+	start := -1
+	if from != nil {
+		start = v.buf.index(from.EventID)
+	}
+	if start < 0 || keyOf(from) == "" {
 		return false, nil
 	}
-	want := keyOf(d)
-	for i := v.sel + dir; i >= 0 && i < v.buf.len(); i += dir {
+	want := keyOf(from)
+	for i := start + dir; i >= 0 && i < v.buf.len(); i += dir {
 		if keyOf(v.buf.rows[i]) == want {
-			return true, v.move(i - v.sel)
+			v.sel = start
+			return true, v.move(i - start)
 		}
 	}
-	cmd := v.startSeek(keyOf, want, dir)
-	return cmd != nil, cmd
+	return v.startSeek(start, keyOf, want, dir)
 }
 
 // View draws the column titles, the visible rows and the position line.

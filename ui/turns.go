@@ -143,6 +143,9 @@ func (v *turnsView) move(delta int) tea.Cmd {
 	v.scrollTo(v.sel)
 	half := v.c.Opts.PageSize / 2
 	var cmds []tea.Cmd
+	if v.loading { // the list is being replaced
+		return nil
+	}
 	if !v.loadingOlder && !v.buf.end && v.sel >= v.buf.len()-half {
 		v.loadingOlder = true
 		cmds = append(cmds, loadTurns(v.c.ctx, v.c.Deps.Reader, v.expr, v.seq, v.buf.next, true, nil, v.c.Opts.PageSize))
@@ -178,18 +181,24 @@ func (v *turnsView) onTurns(msg turnsMsg) tea.Cmd {
 	}
 	switch {
 	case msg.ev != nil:
-		if !v.loadingNewer || len(v.buf.above) == 0 || v.buf.above[len(v.buf.above)-1] != *msg.ev {
+		if !v.loadingNewer {
 			return nil
 		}
 		v.loadingNewer = false
+		if len(v.buf.above) == 0 || v.buf.above[len(v.buf.above)-1] != *msg.ev {
+			return v.move(0) // the list moved meanwhile: ask again
+		}
 		v.buf.prependPage(*msg.ev, msg.page.Turns)
 		v.sel += len(msg.page.Turns)
 		v.top += len(msg.page.Turns)
 	case msg.older:
-		if !v.loadingOlder || msg.after != v.buf.next {
+		if !v.loadingOlder {
 			return nil
 		}
 		v.loadingOlder = false
+		if msg.after != v.buf.next {
+			return v.move(0)
+		}
 		dropped := v.buf.appendOlder(msg.after, msg.page.Turns, msg.page.Next)
 		v.sel, v.top = max(0, v.sel-dropped), max(0, v.top-dropped)
 	default:

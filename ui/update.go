@@ -160,7 +160,11 @@ func (m *Model) onChord(msg tea.KeyPressMsg) tea.Cmd {
 	if msg.String() == "T" || msg.String() == "S" || msg.String() == "R" {
 		dir = -1
 	}
-	found, cmd := m.stream.jump(keyOf, dir)
+	from := m.stream.selected()
+	if m.focus == viewDetail {
+		from = m.detail.doc // the tail may have moved the stream's selection
+	}
+	found, cmd := m.stream.jump(from, keyOf, dir)
 	if !found {
 		return statusCmd("no other row shares it that way", false)
 	}
@@ -181,6 +185,9 @@ func (m *Model) afterJump(cmd tea.Cmd) tea.Cmd {
 func (m *Model) yank(msg tea.KeyPressMsg) tea.Cmd {
 	km := m.c.Keys
 	d := m.current()
+	if d == nil { // the rows changed between y and this key
+		return nil
+	}
 	var text, what string
 	switch {
 	case is(msg, km.YankID):
@@ -195,10 +202,10 @@ func (m *Model) yank(msg tea.KeyPressMsg) tea.Cmd {
 	return tea.Batch(tea.SetClipboard(text), statusCmd(fmt.Sprintf("copied the %s (%d bytes)", what, len(text)), false))
 }
 
-// eventJSON is the archived event when the detail holds it, else the
-// index document.
+// eventJSON is the archived event when the detail holds all of it, else
+// the index document.
 func (m *Model) eventJSON(d *model.IndexDoc) string {
-	if m.detail.doc == d && m.detail.arch != nil {
+	if m.detail.doc == d && m.detail.arch != nil && !m.detail.arch.Truncated {
 		return string(m.detail.arch.Body)
 	}
 	b, _ := json.MarshalIndent(d, "", "  ")
