@@ -2,10 +2,12 @@ package ingest
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"strings"
 	"sync"
 	"time"
@@ -19,8 +21,18 @@ type ReindexConfig struct {
 	Index      Index
 	From, To   string // archive-key range: from inclusive, to exclusive ("" no end)
 	Checkpoint string // file remembering the last key done, to resume (optional)
-	Workers    int    // concurrent archive reads (default 16)
-	BatchSize  int    // documents per index write (default 512)
+	// IndexID names the index being filled (its Describe()). A checkpoint
+	// is written for one index: resuming it into another would skip events.
+	IndexID string
+	// Holds reports whether the index has a document for eventID. A
+	// checkpoint is trusted only when the index still holds the events it
+	// vouches for (an index deleted and recreated keeps its name); without
+	// Holds it is never trusted.
+	Holds      func(ctx context.Context, eventID string) (bool, error)
+	Restart    bool             // ignore any checkpoint and start from From
+	Notice     func(msg string) // says whether, and why (not), a checkpoint is used
+	Workers    int              // concurrent archive reads (default 16)
+	BatchSize  int              // documents per index write (default 512)
 	SummaryLen int
 	Progress   func(ReindexSummary)
 }
@@ -29,14 +41,17 @@ type ReindexConfig struct {
 type ReindexSummary struct {
 	Objects, Created, Existing, Bad, Failed int
 	ResumedAfter                            string
-	Elapsed                                 time.Duration
-	Errors                                  []string // the first few, with their keys
+	// CheckpointAfter is the key the checkpoint file ends at when Reindex
+	// returns, "" when there is none: where a re-run would resume.
+	CheckpointAfter string
+	Elapsed         time.Duration
+	Errors          []string // the first few, with their keys
 }
 
 // Reindex rebuilds the index from the archive, the truth layer. It is
 // idempotent (an existing document is left as it is) and resumable: keys
 // are taken in order, a batch at a time, and the checkpoint records the
-// last key of each batch that was fully indexed.
+// last key of each batch that was fully indexed, for this index only.
 func Reindex(ctx context.Context, cfg ReindexConfig) (ReindexSummary, error) {
 	if cfg.Workers <= 0 {
 		cfg.Workers = 16
@@ -46,10 +61,21 @@ func Reindex(ctx context.Context, cfg ReindexConfig) (ReindexSummary, error) {
 	}
 	start := time.Now()
 	r := &reindexer{cfg: cfg}
-	from := cfg.From
-	if last := r.loadCheckpoint(); last != "" && last >= from && (cfg.To == "" || last < cfg.To) {
-		r.sum.ResumedAfter, from = last, last+"\x00"
+	from, err := r.start(ctx)
+	if err != nil {
+		return r.sum, err
 	}
+	err = r.run(ctx, from)
+	if err == nil && !r.held {
+		r.clearCheckpoint()
+	}
+	r.sum.Elapsed = time.Since(start)
+	return r.sum, err
+}
+
+// run indexes the keys from from (inclusive) to cfg.To, a batch at a time.
+func (r *reindexer) run(ctx context.Context, from string) error {
+	cfg := r.cfg
 	var keys []string
 	err := cfg.Archive.List(ctx, ListPrefix(from, cfg.To), func(key string, _ int64) error {
 		if key < from || (cfg.To != "" && key >= cfg.To) {
@@ -66,11 +92,7 @@ func Reindex(ctx context.Context, cfg ReindexConfig) (ReindexSummary, error) {
 	if err == nil && len(keys) > 0 {
 		err = r.batch(ctx, keys)
 	}
-	if err == nil && r.sum.Failed == 0 {
-		r.clearCheckpoint()
-	}
-	r.sum.Elapsed = time.Since(start)
-	return r.sum, err
+	return err
 }
 
 // ListPrefix is the longest listing prefix (ending at a /) that covers the
@@ -93,6 +115,14 @@ func ListPrefix(from, to string) string {
 type reindexer struct {
 	cfg ReindexConfig
 	sum ReindexSummary
+	// held stops the checkpoint once an object could not be indexed for a
+	// reason a re-run may not meet again (an index write or archive read
+	// failed): moving it past that object would make a resume skip it.
+	held bool
+	// first and last are the first and last keys indexed (created or found)
+	// since the run the checkpoint chain began with: a resume checks that
+	// the index still holds them.
+	first, last string
 }
 
 // batch reads keys' objects concurrently, indexes them in one write, and
@@ -119,6 +149,26 @@ func (r *reindexer) batch(ctx context.Context, keys []string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	batch, at := r.readable(keys, docs, errs)
+	results := r.cfg.Index.Write(ctx, batch)
+	// Writes that an interruption stopped are counted, not listed: there
+	// would be a batch of them, and the caller says it was interrupted.
+	list := ctx.Err() == nil
+	for j, res := range results {
+		r.count(keys[at[j]], res, list)
+	}
+	if r.cfg.Progress != nil {
+		r.cfg.Progress(r.sum)
+	}
+	if r.held {
+		return nil // the checkpoint stays: a re-run retries from there
+	}
+	return r.saveCheckpoint(keys[len(keys)-1])
+}
+
+// readable counts the objects of a batch and returns the documents made
+// from them, with their positions in keys.
+func (r *reindexer) readable(keys []string, docs []*model.IndexDoc, errs []error) ([]*model.IndexDoc, []int) {
 	var batch []*model.IndexDoc
 	var at []int
 	for i, d := range docs {
@@ -126,31 +176,41 @@ func (r *reindexer) batch(ctx context.Context, keys []string) error {
 		if errs[i] != nil {
 			r.sum.Bad++
 			r.note(keys[i], errs[i])
+			// A bad object stays bad (the archive is write-once), so the
+			// checkpoint may pass it; a failed read may succeed next time.
+			var bad badObject
+			r.held = r.held || !errors.As(errs[i], &bad)
 			continue
 		}
 		batch, at = append(batch, d), append(at, i)
 	}
-	failed := false
-	for j, res := range r.cfg.Index.Write(ctx, batch) {
-		switch {
-		case res.Err != nil:
-			r.sum.Failed++
-			failed = true
-			r.note(keys[at[j]], res.Err)
-		case res.Created:
-			r.sum.Created++
-		default:
-			r.sum.Existing++
-		}
-	}
-	if r.cfg.Progress != nil {
-		r.cfg.Progress(r.sum)
-	}
-	if failed {
-		return nil // the checkpoint stays: a re-run retries this batch
-	}
-	return r.saveCheckpoint(keys[len(keys)-1])
+	return batch, at
 }
+
+// count records what happened to key's document, listing a failure when
+// list is set.
+func (r *reindexer) count(key string, res IndexResult, list bool) {
+	switch {
+	case res.Err != nil:
+		r.sum.Failed++
+		r.held = true
+		if list {
+			r.note(key, res.Err)
+		}
+		return
+	case res.Created:
+		r.sum.Created++
+	default:
+		r.sum.Existing++
+	}
+	if r.first == "" {
+		r.first = key
+	}
+	r.last = key
+}
+
+// badObject is an archived object that can never be indexed.
+type badObject struct{ error }
 
 // doc rebuilds an index document from an archived event.
 func (r *reindexer) doc(ctx context.Context, key string) (*model.IndexDoc, error) {
@@ -160,10 +220,10 @@ func (r *reindexer) doc(ctx context.Context, key string) (*model.IndexDoc, error
 	}
 	ev, err := model.Decode(obj.Body, model.DecodeOptions{})
 	if err != nil {
-		return nil, fmt.Errorf("not a valid event: %w", err)
+		return nil, badObject{fmt.Errorf("not a valid event: %w", err)}
 	}
 	if want, err := model.ArchiveKey(ev.EventID, ev.Timestamp); err != nil || want != key {
-		return nil, fmt.Errorf("key does not match the event's eventId and timestamp (%s)", model.Quote(want))
+		return nil, badObject{fmt.Errorf("key does not match the event's eventId and timestamp (%s)", model.Quote(want))}
 	}
 	ev.ObjectStorageKey = key
 	return model.NewIndexDoc(ev, r.cfg.SummaryLen), nil
@@ -175,32 +235,127 @@ func (r *reindexer) note(key string, err error) {
 	}
 }
 
-func (r *reindexer) loadCheckpoint() string {
+// checkpoint is what a run that did not finish leaves for the next one.
+type checkpoint struct {
+	Index string `json:"index"` // the IndexID it was written for
+	After string `json:"after"` // every key up to this one was handled
+	// First and Last are keys whose events the index must still hold for
+	// the checkpoint to be trusted (see reindexer.first).
+	First string `json:"first"`
+	Last  string `json:"last"`
+}
+
+// start returns the key to start from: just after the checkpoint when it
+// can be trusted, else From, saying which and why.
+func (r *reindexer) start(ctx context.Context) (string, error) {
 	if r.cfg.Checkpoint == "" {
-		return ""
+		return r.cfg.From, nil
 	}
+	cp, found, err := r.loadCheckpoint()
+	r.sum.CheckpointAfter = cp.After
+	switch {
+	case !found:
+		return r.cfg.From, nil
+	case r.cfg.Restart:
+		r.notice("ignoring checkpoint %s; starting over", r.cfg.Checkpoint)
+		return r.cfg.From, r.dropCheckpoint()
+	case err == nil:
+		var why string
+		if why, err = r.mismatch(ctx, cp); err != nil {
+			return "", fmt.Errorf("checking checkpoint %s: %w", r.cfg.Checkpoint, err)
+		}
+		if why == "" {
+			r.sum.ResumedAfter, r.first, r.last = cp.After, cp.First, cp.Last
+			r.notice("resuming after %s (checkpoint %s)", cp.After, r.cfg.Checkpoint)
+			return cp.After + "\x00", nil
+		}
+		err = errors.New(why)
+	}
+	r.notice("checkpoint %s does not match this index (%v); starting over", r.cfg.Checkpoint, err)
+	return r.cfg.From, r.dropCheckpoint()
+}
+
+// dropCheckpoint removes the checkpoint. One that is not resumed is
+// removed at once: were this run stopped before it writes its own, the
+// next would otherwise find it again.
+func (r *reindexer) dropCheckpoint() error {
+	if err := os.Remove(r.cfg.Checkpoint); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	r.sum.CheckpointAfter = ""
+	return nil
+}
+
+// mismatch says why cp cannot be resumed into this index, "" if it can.
+func (r *reindexer) mismatch(ctx context.Context, cp checkpoint) (string, error) {
+	switch {
+	case cp.Index != r.cfg.IndexID:
+		return fmt.Sprintf("it was written for %s", model.Quote(cp.Index)), nil
+	case cp.After < r.cfg.From || (r.cfg.To != "" && cp.After >= r.cfg.To):
+		return "it is outside the range", nil
+	case r.cfg.Holds == nil:
+		return "the index cannot be asked whether it holds the events before it", nil
+	case cp.First == "" || cp.Last == "":
+		return "it names no indexed event to check", nil
+	}
+	for _, key := range []string{cp.First, cp.Last} {
+		id := strings.TrimSuffix(path.Base(key), ".json") // doc checked key == ArchiveKey(id, …)
+		ok, err := r.cfg.Holds(ctx, id)
+		if err != nil || !ok {
+			return fmt.Sprintf("the index does not hold %s, indexed before it", model.Quote(id)), err
+		}
+	}
+	return "", nil
+}
+
+func (r *reindexer) notice(format string, args ...any) {
+	if r.cfg.Notice != nil {
+		r.cfg.Notice(fmt.Sprintf(format, args...))
+	}
+}
+
+// loadCheckpoint reads the checkpoint; found is false when there is none.
+func (r *reindexer) loadCheckpoint() (cp checkpoint, found bool, err error) {
 	b, err := os.ReadFile(r.cfg.Checkpoint)
-	if err != nil {
-		return ""
+	if errors.Is(err, fs.ErrNotExist) {
+		return cp, false, nil
 	}
-	return strings.TrimSpace(string(b))
+	if err == nil {
+		err = json.Unmarshal(b, &cp)
+	}
+	if err == nil && cp.After == "" {
+		err = errors.New("no key")
+	}
+	if err != nil {
+		err = fmt.Errorf("it cannot be read: %w", err)
+	}
+	return cp, true, err
 }
 
 func (r *reindexer) saveCheckpoint(key string) error {
 	if r.cfg.Checkpoint == "" {
 		return nil
 	}
-	tmp := r.cfg.Checkpoint + ".tmp"
-	if err := os.WriteFile(tmp, []byte(key+"\n"), 0o644); err != nil {
+	b, err := json.Marshal(checkpoint{Index: r.cfg.IndexID, After: key, First: r.first, Last: r.last})
+	if err != nil {
 		return err
 	}
-	return os.Rename(tmp, r.cfg.Checkpoint)
+	tmp := r.cfg.Checkpoint + ".tmp"
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, r.cfg.Checkpoint); err != nil {
+		return err
+	}
+	r.sum.CheckpointAfter = key
+	return nil
 }
 
 func (r *reindexer) clearCheckpoint() {
-	if r.cfg.Checkpoint != "" {
-		if err := os.Remove(r.cfg.Checkpoint); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			r.note(r.cfg.Checkpoint, err)
-		}
+	if r.cfg.Checkpoint == "" {
+		return
+	}
+	if err := r.dropCheckpoint(); err != nil {
+		r.note(r.cfg.Checkpoint, err)
 	}
 }
