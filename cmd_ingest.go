@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -60,6 +61,9 @@ func runIngest(ctx context.Context, e *env, args []string) error {
 	files := fs.Args()
 	if len(files) == 0 {
 		files = []string{"-"}
+	}
+	if err := checkInputs(files); err != nil {
+		return err
 	}
 	cfg := ingest.Config{
 		Decode: decodeOptions(), DryRun: o.dryRun,
@@ -130,6 +134,34 @@ func readFiles(ctx context.Context, e *env, files []string, items chan<- ingest.
 		if err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// checkInputs makes sure every named file can be read before anything is
+// ingested: a mistyped name among several should not leave a run half done.
+func checkInputs(files []string) error {
+	var errs []string
+	for _, name := range files {
+		if name == "-" {
+			continue
+		}
+		f, err := os.Open(name)
+		if err != nil {
+			errs = append(errs, err.Error())
+			continue
+		}
+		st, err := f.Stat()
+		f.Close()
+		if err == nil && st.IsDir() {
+			err = fmt.Errorf("%s is a directory", name)
+		}
+		if err != nil {
+			errs = append(errs, err.Error())
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("nothing ingested: %s", strings.Join(errs, "; "))
 	}
 	return nil
 }

@@ -2,18 +2,22 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"path/filepath"
 	"time"
 
 	"engram/ingest"
+	"engram/ingest/osindex"
+	"engram/ingest/sqlindex"
 	"engram/query/verify"
 )
 
 type reindexOpts struct {
 	common
 	since, until string
+	restart      bool
 }
 
 func reindexFlags(e *env) (*flag.FlagSet, *reindexOpts) {
@@ -22,6 +26,7 @@ func reindexFlags(e *env) (*flag.FlagSet, *reindexOpts) {
 	o.common.bind(fs)
 	fs.StringVar(&o.since, "since", "", "first day to rebuild, YYYY-MM-DD (UTC)")
 	fs.StringVar(&o.until, "until", "", "last day to rebuild, YYYY-MM-DD (UTC)")
+	fs.BoolVar(&o.restart, "restart", false, "ignore the checkpoint of an interrupted run and rebuild the whole range (without it, a checkpoint is resumed only into the index it was written for, while that index still holds the events it vouches for)")
 	return fs, o
 }
 
@@ -33,6 +38,9 @@ func runReindex(ctx context.Context, e *env, args []string) error {
 	}
 	conf, err := o.common.resolve(fs, e.getenv)
 	if err != nil {
+		return err
+	}
+	if err := requireArchive(conf, e); err != nil { // the index may be missing: it is rebuilt
 		return err
 	}
 	since, err := parseDay("since", o.since)
@@ -50,23 +58,23 @@ func runReindex(ctx context.Context, e *env, args []string) error {
 	defer st.Close()
 	from, to := verify.KeyRange(since, until)
 	rep := newReporter(e, false, nil)
-	sum, err := ingest.Reindex(ctx, ingest.ReindexConfig{
-		Archive: st.archive, Index: st.index, From: from, To: to,
-		Checkpoint: filepath.Join(st.data, "reindex."+checkpointName(from, to)+".checkpoint"),
-		Progress: func(s ingest.ReindexSummary) {
-			rep.line(fmt.Sprintf("reindex: %d objects, %d created, %d already indexed", s.Objects, s.Created, s.Existing))
-		},
-	})
-	rep.line("")
-	if sum.ResumedAfter != "" {
-		fmt.Fprintf(e.stderr, "resumed after %s\n", safeLine(sum.ResumedAfter))
+	cfg := reindexConfig(st, from, to, o.restart)
+	cfg.Notice = func(msg string) { fmt.Fprintln(e.stderr, "engram: "+safeLine(msg)) }
+	cfg.Progress = func(s ingest.ReindexSummary) {
+		rep.line(fmt.Sprintf("reindex: %d objects, %d created, %d already indexed", s.Objects, s.Created, s.Existing))
 	}
+	sum, err := ingest.Reindex(ctx, cfg)
+	rep.line("")
 	for _, msg := range sum.Errors {
 		fmt.Fprintln(e.stderr, safeLine(msg))
 	}
 	fmt.Fprintf(e.stderr, "reindex into %s: %d objects, %d created, %d already indexed, %d unreadable, %d failed in %s (%.0f objects/s)\n",
 		safeLine(st.index.Describe()), sum.Objects, sum.Created, sum.Existing, sum.Bad, sum.Failed,
 		sum.Elapsed.Round(time.Millisecond), float64(sum.Objects)/max(sum.Elapsed.Seconds(), 1e-9))
+	// Any error or failure after Ctrl-C is the interruption's doing.
+	if ctx.Err() != nil && (err != nil || sum.Bad+sum.Failed > 0) {
+		return reindexInterrupted(e, sum)
+	}
 	if err != nil {
 		return err
 	}
@@ -74,6 +82,43 @@ func runReindex(ctx context.Context, e *env, args []string) error {
 		return exitError{1}
 	}
 	return nil
+}
+
+// reindexConfig is what runReindex asks of ingest.Reindex, bar reporting.
+// The checkpoint names the index it belongs to and can ask it for the
+// events it vouches for, so it is never resumed into another index or
+// into this one deleted and recreated.
+func reindexConfig(st *backends, from, to string, restart bool) ingest.ReindexConfig {
+	return ingest.ReindexConfig{
+		Archive: st.archive, Index: st.index, From: from, To: to,
+		Checkpoint: filepath.Join(st.data, "reindex."+checkpointName(from, to)+".checkpoint"),
+		IndexID:    st.index.Describe(),
+		Holds:      indexHolds(st.index),
+		Restart:    restart,
+	}
+}
+
+// indexHolds reports whether ix has a document for an event id.
+func indexHolds(ix indexStore) func(context.Context, string) (bool, error) {
+	return func(ctx context.Context, id string) (bool, error) {
+		_, err := ix.Get(ctx, id)
+		if errors.Is(err, sqlindex.ErrNotFound) || errors.Is(err, osindex.ErrNotFound) {
+			return false, nil
+		}
+		return err == nil, err
+	}
+}
+
+// reindexInterrupted says how far an interrupted run got and what a re-run
+// will do. The exit status is 1, as for an interrupted engram ingest: the
+// signal was handled and the run ended cleanly, only short of its goal.
+func reindexInterrupted(e *env, sum ingest.ReindexSummary) error {
+	next := "run it again to resume after " + safeLine(sum.CheckpointAfter)
+	if sum.CheckpointAfter == "" {
+		next = "nothing was checkpointed; run it again to start over"
+	}
+	fmt.Fprintf(e.stderr, "engram: reindex interrupted after %d objects; %s\n", sum.Objects, next)
+	return exitError{1}
 }
 
 // checkpointName keeps the checkpoints of different ranges apart.

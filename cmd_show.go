@@ -7,9 +7,8 @@ import (
 	"flag"
 	"fmt"
 
-	"engram/ingest/osindex"
-	"engram/ingest/sqlindex"
 	"engram/model"
+	"engram/query"
 )
 
 type showOpts struct{ common }
@@ -35,18 +34,24 @@ func runShow(ctx context.Context, e *env, args []string) error {
 		return errUsage
 	}
 	id := fs.Arg(0)
-	st, err := openBackends(ctx, conf, e)
+	// Read-only, and scoped to the tenant like every other read.
+	r, err := openQueryReader(ctx, conf, e)
 	if err != nil {
+		return err
+	}
+	defer r.Close()
+	doc, err := r.Document(ctx, id)
+	if errors.Is(err, query.ErrNotFound) {
+		return fmt.Errorf("no event %s in %s", model.Quote(id), r.Describe())
+	}
+	if err != nil {
+		return err
+	}
+	st := &backends{data: dataDir(conf.get("data"), e.getenv)}
+	if err := st.openArchive(ctx, conf, e); err != nil {
 		return err
 	}
 	defer st.Close()
-	doc, err := st.index.Get(ctx, id)
-	if errors.Is(err, sqlindex.ErrNotFound) || errors.Is(err, osindex.ErrNotFound) {
-		return fmt.Errorf("no event %s in %s", model.Quote(id), st.index.Describe())
-	}
-	if err != nil {
-		return err
-	}
 	out := struct {
 		Index   *model.IndexDoc `json:"index"`
 		Archive json.RawMessage `json:"archive"`

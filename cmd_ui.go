@@ -2,10 +2,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/charmbracelet/x/term"
 
 	"engram/ingest"
 	"engram/themes"
@@ -54,6 +58,9 @@ func runUI(ctx context.Context, e *env, args []string) error {
 			return errUsage
 		}
 	}
+	if err := needTerminal(e); err != nil {
+		return err
+	}
 	if o.readonly && len(o.follow) > 0 {
 		fmt.Fprintln(e.stderr, "engram: --follow ingests, which --readonly forbids")
 		return errUsage
@@ -72,6 +79,17 @@ func runUI(ctx context.Context, e *env, args []string) error {
 		ReadOnly: o.readonly, Theme: o.theme, NoColor: e.getenv("NO_COLOR") != "",
 		Follow: o.follow, BufferRows: o.buffer, In: e.stdin, Out: e.stdout,
 	})
+}
+
+// needTerminal: the inspector draws on a terminal and reads its keys; run
+// from a script or a pipe, say so instead of failing deep in Bubble Tea.
+func needTerminal(e *env) error {
+	for _, s := range []any{e.stdin, e.stdout} {
+		if f, ok := s.(*os.File); ok && !term.IsTerminal(f.Fd()) {
+			return errors.New("the inspector needs a terminal on stdin and stdout; from scripts use engram tail, search, turns or show")
+		}
+	}
+	return nil
 }
 
 // openUIDeps opens the reader, the archive and (unless read-only) the

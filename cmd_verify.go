@@ -5,11 +5,14 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sort"
 	"time"
 
 	"engram/ingest/osindex"
 	"engram/ingest/sqlindex"
+	"engram/model"
 	"engram/query/verify"
 )
 
@@ -53,6 +56,30 @@ func parseDay(flagName, s string) (time.Time, error) {
 	return t, nil
 }
 
+// requireStores refuses to work on embedded stores that do not exist: a
+// mistyped --data would otherwise create empty ones and report on them.
+func requireStores(conf *resolved, e *env) error {
+	if err := requireArchive(conf, e); err != nil {
+		return err
+	}
+	data := dataDir(conf.get("data"), e.getenv)
+	if conf.get("index") == "sqlite" {
+		if _, err := os.Stat(filepath.Join(data, "index.db")); err != nil {
+			return fmt.Errorf("no index at %s (pass --data; 'engram reindex' rebuilds a lost index)", filepath.Join(data, "index.db"))
+		}
+	}
+	return nil
+}
+
+// requireArchive: see requireStores.
+func requireArchive(conf *resolved, e *env) error {
+	dir := filepath.Join(dataDir(conf.get("data"), e.getenv), "archive")
+	if _, err := os.Stat(dir); err != nil && conf.get("archive") == "dir" {
+		return fmt.Errorf("no archive at %s (pass --data, or --archive s3)", dir)
+	}
+	return nil
+}
+
 // runVerify compares the archive and the index; exit 1 when they disagree.
 func runVerify(ctx context.Context, e *env, args []string) error {
 	fs, o := verifyFlags(e)
@@ -68,6 +95,9 @@ func runVerify(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if opt.Until, err = parseDay("until", o.until); err != nil {
+		return err
+	}
+	if err := requireStores(conf, e); err != nil {
 		return err
 	}
 	st, err := openBackends(ctx, conf, e)
@@ -97,7 +127,7 @@ func runVerify(ctx context.Context, e *env, args []string) error {
 func printVerify(e *env, r *verify.Report, asJSON bool, where string) {
 	if asJSON {
 		b, _ := json.Marshal(r)
-		e.stdout.Write(append(b, '\n'))
+		e.stdout.Write(append(model.SafeJSON(b), '\n'))
 		return
 	}
 	fmt.Fprintf(e.stdout, "%s: %d archived objects, %d index documents, %d agree (%s)\n",

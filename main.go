@@ -67,7 +67,7 @@ func commands() []command {
 }
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	code := run(ctx, &env{os.Stdin, os.Stdout, os.Stderr, os.Getenv}, os.Args[1:])
 	stop()
 	os.Exit(code)

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/BurntSushi/toml"
@@ -24,11 +24,37 @@ type setting struct {
 	def    string
 	usage  string
 	secret bool
+	// boolean settings are switches on the command line (--s3-path-style,
+	// --s3-path-style=false); choices lists the values a setting allows.
+	boolean bool
+	choices []string
 }
 
-// isBool: a setting whose default is true or false is a switch on the
-// command line (--s3-path-style, --s3-path-style=false).
-func (s setting) isBool() bool { return s.def == "true" || s.def == "false" }
+func (s setting) isBool() bool { return s.boolean }
+
+// check refuses a value the setting cannot take, wherever it came from.
+func (s setting) check(v, source string) error {
+	if s.boolean {
+		if _, ok := parseBool(v); !ok {
+			return fmt.Errorf("%s = %q (%s): want true or false", s.key, v, source)
+		}
+	}
+	if len(s.choices) > 0 && !slices.Contains(s.choices, v) {
+		return fmt.Errorf("%s = %q (%s): want %s", s.key, v, source, strings.Join(s.choices, ", "))
+	}
+	return nil
+}
+
+// parseBool reads the spellings of a switch people use in configuration.
+func parseBool(v string) (value, ok bool) {
+	switch strings.ToLower(v) {
+	case "true", "1", "yes", "on":
+		return true, true
+	case "false", "0", "no", "off":
+		return false, true
+	}
+	return false, false
+}
 
 // flagValue is a setting's flag: a string that remembers being set.
 type flagValue struct {
@@ -40,7 +66,7 @@ func (f *flagValue) String() string { return f.v }
 
 func (f *flagValue) Set(v string) error {
 	if f.isBool {
-		if _, err := strconv.ParseBool(v); err != nil {
+		if _, ok := parseBool(v); !ok {
 			return fmt.Errorf("want true or false")
 		}
 	}
@@ -53,8 +79,8 @@ func (f *flagValue) IsBoolFlag() bool { return f.isBool }
 
 var settingsTable = []setting{
 	{key: "data", flag: "data", env: []string{"ENGRAM_DATA"}, usage: "data directory of the embedded stores (default $XDG_DATA_HOME/engram)"},
-	{key: "archive", flag: "archive", env: []string{"ENGRAM_ARCHIVE"}, def: "dir", usage: "archive backend: dir (embedded) or s3"},
-	{key: "index", flag: "index", env: []string{"ENGRAM_INDEX"}, def: "sqlite", usage: "index backend: sqlite (embedded) or opensearch"},
+	{key: "archive", flag: "archive", env: []string{"ENGRAM_ARCHIVE"}, def: "dir", usage: "archive backend: dir (embedded) or s3", choices: []string{"dir", "s3"}},
+	{key: "index", flag: "index", env: []string{"ENGRAM_INDEX"}, def: "sqlite", usage: "index backend: sqlite (embedded) or opensearch", choices: []string{"sqlite", "opensearch"}},
 	{key: "tenant", flag: "tenant", env: []string{"ENGRAM_TENANT"}, usage: "scope every read and write to this tenant"},
 	{key: "s3.endpoint", flag: "s3-endpoint", env: []string{"S3_ENDPOINT"}, usage: "S3 endpoint, host:port or URL (empty: AWS)"},
 	{key: "s3.bucket", flag: "s3-bucket", env: []string{"S3_BUCKET"}, usage: "S3 bucket of the archive"},
@@ -62,22 +88,22 @@ var settingsTable = []setting{
 	{key: "s3.access_key", flag: "s3-access-key", env: []string{"S3_ACCESS_KEY_ID", "AWS_ACCESS_KEY_ID"}, usage: "S3 access key id"},
 	{key: "s3.secret_key", env: []string{"S3_SECRET_ACCESS_KEY", "AWS_SECRET_ACCESS_KEY"}, secret: true, usage: "S3 secret key (environment or file only)"},
 	{key: "s3.secret_key_file", flag: "s3-secret-key-file", env: []string{"ENGRAM_S3_SECRET_KEY_FILE"}, usage: "file holding the S3 secret key"},
-	{key: "s3.create_bucket", flag: "s3-create-bucket", env: []string{"ENGRAM_S3_CREATE_BUCKET"}, def: "false", usage: "create the bucket when it does not exist"},
-	{key: "s3.path_style", flag: "s3-path-style", env: []string{"S3_FORCE_PATH_STYLE"}, def: "true", usage: "path-style bucket addressing (true for most self-hosted servers)"},
-	{key: "s3.tls", flag: "s3-tls", env: []string{"ENGRAM_S3_TLS"}, usage: "use TLS to S3 (default: from the endpoint URL's scheme, else true)"},
+	{key: "s3.create_bucket", flag: "s3-create-bucket", env: []string{"ENGRAM_S3_CREATE_BUCKET"}, def: "false", usage: "create the bucket when it does not exist", boolean: true},
+	{key: "s3.path_style", flag: "s3-path-style", env: []string{"S3_FORCE_PATH_STYLE"}, def: "true", usage: "path-style bucket addressing (true for most self-hosted servers)", boolean: true},
+	{key: "s3.tls", flag: "s3-tls", env: []string{"ENGRAM_S3_TLS"}, usage: "use TLS to S3 (default: from the endpoint URL's scheme, else true)", boolean: true},
 	{key: "s3.ca_file", flag: "s3-ca", env: []string{"ENGRAM_S3_CA_FILE"}, usage: "PEM CA bundle trusted for S3"},
-	{key: "s3.insecure_skip_verify", flag: "s3-insecure-skip-verify", env: []string{"ENGRAM_S3_INSECURE_SKIP_VERIFY"}, def: "false", usage: "INSECURE: do not verify S3's TLS certificate (testing only)"},
+	{key: "s3.insecure_skip_verify", flag: "s3-insecure-skip-verify", env: []string{"ENGRAM_S3_INSECURE_SKIP_VERIFY"}, def: "false", usage: "INSECURE: do not verify S3's TLS certificate (testing only)", boolean: true},
 	{key: "opensearch.url", flag: "opensearch-url", env: []string{"OPENSEARCH_URL"}, usage: "OpenSearch URL(s), comma-separated"},
 	{key: "opensearch.username", flag: "opensearch-username", env: []string{"OPENSEARCH_USERNAME"}, usage: "OpenSearch user"},
 	{key: "opensearch.password", env: []string{"OPENSEARCH_PASSWORD"}, secret: true, usage: "OpenSearch password (environment or file only)"},
 	{key: "opensearch.password_file", flag: "opensearch-password-file", env: []string{"ENGRAM_OPENSEARCH_PASSWORD_FILE"}, usage: "file holding the OpenSearch password"},
 	{key: "opensearch.ca_file", flag: "opensearch-ca", env: []string{"ENGRAM_OPENSEARCH_CA_FILE"}, usage: "PEM CA bundle trusted for OpenSearch"},
-	{key: "opensearch.insecure_skip_verify", flag: "opensearch-insecure-skip-verify", env: []string{"ENGRAM_OPENSEARCH_INSECURE_SKIP_VERIFY"}, def: "false", usage: "INSECURE: do not verify OpenSearch's TLS certificate (testing only)"},
+	{key: "opensearch.insecure_skip_verify", flag: "opensearch-insecure-skip-verify", env: []string{"ENGRAM_OPENSEARCH_INSECURE_SKIP_VERIFY"}, def: "false", usage: "INSECURE: do not verify OpenSearch's TLS certificate (testing only)", boolean: true},
 	{key: "opensearch.index", flag: "opensearch-index", env: []string{"ENGRAM_OPENSEARCH_INDEX"}, def: "experience_events", usage: "OpenSearch index name"},
-	{key: "opensearch.knn_engine", flag: "opensearch-knn-engine", env: []string{"ENGRAM_OPENSEARCH_KNN_ENGINE"}, def: "lucene", usage: "k-NN engine of an index engram creates (lucene needs no native library)"},
-	{key: "opensearch.refresh", flag: "opensearch-refresh", env: []string{"ENGRAM_OPENSEARCH_REFRESH"}, def: "false", usage: "refresh policy of bulk writes: false, true or wait_for"},
+	{key: "opensearch.knn_engine", flag: "opensearch-knn-engine", env: []string{"ENGRAM_OPENSEARCH_KNN_ENGINE"}, def: "lucene", usage: "k-NN engine of an index engram creates (lucene needs no native library)", choices: []string{"lucene", "faiss", "nmslib"}},
+	{key: "opensearch.refresh", flag: "opensearch-refresh", env: []string{"ENGRAM_OPENSEARCH_REFRESH"}, def: "false", usage: "refresh policy of bulk writes: false, true or wait_for", choices: []string{"false", "true", "wait_for"}},
 	{key: "opensearch.timeout", flag: "opensearch-timeout", env: []string{"ENGRAM_OPENSEARCH_TIMEOUT"}, def: "30s", usage: "OpenSearch request timeout"},
-	{key: "embedder.kind", flag: "embedder", env: []string{"ENGRAM_EMBEDDER"}, def: "stub", usage: "embedder: stub (offline, deterministic) or http (OpenAI-compatible)"},
+	{key: "embedder.kind", flag: "embedder", env: []string{"ENGRAM_EMBEDDER"}, def: "stub", usage: "embedder: stub (offline, deterministic) or http (OpenAI-compatible)", choices: []string{"stub", "http"}},
 	{key: "embedder.endpoint", flag: "embedder-endpoint", env: []string{"ENGRAM_EMBEDDER_ENDPOINT"}, usage: "embeddings endpoint URL (http embedder)"},
 	{key: "embedder.model", flag: "embedder-model", env: []string{"ENGRAM_EMBEDDER_MODEL"}, def: "text-embedding-3-small", usage: "embedding model (http embedder)"},
 	{key: "embedder.dimension", flag: "embed-dim", env: []string{"ENGRAM_EMBEDDER_DIMENSION"}, usage: "embedding dimension (default 8 for stub, 1536 for http)"},
@@ -97,8 +123,8 @@ type resolved struct {
 func (r *resolved) get(key string) string { return r.values[key] }
 
 func (r *resolved) bool(key string) bool {
-	v := strings.ToLower(r.values[key])
-	return v == "true" || v == "1" || v == "yes" || v == "on"
+	v, _ := parseBool(r.values[key])
+	return v
 }
 
 // common holds what every command parses: the config file and profile, and
@@ -143,6 +169,13 @@ func (c *common) resolve(fs *flag.FlagSet, getenv func(string) string) (*resolve
 			}
 		}
 	})
+	for _, s := range settingsTable {
+		if v, ok := r.values[s.key]; ok && v != "" {
+			if err := s.check(v, r.sources[s.key]); err != nil {
+				return nil, err
+			}
+		}
+	}
 	return r, r.readSecretFiles()
 }
 
