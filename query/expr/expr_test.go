@@ -247,3 +247,15 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Fuzz(checkParse)
 }
+
+func TestTooManyTerms(t *testing.T) {
+	ok := strings.Repeat("a ", MaxTerms)
+	if _, err := Parse(ok); err != nil {
+		t.Fatalf("%d terms: %v", MaxTerms, err)
+	}
+	var se *SyntaxError
+	_, err := Parse(ok + "b")
+	if !errors.As(err, &se) || se.Col != 2*MaxTerms+1 || !strings.Contains(se.Msg, "too many terms") {
+		t.Fatalf("%d terms: %v, want a syntax error at column %d", MaxTerms+1, err, 2*MaxTerms+1)
+	}
+}

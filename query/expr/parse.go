@@ -20,6 +20,11 @@ type SyntaxError struct {
 
 func (e *SyntaxError) Error() string { return fmt.Sprintf("column %d: %s", e.Col, e.Msg) }
 
+// MaxTerms bounds an expression: every term becomes a condition of the
+// backend's query, whose own limits (SQLite's expression depth, say) a
+// longer one would hit with a less helpful error.
+const MaxTerms = 100
+
 // Parse parses s. Errors are *SyntaxError.
 func Parse(s string) (*Expr, error) {
 	if !utf8.ValidString(s) {
@@ -40,6 +45,9 @@ func Parse(s string) (*Expr, error) {
 		p.skipSpace()
 		if p.i >= len(p.r) {
 			return e, nil
+		}
+		if len(e.Terms) == MaxTerms {
+			return nil, &SyntaxError{p.i + 1, fmt.Sprintf("too many terms (at most %d)", MaxTerms)}
 		}
 		t, err := p.term()
 		if err != nil {
