@@ -145,3 +145,25 @@ func mustJSON(t *testing.T, v any) []byte {
 	}
 	return b
 }
+
+// TestShowWithoutArchive prints the index document and says what is wrong.
+func TestShowWithoutArchive(t *testing.T) {
+	c := newCLI(t)
+	if _, stderr, code := c.run("", "ingest", "model/testdata/demo-event.json"); code != 0 {
+		t.Fatalf("ingest: %d %s", code, stderr)
+	}
+	if err := os.Remove(filepath.Join(c.data, "archive", "events", "2026", "05", "08", "demo-event-001.json")); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, code := c.run("", "show", "demo-event-001")
+	var shown struct {
+		Index   map[string]any  `json:"index"`
+		Archive json.RawMessage `json:"archive"`
+	}
+	if code != 1 || json.Unmarshal([]byte(out), &shown) != nil || shown.Index["event_id"] != "demo-event-001" || string(shown.Archive) != "null" {
+		t.Fatalf("show without its archive object: code %d, out %s", code, out)
+	}
+	if !strings.Contains(stderr, "cannot be read") {
+		t.Fatalf("stderr %s", stderr)
+	}
+}

@@ -56,18 +56,24 @@ func runShow(ctx context.Context, e *env, args []string) error {
 		Index   *model.IndexDoc `json:"index"`
 		Archive json.RawMessage `json:"archive"`
 	}{Index: doc}
+	// What is known is printed even when the archive cannot be read
+	// ("archive": null), and the error follows on stderr.
+	var archErr error
 	obj, err := st.archive.Get(ctx, doc.ObjectStorageKey, 0)
-	if err != nil {
-		return fmt.Errorf("event %s is indexed but its archive object %s cannot be read: %w", model.Quote(id), model.Quote(doc.ObjectStorageKey), err)
+	switch {
+	case err != nil:
+		archErr = fmt.Errorf("event %s is indexed but its archive object %s cannot be read: %w", model.Quote(id), model.Quote(doc.ObjectStorageKey), err)
+	case !json.Valid(obj.Body):
+		archErr = fmt.Errorf("archive object %s is not valid JSON", model.Quote(doc.ObjectStorageKey))
+	default:
+		out.Archive = obj.Body
 	}
-	if !json.Valid(obj.Body) {
-		return fmt.Errorf("archive object %s is not valid JSON", model.Quote(doc.ObjectStorageKey))
-	}
-	out.Archive = obj.Body
 	b, err := json.MarshalIndent(out, "", "  ")
 	if err != nil {
 		return err
 	}
-	_, err = e.stdout.Write(append(model.SafeJSON(b), '\n'))
-	return err
+	if _, err := e.stdout.Write(append(model.SafeJSON(b), '\n')); err != nil {
+		return err
+	}
+	return archErr
 }
