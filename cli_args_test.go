@@ -167,3 +167,26 @@ func TestShowWithoutArchive(t *testing.T) {
 		t.Fatalf("stderr %s", stderr)
 	}
 }
+
+// TestUsageErrors: what the user typed wrong exits 2 and says what.
+func TestUsageErrors(t *testing.T) {
+	c := newCLI(t)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"verify", "--since", "2026-13-01"}, "--since"},
+		{[]string{"reindex", "--since", "2026-05-09", "--until", "2026-05-01"}, "--until 2026-05-01 is before --since 2026-05-09"},
+		{[]string{"demo", "--turns", "-5"}, "--turns -5: want at least 1"},
+	} {
+		if _, stderr, code := c.run("", tc.args...); code != 2 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: code %d, stderr %q; want 2 and %q", tc.args, code, stderr, tc.want)
+		}
+	}
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), &env{strings.NewReader(""), &out, &errb, c.getenv()}, []string{"help", "bogus"}); code != 2 || !strings.Contains(errb.String(), `no command "bogus"`) {
+		t.Errorf("help bogus: code %d, %s", code, errb.String())
+	}
+}
+
+func (c *cli) getenv() func(string) string { return func(k string) string { return c.env[k] } }

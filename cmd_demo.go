@@ -34,6 +34,10 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 	if err := parseNone(fs, args, e); err != nil {
 		return err
 	}
+	if o.turns < 1 {
+		fmt.Fprintf(e.stderr, "engram: --turns %d: want at least 1\n", o.turns)
+		return errUsage
+	}
 	conf, err := o.common.resolve(fs, e.getenv)
 	if err != nil {
 		return err

@@ -40,15 +40,11 @@ func runReindex(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	since, until, err := dayRange(e, o.since, o.until)
+	if err != nil {
+		return err
+	}
 	if err := requireArchive(conf, e); err != nil { // the index may be missing: it is rebuilt
-		return err
-	}
-	since, err := parseDay("since", o.since)
-	if err != nil {
-		return err
-	}
-	until, err := parseDay("until", o.until)
-	if err != nil {
 		return err
 	}
 	st, err := openBackends(ctx, conf, e)

@@ -56,6 +56,22 @@ func parseDay(flagName, s string) (time.Time, error) {
 	return t, nil
 }
 
+// dayRange reads --since and --until; a bad day or an empty range is a
+// usage error.
+func dayRange(e *env, since, until string) (from, to time.Time, err error) {
+	if from, err = parseDay("since", since); err == nil {
+		to, err = parseDay("until", until)
+	}
+	if err == nil && !from.IsZero() && !to.IsZero() && to.Before(from) {
+		err = fmt.Errorf("--until %s is before --since %s", until, since)
+	}
+	if err != nil {
+		fmt.Fprintf(e.stderr, "engram: %s\n", safeLine(err.Error()))
+		return from, to, errUsage
+	}
+	return from, to, nil
+}
+
 // requireStores refuses to work on embedded stores that do not exist: a
 // mistyped --data would otherwise create empty ones and report on them.
 func requireStores(conf *resolved, e *env) error {
@@ -91,10 +107,7 @@ func runVerify(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	opt := verify.Options{MaxDiffs: o.max}
-	if opt.Since, err = parseDay("since", o.since); err != nil {
-		return err
-	}
-	if opt.Until, err = parseDay("until", o.until); err != nil {
+	if opt.Since, opt.Until, err = dayRange(e, o.since, o.until); err != nil {
 		return err
 	}
 	if err := requireStores(conf, e); err != nil {

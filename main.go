@@ -120,7 +120,8 @@ func runHelp(_ context.Context, e *env, args []string) error {
 				return nil
 			}
 		}
-		return fmt.Errorf("no command %s; run 'engram help'", quoteArg(args[0]))
+		fmt.Fprintf(e.stderr, "engram: no command %s; run 'engram help'\n", quoteArg(args[0]))
+		return errUsage
 	}
 	fmt.Fprint(e.stdout, "engram: a terminal inspector for the experience streams of AI agents.\n\nUsage:\n  engram COMMAND [flags] [args]\n\nCommands:\n")
 	cs := commands()
