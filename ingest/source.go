@@ -8,66 +8,320 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"unicode/utf8"
+
+	"engram/model"
 )
 
-// MaxLineBytes is the longest input line (one event) accepted. Longer lines
-// are rejected without being held in memory.
+// MaxLineBytes is the longest input line (one event) accepted, and the
+// longest value assembled from several lines. Longer lines are rejected
+// without being held in memory.
 const MaxLineBytes = 4 << 20
 
 var bom = []byte{0xEF, 0xBB, 0xBF}
 
-// Read streams the events of r to out: JSON Lines, a JSON array, or one (or
-// several concatenated) pretty-printed JSON objects. Each input carries its
-// file and line. Problems of one line are sent as items with Err set, so the
-// lines around them go on; an error that makes the rest of r unreadable is
-// sent last. Read returns early when ctx is cancelled.
+// Read streams the events of r to out: JSON Lines, JSON arrays, or
+// concatenated JSON objects, pretty-printed or not, in any mix. The format is
+// decided per value, not per file, so one bad value cannot make the reader
+// misjudge the rest. Each input carries its file and the line it starts on.
+// A bad input is sent as an item (with Err set, or with the bad Data for the
+// pipeline to explain), and reading goes on after it; only an I/O error ends
+// Read early. Read returns early when ctx is cancelled.
 func Read(ctx context.Context, r io.Reader, name string, out chan<- Item) error {
 	br := bufio.NewReaderSize(r, 256<<10)
 	if head, _ := br.Peek(3); bytes.Equal(head, bom) {
 		br.Discard(3)
 	}
-	first, err := firstByte(br)
-	if err != nil {
-		return nil // empty input
-	}
-	if first == '[' {
-		return readValues(ctx, br, name, true, out)
-	}
-	if first == '{' && firstLineIncomplete(br) {
-		return readValues(ctx, br, name, false, out)
-	}
-	return readLines(ctx, br, name, out)
+	rd := &reader{ctx: ctx, out: out, name: name, src: &lineSource{br: br, line: 1}}
+	return rd.run()
 }
 
-func firstByte(br *bufio.Reader) (byte, error) {
-	for i := 1; ; i++ {
-		b, err := br.Peek(i)
-		if err != nil {
-			return 0, err
+// reader splits a file into values. Lines are read one at a time. A line
+// holding a whole value is one input; one that opens a value is joined with
+// the next lines until the brackets it opened are closed (shape follows
+// them, looking at each byte once). Arrays are streamed element by
+// element instead, as a file may be one array on one enormous line. JSON
+// syntax is left to the pipeline's decoder, except where it decides where an
+// input ends: a value cut short, or one that is bad across several lines.
+type reader struct {
+	ctx  context.Context
+	out  chan<- Item
+	name string
+	src  *lineSource
+	val  value     // the value being assembled; empty when none
+	skip *skipping // set while passing over what follows a bad value
+}
+
+// value is a value being assembled from lines.
+type value struct {
+	start  int    // its first line
+	buf    []byte // its lines so far, joined by newlines; nil when none
+	last   int    // where in buf its last line begins
+	sh     shape
+	checks int // exact checks done for lines that may start a new input
+}
+
+// maxChecks bounds the exact checks of one value (each costs its size so
+// far), so that a value with many lines opening in the first column is not
+// scanned over and over.
+const maxChecks = 8
+
+// skipping is a bad value whose report waits until the reader finds where
+// to go on: the report says how far it skipped.
+type skipping struct {
+	it      Item
+	msg     string // what is wrong, for when the report must say it
+	skipped bool   // whether anything but blank lines was passed over
+}
+
+func (r *reader) run() error {
+	for {
+		if err := r.ctx.Err(); err != nil {
+			return err
 		}
-		c := b[i-1]
-		if c != ' ' && c != '\t' && c != '\r' && c != '\n' {
-			return c, nil
+		first, nonSpace := r.src.peek()
+		if r.skip != nil && startsValue(first) && !r.endSkip(false) {
+			return r.ctx.Err()
+		}
+		if r.skip == nil && r.val.buf == nil && nonSpace == '[' {
+			if err := r.readArray(); err != nil {
+				return err
+			}
+			continue
+		}
+		ln := r.src.line
+		data, n, err := r.src.readLine()
+		if err != nil && err != io.EOF {
+			return fmt.Errorf("%s:%d: %w", r.name, ln, err)
+		}
+		if !r.addLine(ln, data, n) {
+			return r.ctx.Err()
+		}
+		if err == io.EOF && len(r.src.pending) == 0 {
+			return r.finish()
 		}
 	}
 }
 
-// firstLineIncomplete tells a pretty-printed object from JSON Lines: its first
-// line is a prefix of a JSON value, not a value or garbage.
-func firstLineIncomplete(br *bufio.Reader) bool {
-	buf, _ := br.Peek(br.Size())
-	i := bytes.IndexByte(buf, '\n')
-	if i < 0 && len(buf) == br.Size() {
-		return false // one very long line: JSON Lines
+// startsValue tells where to resume after a bad value: at a line starting,
+// in its first column, a value. Inside a pretty-printed object, nested values
+// are usually indented, so they are not mistaken for new inputs.
+func startsValue(first byte) bool { return first == '{' || first == '[' }
+
+// finish reports what the end of the file left open.
+func (r *reader) finish() error {
+	if r.skip != nil && !r.endSkip(true) {
+		return r.ctx.Err()
 	}
-	if i >= 0 {
-		buf = buf[:i]
+	if r.val.buf != nil && !r.emitValue(r.val.start, r.val.buf) { // cut short
+		return r.ctx.Err()
 	}
-	var v json.RawMessage
-	err := json.Unmarshal(buf, &v)
-	return err != nil && err.Error() == "unexpected end of JSON input"
+	return nil
 }
+
+// addLine takes the next line: a new value, part of the one being
+// assembled, or part of what is skipped after a bad one.
+func (r *reader) addLine(ln int, data []byte, n int) bool {
+	switch {
+	case r.skip != nil:
+		r.skip.skipped = r.skip.skipped || n > MaxLineBytes || !isBlank(data)
+		return true
+	case r.val.buf == nil && n > MaxLineBytes:
+		return r.send(Item{Src: r.at(ln), Err: checkLine(nil, n)})
+	case r.val.buf == nil:
+		return r.begin(ln, data)
+	case n > MaxLineBytes || len(r.val.buf)+1+n > MaxLineBytes:
+		r.tooLong(ln)
+		return true
+	case len(data) > 0 && startsValue(data[0]) && r.val.checks < maxChecks:
+		return r.maybeNew(ln, data)
+	}
+	return r.extend(ln, data)
+}
+
+// tooLong rejects the value being assembled when line ln would take it past
+// the limit, and skips to the next value: it is not kept, like a long line.
+func (r *reader) tooLong(ln int) {
+	v := r.val
+	r.val = value{}
+	msg := fmt.Sprintf("value is longer than the %d-byte limit at line %d", MaxLineBytes, ln)
+	r.skip = &skipping{it: Item{Src: r.at(v.start), Err: problem(msg)}, msg: msg, skipped: true}
+}
+
+// begin starts a value with line ln, or what is left of it after another
+// value. A line not opening an object is one input, whole, as in JSON Lines;
+// one opening an array is handed back to be streamed.
+func (r *reader) begin(ln int, line []byte) bool {
+	i := nonSpace(line)
+	switch {
+	case i < 0:
+		return true
+	case line[i] == '[':
+		r.src.unread(ln, line)
+		return true
+	case line[i] != '{':
+		return r.emit(ln, line)
+	}
+	r.val = value{start: ln, buf: line}
+	return r.settle(ln, i)
+}
+
+// maybeNew takes a line that opens a value in its first column while another
+// value is open: most likely the open one was cut short (a truncated JSON
+// Lines line) and this line is the next input. An exact check says whether
+// the open value can go on with this line.
+func (r *reader) maybeNew(ln int, line []byte) bool {
+	v := r.val
+	r.val.checks++
+	joined := append(append(v.buf[:len(v.buf):len(v.buf)], '\n'), line...)
+	// Only a syntax error says the open value cannot go on with this line.
+	var syn *json.SyntaxError
+	if _, err := firstValue(joined); !errors.As(err, &syn) {
+		return r.extend(ln, line)
+	}
+	r.val = value{}
+	return r.emitValue(v.start, v.buf) && r.begin(ln, line)
+}
+
+// extend adds line ln to the open value.
+func (r *reader) extend(ln int, line []byte) bool {
+	v := &r.val
+	v.last = len(v.buf) + 1
+	v.buf = append(append(v.buf, '\n'), line...)
+	return r.settle(ln, v.last)
+}
+
+// settle scans the open value from buf[from:], the part line ln added, and
+// sends it if it is complete; the rest of the line starts the next value.
+func (r *reader) settle(ln, from int) bool {
+	v := &r.val
+	end, bad := v.sh.scan(v.buf[from:])
+	switch {
+	case bad:
+		return r.malformed(ln, true)
+	case end < 0 && v.sh.inStr:
+		return r.malformed(ln, false)
+	case end < 0:
+		return true
+	}
+	end += from
+	data, rest := v.buf, v.buf[end:]
+	if !isBlank(rest) {
+		data = v.buf[:end:end]
+	}
+	start := v.start
+	r.val = value{}
+	if !r.emitValue(start, data) {
+		return false
+	}
+	return isBlank(rest) || r.begin(ln, rest)
+}
+
+// malformed handles a value whose structure line ln broke: it is reported,
+// and as where it ends is unknown, the reader skips to the next line that
+// starts a value. For brackets that do not match, the decoder says what is
+// wrong first; a string cut by a line end is told as such (the decoder,
+// given the value without that line end, would say only that it ends early).
+func (r *reader) malformed(ln int, brackets bool) bool {
+	v := r.val
+	r.val = value{}
+	it := r.item(v.start, v.buf)
+	msg := fmt.Sprintf("invalid JSON at line %d: a line ends inside a string", ln)
+	if brackets {
+		it = r.value(v.start, v.buf)
+		msg = fmt.Sprintf("invalid JSON at line %d: brackets do not match", ln)
+	}
+	if it.Err != nil {
+		msg = it.Err.Error()
+	} else if v.start != ln {
+		it.Err = problem(msg)
+	}
+	r.skip = &skipping{it: it, msg: msg}
+	return true
+}
+
+// endSkip sends the bad value that started the skip, saying where reading
+// resumed: at the next line (atEOF false) or nowhere.
+func (r *reader) endSkip(atEOF bool) bool {
+	s := r.skip
+	r.skip = nil
+	switch {
+	case !s.skipped:
+	case atEOF:
+		s.it.Err = problem(s.msg + "; the rest of the file is unreadable (no later line starts with { or [)")
+	default:
+		s.it.Err = problem(fmt.Sprintf("%s; skipped to line %d, the next that starts with { or [", s.msg, r.src.line))
+	}
+	return r.send(s.it)
+}
+
+// shape follows the brackets and strings of a value, a byte at a time across
+// the lines given to it, to tell where the value ends.
+type shape struct {
+	open       []byte // the brackets open, innermost last
+	inStr, esc bool
+}
+
+// scan follows b and returns where in it the value ends (-1: not in b), or
+// bad when a bracket closes what it does not match.
+func (s *shape) scan(b []byte) (end int, bad bool) {
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		switch {
+		case s.esc:
+			s.esc = false
+		case s.inStr:
+			s.inStr, s.esc = c != '"', c == '\\'
+		case c == '"':
+			s.inStr = true
+		case c == '{' || c == '[':
+			s.open = append(s.open, c)
+		case c == '}' || c == ']':
+			n := len(s.open)
+			if n == 0 || s.open[n-1] != c-2 { // '{' is '}'-2, '[' is ']'-2
+				return i, true
+			}
+			s.open = s.open[:n-1]
+			if n == 1 {
+				return i + 1, false
+			}
+		}
+	}
+	return -1, false
+}
+
+func (r *reader) at(line int) Source { return Source{r.name, line} }
+
+// item is an input as read: its Data, and what is wrong with its bytes.
+func (r *reader) item(line int, data []byte) Item {
+	return Item{Src: r.at(line), Data: data, Err: checkLine(data, len(data))}
+}
+
+// value is item for a value that may span lines: when it is not valid JSON,
+// the error says on which line, which the pipeline's byte offset would not.
+func (r *reader) value(start int, data []byte) Item {
+	it := r.item(start, data)
+	if it.Err != nil || lines(data) == 0 || json.Valid(data) {
+		return it
+	}
+	_, err := firstValue(data)
+	var syn *json.SyntaxError
+	switch {
+	case errors.As(err, &syn):
+		at := start + lines(data[:max(syn.Offset-1, 0)])
+		it.Err = problem(fmt.Sprintf("invalid JSON at line %d: %s", at, syn.Error()))
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		it.Err = problem(fmt.Sprintf("invalid JSON: unexpected end of JSON input at line %d", start+lines(data)))
+	case err == nil:
+		it.Err = problem(fmt.Sprintf("invalid JSON at line %d: more after the value", start+lines(data[:len(bytes.TrimRight(data, " \t\r\n"))])))
+	}
+	return it
+}
+
+func (r *reader) emit(line int, data []byte) bool { return r.send(r.item(line, data)) }
+
+func (r *reader) emitValue(start int, data []byte) bool { return r.send(r.value(start, data)) }
+
+func (r *reader) send(it Item) bool { return send(r.ctx, r.out, it) }
 
 func send(ctx context.Context, out chan<- Item, it Item) bool {
 	select {
@@ -78,135 +332,21 @@ func send(ctx context.Context, out chan<- Item, it Item) bool {
 	}
 }
 
-func readLines(ctx context.Context, br *bufio.Reader, name string, out chan<- Item) error {
-	for line := 1; ; line++ {
-		data, n, err := readLine(br)
-		if len(bytes.TrimSpace(data)) > 0 || n > MaxLineBytes {
-			it := Item{Src: Source{name, line}, Data: data, Err: checkLine(data, n)}
-			if !send(ctx, out, it) {
-				return ctx.Err()
-			}
-		}
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("%s:%d: %w", name, line, err)
-		}
-	}
-}
+func problem(msg string) error { return model.Problems{{Reason: msg}} }
 
-// readLine returns the next line without its newline and its full length.
-// A line longer than MaxLineBytes is consumed but not kept.
-func readLine(br *bufio.Reader) ([]byte, int, error) {
-	var buf []byte
-	n := 0
-	for {
-		chunk, err := br.ReadSlice('\n')
-		n += len(chunk)
-		if n <= MaxLineBytes {
-			buf = append(buf, chunk...)
-		} else {
-			buf = nil
-		}
-		if err == bufio.ErrBufferFull {
-			continue
-		}
-		buf = bytes.TrimSuffix(buf, []byte{'\n'})
-		if err == nil && n > 0 {
-			n-- // the newline
-		}
-		return buf, n, err
-	}
-}
+func lines(b []byte) int { return bytes.Count(b, []byte{'\n'}) }
 
-func checkLine(data []byte, n int) error {
-	switch {
-	case n > MaxLineBytes:
-		return fmt.Errorf("line is %d bytes, longer than the %d-byte limit; skipped", n, MaxLineBytes)
-	case bytes.HasPrefix(data, bom):
-		return errors.New("line starts with a UTF-8 byte-order mark (allowed only at the start of a file)")
-	case !utf8.Valid(data):
-		return fmt.Errorf("invalid UTF-8 at byte %d", invalidAt(data))
-	}
-	return nil
-}
-
-func invalidAt(b []byte) int {
-	for i := 0; i < len(b); {
-		r, size := utf8.DecodeRune(b[i:])
-		if r == utf8.RuneError && size <= 1 {
+// nonSpace returns the index of b's first byte that is not JSON
+// whitespace, or -1.
+func nonSpace(b []byte) int {
+	for i, c := range b {
+		if c != ' ' && c != '\t' && c != '\r' && c != '\n' {
 			return i
 		}
-		i += size
 	}
-	return len(b)
+	return -1
 }
 
-// readValues decodes a JSON array's elements (inArray) or a sequence of
-// top-level values, locating each by the line it starts on.
-func readValues(ctx context.Context, br *bufio.Reader, name string, inArray bool, out chan<- Item) error {
-	lines := &lineCounter{r: br}
-	dec := json.NewDecoder(lines)
-	if inArray {
-		if _, err := dec.Token(); err != nil {
-			return fmt.Errorf("%s:1: %w", name, err)
-		}
-	}
-	for dec.More() {
-		start := skipSpace(dec, lines)
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			send(ctx, out, Item{Src: Source{name, start}, Err: fmt.Errorf("invalid JSON: %w; the rest of the file is unreadable", err)})
-			return nil
-		}
-		it := Item{Src: Source{name, start}, Data: v, Err: checkLine(v, len(v))}
-		if !send(ctx, out, it) {
-			return ctx.Err()
-		}
-	}
-	return nil
-}
-
-// skipSpace returns the line of the next value's first byte.
-func skipSpace(dec *json.Decoder, lc *lineCounter) int {
-	buf, _ := io.ReadAll(io.LimitReader(dec.Buffered(), 1<<20))
-	off := dec.InputOffset()
-	for _, c := range buf {
-		if c != ' ' && c != '\t' && c != '\r' && c != '\n' && c != ',' {
-			break
-		}
-		off++
-	}
-	return lc.lineAt(off)
-}
-
-// lineCounter remembers where the newlines it has passed on are, dropping
-// those before the last asked-about offset so memory stays bounded.
-type lineCounter struct {
-	r        io.Reader
-	read     int64
-	newlines []int64
-	dropped  int
-}
-
-func (l *lineCounter) Read(p []byte) (int, error) {
-	n, err := l.r.Read(p)
-	for i, c := range p[:n] {
-		if c == '\n' {
-			l.newlines = append(l.newlines, l.read+int64(i))
-		}
-	}
-	l.read += int64(n)
-	return n, err
-}
-
-func (l *lineCounter) lineAt(off int64) int {
-	i := 0
-	for i < len(l.newlines) && l.newlines[i] < off {
-		i++
-	}
-	l.dropped += i
-	l.newlines = l.newlines[i:]
-	return l.dropped + 1
-}
+// isBlank is true of a line of JSON whitespace only; other space
+// characters (form feed, …) are not JSON, so they are reported.
+func isBlank(b []byte) bool { return len(bytes.Trim(b, " \t\r\n")) == 0 }
