@@ -90,7 +90,9 @@ func TestBadInputCatalogue(t *testing.T) {
 		emit(string(g.Next()))
 		good++
 	}
-	// The same eventId twice with different content: the second conflicts.
+	// The same eventId twice with different content: one conflicts. Which
+	// one is not fixed: the two are in the pipeline together, and the
+	// first archived is kept.
 	emit(strings.Replace(first, `"tags":[`, `"tags":["changed",`, 1))
 	lineOf["same eventId, different content"] = line
 	// A truncated last line.
@@ -120,7 +122,8 @@ func TestBadInputCatalogue(t *testing.T) {
 	cases = append(cases, badCase{name: "same eventId, different content", want: "conflict"}, badCase{name: "truncated last line", want: "unexpected end of JSON input"})
 	for _, c := range cases {
 		prefix := fmt.Sprintf("%s:%d: ", path, lineOf[c.name])
-		if !containsLine(report, prefix, c.want) {
+		other := fmt.Sprintf("%s:1: ", path) // the conflict's first copy
+		if !containsLine(report, prefix, c.want) && !(c.want == "conflict" && containsLine(report, other, c.want)) {
 			t.Errorf("%s: no line %q…%q in the report", c.name, prefix, c.want)
 		}
 	}
