@@ -157,5 +157,8 @@ func TestHelpDescribesEveryCommand(t *testing.T) {
 		if code := run(context.Background(), e, []string{"help", cmd.name}); code != 0 || !strings.Contains(out.String(), "-data") {
 			t.Errorf("help %s: exit %d, output lacks the flags:\n%s", cmd.name, code, out.String())
 		}
+		if !strings.Contains(out.String(), "or s3 (default dir)") {
+			t.Errorf("help %s does not show the settings' defaults:\n%s", cmd.name, out.String())
+		}
 	}
 }

@@ -138,7 +138,7 @@ func (c *common) bind(fs *flag.FlagSet) {
 	fs.StringVar(&c.profile, "profile", "", "profile of the config file to use (default: the file's `profile` key, else \"default\")")
 	for _, s := range settingsTable {
 		if s.flag != "" {
-			fs.Var(&flagValue{isBool: s.isBool()}, s.flag, s.usage)
+			fs.Var(&flagValue{v: s.def, isBool: s.isBool()}, s.flag, s.usage)
 		}
 	}
 }
