@@ -146,6 +146,42 @@ func TestKeyLatencyMillionDocs(t *testing.T) {
 		if m.stream.buf.len() > 10000+200 {
 			t.Errorf("window grew to %d rows", m.stream.buf.len())
 		}
+		if !raceEnabled && len(m.stream.buf.above) == 0 {
+			t.Errorf("no page was evicted: the window did not move through the listing")
+		}
+		checkPosition(t, m, 3000)
+	}
+}
+
+// checkPosition: after keyLoop's n keys the selection is the row the keys
+// lead to, read from the index itself (so paging can neither freeze nor
+// skip rows unnoticed).
+func checkPosition(t *testing.T, m *Model, n int) {
+	t.Helper()
+	if raceEnabled {
+		n /= 10
+	}
+	seq := []int{1, 1, 1, m.stream.rowsH(), 1, -1, m.stream.rowsH()}
+	pos := 0
+	for i := range n {
+		pos = max(0, pos+seq[i%len(seq)])
+	}
+	var after query.Cursor
+	for skipped := 0; ; {
+		p, err := m.c.Deps.Reader.Recent(context.Background(), "", after, 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pos-skipped < len(p.Docs) {
+			if want, got := p.Docs[pos-skipped].EventID, m.stream.selected().EventID; got != want {
+				t.Errorf("after %d keys the selection is %s, want row %d: %s", n, got, pos, want)
+			}
+			return
+		}
+		skipped += len(p.Docs)
+		if after = p.Next; after == "" {
+			t.Fatalf("the listing ends before row %d", pos)
+		}
 	}
 }
 
