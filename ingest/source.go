@@ -53,17 +53,12 @@ type reader struct {
 
 // value is a value being assembled from lines.
 type value struct {
-	start  int    // its first line
-	buf    []byte // its lines so far, joined by newlines; nil when none
-	last   int    // where in buf its last line begins
-	sh     shape
-	checks int // exact checks done for lines that may start a new input
+	start int    // its first line
+	buf   []byte // its lines so far, joined by newlines; nil when none
+	last  int    // where in buf its last line begins
+	sh    shape
+	syn   syntax // follows its JSON syntax, to tell a cut (see maybeNew)
 }
-
-// maxChecks bounds the exact checks of one value (each costs its size so
-// far), so that a value with many lines opening in the first column is not
-// scanned over and over.
-const maxChecks = 8
 
 // skipping is a bad value whose report waits until the reader finds where
 // to go on: the report says how far it skipped.
@@ -81,6 +76,15 @@ func (r *reader) run() error {
 		first, nonSpace := r.src.peek()
 		if r.skip != nil && startsValue(first) && !r.endSkip(false) {
 			return r.ctx.Err()
+		}
+		if r.skip == nil && r.val.buf != nil && startsValue(first) && !r.val.syn.acceptsValue() {
+			// The open value cannot go on with a value on this line: it was
+			// cut short, and this line is the next input, whatever its size.
+			v := r.val
+			r.val = value{}
+			if !r.emitValue(v.start, v.buf) {
+				return r.ctx.Err()
+			}
 		}
 		if r.skip == nil && r.val.buf == nil && nonSpace == '[' {
 			if err := r.readArray(); err != nil {
@@ -129,12 +133,14 @@ func (r *reader) addLine(ln int, data []byte, n int) bool {
 		return r.send(Item{Src: r.at(ln), Err: checkLine(nil, n)})
 	case r.val.buf == nil:
 		return r.begin(ln, data)
+	case n <= MaxLineBytes && len(data) > 0 && startsValue(data[0]):
+		return r.maybeNew(ln, data)
 	case n > MaxLineBytes || len(r.val.buf)+1+n > MaxLineBytes:
 		r.tooLong(ln)
 		return true
-	case len(data) > 0 && startsValue(data[0]) && r.val.checks < maxChecks:
-		return r.maybeNew(ln, data)
 	}
+	r.val.syn.feed(newline)
+	r.val.syn.feed(data)
 	return r.extend(ln, data)
 }
 
@@ -162,27 +168,34 @@ func (r *reader) begin(ln int, line []byte) bool {
 		return r.emit(ln, line)
 	}
 	r.val = value{start: ln, buf: line}
+	r.val.syn.feed(line)
 	return r.settle(ln, i)
 }
 
 // maybeNew takes a line that opens a value in its first column while another
 // value is open: most likely the open one was cut short (a truncated JSON
-// Lines line) and this line is the next input. An exact check says whether
-// the open value can go on with this line.
+// Lines line) and this line is the next input. The value's syntax, followed
+// across its lines, says whether it can go on with this line: only a syntax
+// error says it cannot. Following it costs each byte once, however many such
+// lines there are.
 func (r *reader) maybeNew(ln int, line []byte) bool {
 	v := r.val
-	r.val.checks++
-	joined := append(append(v.buf[:len(v.buf):len(v.buf)], '\n'), line...)
-	// Only a syntax error says the open value cannot go on with this line.
-	var syn *json.SyntaxError
-	if _, err := firstValue(joined); !errors.As(err, &syn) {
-		return r.extend(ln, line)
+	r.val.syn.feed(newline)
+	r.val.syn.feed(line)
+	switch {
+	case r.val.syn.failed:
+		r.val = value{}
+		return r.emitValue(v.start, v.buf) && r.begin(ln, line)
+	case len(v.buf)+1+len(line) > MaxLineBytes:
+		r.tooLong(ln)
+		return true
 	}
-	r.val = value{}
-	return r.emitValue(v.start, v.buf) && r.begin(ln, line)
+	return r.extend(ln, line)
 }
 
-// extend adds line ln to the open value.
+var newline = []byte{'\n'}
+
+// extend adds line ln, already given to its syntax, to the open value.
 func (r *reader) extend(ln int, line []byte) bool {
 	v := &r.val
 	v.last = len(v.buf) + 1

@@ -1,12 +1,12 @@
 package ingest
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 )
 
 // readArray streams the elements of the array that starts the next line,
@@ -19,13 +19,16 @@ func (r *reader) readArray() error {
 		return fmt.Errorf("%s:%d: %w", r.name, open, err)
 	}
 	for dec.More() {
-		start := base + skipSpace(dec, lc)
 		var v json.RawMessage
 		if err := dec.Decode(&v); err == io.EOF { // only space after a comma
-			return r.unclosed(open, start)
+			return r.unclosed(open, base+skipSpace(dec, lc))
 		} else if err != nil {
-			return r.badElement(dec, start, err)
+			// The decoder has read at least up to the element's first byte.
+			return r.badElement(dec, lc, base, err)
 		}
+		// The element ends where the decoder is: how much of the input it
+		// had read before (the element's start) depends on read sizes.
+		start := base + lc.lineAt(dec.InputOffset()-int64(len(v)))
 		if !r.send(Item{Src: r.at(start), Data: v, Err: checkLine(v, len(v))}) {
 			return r.ctx.Err()
 		}
@@ -34,12 +37,13 @@ func (r *reader) readArray() error {
 	tok, err := dec.Token()
 	switch {
 	case err == nil && tok == json.Delim(']'):
-		r.src.resume(end, dec.Buffered())
+		left, _ := io.ReadAll(dec.Buffered())
+		r.src.resume(end, left)
 		return nil
 	case err == io.EOF:
 		return r.unclosed(open, end)
 	}
-	return r.badElement(dec, end, err)
+	return r.badElement(dec, lc, base, err)
 }
 
 func (r *reader) unclosed(open, end int) error {
@@ -49,41 +53,50 @@ func (r *reader) unclosed(open, end int) error {
 }
 
 // badElement reports an array element (or what stands in its place) that is
-// not valid, and skips to the next line that starts a value: the array's
-// structure is lost, so its remaining elements cannot be found.
-func (r *reader) badElement(dec *json.Decoder, line int, err error) error {
+// not valid, and skips to the next line, after the one with the error, that
+// starts a value: the array's structure is lost, so its remaining elements
+// cannot be found. Lines before the error were part of the element, so
+// they are not read again: with nested arrays opened line after line, that
+// would report the same error once per line, parsing the rest each time.
+func (r *reader) badElement(dec *json.Decoder, lc *lineCounter, base int, err error) error {
 	var syn *json.SyntaxError
-	switch {
-	case errors.Is(err, io.ErrUnexpectedEOF):
-		r.send(Item{Src: r.at(line), Err: problem("invalid JSON: the file ends inside this array element")})
-		return r.ctx.Err()
-	case !errors.As(err, &syn):
+	if !errors.As(err, &syn) {
+		line := base + skipSpace(dec, lc)
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			r.send(Item{Src: r.at(line), Err: problem("invalid JSON: the file ends inside this array element")})
+			return r.ctx.Err()
+		}
 		return fmt.Errorf("%s:%d: %w", r.name, line, err)
 	}
+	// The decoder has read at least up to the byte in error: the element's
+	// syntax, followed again, says where it is; unless a comma was due, at
+	// the first byte.
+	left, _ := io.ReadAll(dec.Buffered())
+	at := 0
+	if !strings.HasPrefix(syn.Error(), "expected comma") {
+		at = errorAt(left)
+	}
+	off := dec.InputOffset()
+	first := off + int64(min(spaceOrComma(left), at)) // the element's first byte
+	line := base + lc.lineAt(first)
 	msg := "invalid JSON in an array element: " + syn.Error()
 	r.skip = &skipping{it: Item{Src: r.at(line), Err: problem(msg)}, msg: msg, skipped: true}
-	r.src.resume(line, trimSpace(dec.Buffered()))
-	// The rest of the element's line is part of it: never resume there.
+	r.src.resume(base+lc.lineAt(off+int64(at)), left[at:])
+	// The rest of the error's line is part of the element: never resume there.
 	if _, _, err := r.src.readLine(); err != nil && err != io.EOF {
 		return fmt.Errorf("%s:%d: %w", r.name, line, err)
 	}
 	return nil
 }
 
-// trimSpace passes over what the decoder left before the failed element, so
-// that what remains starts on the element's line.
-func trimSpace(rd io.Reader) io.Reader {
-	br := bufio.NewReader(rd)
-	for {
-		c, err := br.ReadByte()
-		if err != nil {
-			return br
-		}
+// spaceOrComma returns how many bytes of b are space or commas.
+func spaceOrComma(b []byte) int {
+	for i, c := range b {
 		if !isSpaceOrComma(c) {
-			br.UnreadByte()
-			return br
+			return i
 		}
 	}
+	return len(b)
 }
 
 func isSpaceOrComma(c byte) bool {

@@ -13,32 +13,71 @@ import (
 // lineSource reads lines, numbering them, and can be read as a stream by
 // the array decoder. What the decoder read past an array's end, or a line
 // handed back, is read again first (pending), so that switching between
-// lines and arrays never stacks readers.
+// lines and arrays never stacks readers. Handing back what was just taken
+// from pending only moves back where pending is read from, and lines read
+// whole from pending are not copied: objects and arrays alternating on one
+// long line do not copy the rest of the line for each.
 type lineSource struct {
 	br      *bufio.Reader
-	pending []byte
+	pending []byte // what is read again first: pbuf[poff:]
+	pbuf    []byte // never written to once made: items may hold parts of it
+	poff    int
 	line    int // the number of the line readLine returns next
 }
 
 func (s *lineSource) Read(p []byte) (int, error) {
+	s.drop()
 	if len(s.pending) > 0 {
 		n := copy(p, s.pending)
-		s.pending = s.pending[n:]
+		s.take(n)
 		return n, nil
 	}
 	return s.br.Read(p)
 }
 
-// unread hands back the rest of line ln, to be read again.
-func (s *lineSource) unread(ln int, rest []byte) {
-	s.resume(ln, bytes.NewReader(append(append([]byte(nil), rest...), '\n')))
+// take passes over the first n bytes of pending. Once all is taken, pbuf
+// is kept until the next read, so that what was just taken can be unread.
+func (s *lineSource) take(n int) {
+	s.poff += n
+	s.pending = s.pbuf[s.poff:]
 }
 
-// resume puts back what rd holds, which starts on line ln.
-func (s *lineSource) resume(ln int, rd io.Reader) {
-	left, _ := io.ReadAll(rd)
-	s.pending = append(left, s.pending...)
+// drop lets go of pbuf once all of it is taken.
+func (s *lineSource) drop() {
+	if len(s.pending) == 0 {
+		s.pbuf, s.pending, s.poff = nil, nil, 0
+	}
+}
+
+// unread hands back the rest of line ln, to be read again.
+func (s *lineSource) unread(ln int, rest []byte) {
+	// A line read whole from pending is a part of pbuf, followed there by
+	// its newline: rest is then what was just taken.
+	if n := len(rest) + 1; n <= s.poff && len(rest) > 0 && &rest[0] == &s.pbuf[s.poff-n] {
+		s.poff -= n
+		s.pending = s.pbuf[s.poff:]
+		s.line = ln
+		return
+	}
+	s.resume(ln, append(rest[:len(rest):len(rest)], '\n'))
+}
+
+// resume puts back left, which starts on line ln.
+func (s *lineSource) resume(ln int, left []byte) {
 	s.line = ln
+	if len(left) == 0 {
+		return
+	}
+	// What the decoder read from pending and did not use is the end of what
+	// was taken from it: compare it (it is at most the decoder's buffer)
+	// rather than copy all of pending.
+	if n := len(left); n <= s.poff && bytes.Equal(s.pbuf[s.poff-n:s.poff], left) {
+		s.poff -= n
+		s.pending = s.pbuf[s.poff:]
+		return
+	}
+	s.pbuf = append(append([]byte(nil), left...), s.pending...)
+	s.pending, s.poff = s.pbuf, 0
 }
 
 // peek returns the next line's first byte and its first byte that is not a
@@ -73,6 +112,16 @@ func (s *lineSource) byteAt(i int) (byte, bool) {
 // readLine returns the next line without its newline and its full length.
 // A line longer than MaxLineBytes is consumed but not kept.
 func (s *lineSource) readLine() ([]byte, int, error) {
+	s.drop()
+	if len(s.pending) > 0 {
+		// A whole line in pending is returned as it is, not copied.
+		if i := bytes.IndexByte(s.pending, '\n'); i >= 0 && i <= MaxLineBytes {
+			line := s.pending[:i:i]
+			s.take(i + 1)
+			s.line++
+			return line, i, nil
+		}
+	}
 	var buf []byte
 	n := 0
 	for {
@@ -105,12 +154,12 @@ func (s *lineSource) chunk() ([]byte, error) {
 		return s.br.ReadSlice('\n')
 	}
 	if i := bytes.IndexByte(s.pending, '\n'); i >= 0 {
-		c := s.pending[:i+1]
-		s.pending = s.pending[i+1:]
+		c := s.pending[: i+1 : i+1]
+		s.take(i + 1)
 		return c, nil
 	}
 	c := s.pending
-	s.pending = nil
+	s.take(len(c))
 	return c, bufio.ErrBufferFull
 }
 
