@@ -12,38 +12,52 @@ import (
 // readArray streams the elements of the array that starts the next line,
 // then leaves what follows its "]" for the line reader.
 func (r *reader) readArray() error {
-	base, open := r.src.line-1, r.src.line
-	lc := &lineCounter{r: r.src}
-	dec := json.NewDecoder(lc)
-	if _, err := dec.Token(); err != nil {
-		return fmt.Errorf("%s:%d: %w", r.name, open, err)
+	a := &arrayRead{base: r.src.line - 1, open: r.src.line}
+	a.lc = &lineCounter{r: r.src}
+	a.lim = &capReader{lc: a.lc, stop: noCap}
+	a.dec = json.NewDecoder(a.lim)
+	if _, err := a.dec.Token(); err != nil {
+		return fmt.Errorf("%s:%d: %w", r.name, a.open, err)
 	}
-	for dec.More() {
+	for {
+		a.lim.stop = noCap // space between elements is not kept: no limit
+		if !a.dec.More() {
+			break
+		}
+		// The element may take the limit, past the space before it.
+		a.lim.stop = a.offset(a.dec.InputOffset()) + MaxLineBytes + elementSlack
 		var v json.RawMessage
-		if err := dec.Decode(&v); err == io.EOF { // only space after a comma
-			return r.unclosed(open, base+skipSpace(dec, lc))
-		} else if err != nil {
+		err := a.dec.Decode(&v)
+		switch {
+		case err == io.EOF: // only space after a comma
+			return r.unclosed(a.open, a.base+skipSpace(a.dec, a.lc, a.shift))
+		case errors.Is(err, errElementTooLong):
+			if done, err := r.rescue(a); done {
+				return err
+			}
+			continue
+		case err != nil:
 			// The decoder has read at least up to the element's first byte.
-			return r.badElement(dec, lc, base, err)
+			return r.badElement(a.dec, a.lc, a.base, a.shift, err)
 		}
 		// The element ends where the decoder is: how much of the input it
 		// had read before (the element's start) depends on read sizes.
-		start := base + lc.lineAt(dec.InputOffset()-int64(len(v)))
+		start := a.base + a.lc.lineAt(a.offset(a.dec.InputOffset()-int64(len(v))))
 		if !r.send(Item{Src: r.at(start), Data: v, Err: checkLine(v, len(v))}) {
 			return r.ctx.Err()
 		}
 	}
-	end := base + lc.lineAt(dec.InputOffset())
-	tok, err := dec.Token()
+	end := a.base + a.lc.lineAt(a.offset(a.dec.InputOffset()))
+	tok, err := a.dec.Token()
 	switch {
 	case err == nil && tok == json.Delim(']'):
-		left, _ := io.ReadAll(dec.Buffered())
+		left, _ := io.ReadAll(a.dec.Buffered())
 		r.src.resume(end, left)
 		return nil
 	case err == io.EOF:
-		return r.unclosed(open, end)
+		return r.unclosed(a.open, end)
 	}
-	return r.badElement(dec, lc, base, err)
+	return r.badElement(a.dec, a.lc, a.base, a.shift, err)
 }
 
 func (r *reader) unclosed(open, end int) error {
@@ -58,10 +72,10 @@ func (r *reader) unclosed(open, end int) error {
 // cannot be found. Lines before the error were part of the element, so
 // they are not read again: with nested arrays opened line after line, that
 // would report the same error once per line, parsing the rest each time.
-func (r *reader) badElement(dec *json.Decoder, lc *lineCounter, base int, err error) error {
+func (r *reader) badElement(dec *json.Decoder, lc *lineCounter, base int, shift int64, err error) error {
 	var syn *json.SyntaxError
 	if !errors.As(err, &syn) {
-		line := base + skipSpace(dec, lc)
+		line := base + skipSpace(dec, lc, shift)
 		if errors.Is(err, io.ErrUnexpectedEOF) {
 			r.send(Item{Src: r.at(line), Err: problem("invalid JSON: the file ends inside this array element")})
 			return r.ctx.Err()
@@ -76,7 +90,7 @@ func (r *reader) badElement(dec *json.Decoder, lc *lineCounter, base int, err er
 	if !strings.HasPrefix(syn.Error(), "expected comma") {
 		at = errorAt(left)
 	}
-	off := dec.InputOffset()
+	off := shift + dec.InputOffset()
 	first := off + int64(min(spaceOrComma(left), at)) // the element's first byte
 	line := base + lc.lineAt(first)
 	msg := "invalid JSON in an array element: " + syn.Error()

@@ -189,9 +189,9 @@ func invalidAt(b []byte) int {
 // skipSpace returns the line of the next value's first byte, counted from
 // the array's first line. It looks at the decoder's buffer a byte at a time:
 // copying it for every element would cost its whole size each time.
-func skipSpace(dec *json.Decoder, lc *lineCounter) int {
+func skipSpace(dec *json.Decoder, lc *lineCounter, shift int64) int {
 	rd := dec.Buffered()
-	off := dec.InputOffset()
+	off := shift + dec.InputOffset()
 	buf := make([]byte, 1)
 	for {
 		if n, _ := rd.Read(buf); n == 0 || !isSpaceOrComma(buf[0]) {
