@@ -60,10 +60,7 @@ func Decode(data []byte, opt DecodeOptions) (*Event, error) {
 		return decodeCaseHub(norm, opt)
 	}
 	e := &Event{}
-	if err := json.Unmarshal(norm, e); err != nil {
-		return nil, jsonProblem(err)
-	}
-	e.raw = bytes.Clone(data)
+	err := json.Unmarshal(norm, e)
 	e.present = presence{
 		context:    given["context"],
 		input:      given["input"],
@@ -76,7 +73,84 @@ func Decode(data []byte, opt DecodeOptions) (*Event, error) {
 		reward:     given["evaluation.rewardScore"],
 		quality:    given["evaluation.selfAssessedQuality"],
 	}
+	if err != nil {
+		return nil, allProblems(norm, e, err)
+	}
+	e.raw = bytes.Clone(data)
 	return e, nil
+}
+
+// allProblems: encoding/json reports the first member of the wrong type
+// and decodes the rest as best it can. An author wants every problem at
+// once: each member is decoded alone to find its own, then the rest of the
+// event (as decoded) is validated, leaving out what those members hold.
+func allProblems(norm []byte, e *Event, err error) error {
+	var typ *json.UnmarshalTypeError
+	if !errors.As(err, &typ) {
+		return jsonProblem(err)
+	}
+	ps := memberProblems(norm, "")
+	if len(ps) == 0 { // cannot happen: the whole failed, so a member does
+		return jsonProblem(err)
+	}
+	for _, v := range e.Validate() {
+		if !ps.cover(v.Path) {
+			ps = append(ps, v)
+		}
+	}
+	return ps
+}
+
+// memberProblems decodes each member of the object obj (at path) alone in
+// an event, descending one level into objects, and collects their type
+// problems.
+func memberProblems(obj []byte, path string) Problems {
+	var members map[string]json.RawMessage
+	if json.Unmarshal(obj, &members) != nil {
+		return nil
+	}
+	names := make([]string, 0, len(members))
+	for k := range members {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	var ps Problems
+	for _, k := range names {
+		doc := wrap(path, k, members[k])
+		if json.Unmarshal(doc, new(Event)) == nil {
+			continue
+		}
+		sub := Problems(nil)
+		if path == "" && len(members[k]) > 0 && members[k][0] == '{' {
+			sub = memberProblems(members[k], k)
+		}
+		if len(sub) == 0 {
+			sub = jsonProblem(json.Unmarshal(doc, new(Event))).(Problems)
+		}
+		ps = append(ps, sub...)
+	}
+	return ps
+}
+
+// wrap is {"path": {"k": v}} (or {"k": v} at the top).
+func wrap(path, k string, v json.RawMessage) []byte {
+	name, _ := json.Marshal(k)
+	doc := append(append(append([]byte{'{'}, name...), ':'), v...)
+	if path != "" {
+		outer, _ := json.Marshal(path)
+		doc = append(append(append([]byte{'{'}, outer...), ':'), append(doc, '}')...)
+	}
+	return append(doc, '}')
+}
+
+// cover reports whether a problem already names path or what holds it.
+func (ps Problems) cover(path string) bool {
+	for _, p := range ps {
+		if p.Path == path || strings.HasPrefix(path, p.Path+".") || strings.HasPrefix(path, p.Path+"[") {
+			return true
+		}
+	}
+	return false
 }
 
 // jsonProblem turns encoding/json's errors into a located Problem.

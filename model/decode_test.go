@@ -103,9 +103,33 @@ func TestDecodeErrors(t *testing.T) {
 			if e != nil {
 				t.Errorf("Decode returned an event with its error")
 			}
-			sameProblems(t, problemsOf(t, err), c.want)
+			// The decoding problems come first; validation's of the rest
+			// of these (incomplete) events follow them.
+			got := problemsOf(t, err)
+			sameProblems(t, got[:min(len(got), len(c.want))], c.want)
+			for _, p := range got[min(len(got), len(c.want)):] {
+				if strings.HasPrefix(p.Reason, "expected ") || strings.Contains(p.Reason, "finite") {
+					t.Errorf("a second decoding problem %v for %s", p, c.in)
+				}
+			}
 		})
 	}
+}
+
+// TestDecodeReportsEveryProblem: several members of the wrong type, and
+// validation's problems with the rest, all at once.
+func TestDecodeReportsEveryProblem(t *testing.T) {
+	in := `{"eventId":"e3","timestamp":"2026-05-08T10:00:00Z","type":"bogus","context":{"sessionId":7,"agentId":false},` +
+		`"input":{"text":"hi","embedding":"no"},"importanceScore":"0","tags":[1]}`
+	_, err := model.Decode([]byte(in), model.DecodeOptions{})
+	sameProblems(t, problemsOf(t, err), model.Problems{
+		{"context.agentId", "expected a string, got bool"},
+		{"context.sessionId", "expected a string, got number"},
+		{"importanceScore", "expected a number, got string"},
+		{"input.embedding", "expected an array, got string"},
+		{"tags", "expected a string, got number"},
+		{"type", `"bogus" is not one of user_input, tool_result, system_event, agent_action, environmental_observation, consolidation_output, observation, action, outcome`},
+	})
 }
 
 // Member names match exactly, as in the source system: "Input" is an unknown
