@@ -35,14 +35,16 @@ func runConfig(_ context.Context, e *env, args []string) error {
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "KEY\tVALUE\tFROM")
 	for _, s := range settingsTable {
+		// Every key, set or not: they are what a config file may hold.
 		v, ok := conf.values[s.key]
-		if !ok {
-			continue
-		}
-		if s.secret {
+		from := conf.sources[s.key]
+		switch {
+		case !ok:
+			v, from = "", "unset"
+		case s.secret:
 			v = "<redacted>"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", s.key, safeLine(orDash(v)), conf.sources[s.key])
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", s.key, safeLine(orDash(v)), from)
 	}
 	return tw.Flush()
 }

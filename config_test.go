@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -56,6 +57,9 @@ s3.bucket = "other-bucket"
 	}
 	if strings.Contains(out+stderr, knownSecret) {
 		t.Fatal("engram config printed the secret")
+	}
+	if !regexp.MustCompile(`(?m)^s3\.endpoint +- +unset$`).MatchString(out) {
+		t.Errorf("config does not list the unset keys:\n%s", out)
 	}
 	out, _, _ = c.run("", "config", "--config", cfg, "--profile", "other")
 	if !strings.Contains(out, "env-bucket") {
