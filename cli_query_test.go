@@ -113,3 +113,22 @@ func TestTailExpr(t *testing.T) {
 		}
 	}
 }
+
+// TestDemoIsIndexedInOrder: the demo's listings are the same every time,
+// newest turn first.
+func TestDemoIsIndexedInOrder(t *testing.T) {
+	c := newCLI(t)
+	if _, stderr, code := c.run("", "demo", "--turns", "40"); code != 0 {
+		t.Fatalf("demo: %d %s", code, stderr)
+	}
+	out, _, _ := c.run("", "turns", "--json", "--limit", "40")
+	turns := jsonDocs(t, out)
+	if len(turns) != 40 {
+		t.Fatalf("%d turns, want 40", len(turns))
+	}
+	for i, tr := range turns {
+		if want := fmt.Sprintf("turn-%06d", 40-i); tr["turn_key"] != want {
+			t.Fatalf("turn %d is %v, want %s (newest first)", i, tr["turn_key"], want)
+		}
+	}
+}

@@ -60,9 +60,12 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 }
 
 func writeDemo(ctx context.Context, st *backends, turns int, seed uint64) (ingest.Summary, error) {
+	// One worker: events are indexed in the order they are generated, so
+	// the listings (newest first by ingestion) are the same every time and
+	// in time order. 900 events take about 0.4 s instead of 0.15 s.
 	p, err := ingest.New(ingest.Config{
 		Archive: st.archive, Index: st.index, Publisher: st.topics,
-		Embedder: st.embedder, Decode: decodeOptions(),
+		Embedder: st.embedder, Decode: decodeOptions(), Workers: 1,
 	})
 	if err != nil {
 		return ingest.Summary{}, err
