@@ -185,17 +185,22 @@ func TestDetailNeverShowsPreviousIndexTree(t *testing.T) {
 	}
 }
 
+// ownTraces is n documents a second apart, ids formatted with idFormat,
+// each with a trace of its own ("t-N").
+func ownTraces(n int, idFormat string) (*memReader, *memArchive) {
+	r := &memReader{}
+	for i := range n {
+		r.docs = append(r.docs, &model.IndexDoc{EventID: fmt.Sprintf(idFormat, i), EventType: model.TypeUserInput,
+			Timestamp: testBase.Add(time.Duration(i) * time.Second).Format(time.RFC3339Nano), TraceID: fmt.Sprintf("t-%d", i)})
+	}
+	return r, &memArchive{}
+}
+
 // Regression: g r while an older page is already loading: the jump reports "no
 // other row shares it that way", then the seek goes on and selects a row
 // that does, the false message still in the status line.
 func TestSeekStartedDuringLoadFindsWithoutFalseStatus(t *testing.T) {
-	r := &memReader{}
-	a := &memArchive{}
-	for i := range 400 {
-		d := &model.IndexDoc{EventID: fmt.Sprintf("d-%03d", i), EventType: model.TypeUserInput,
-			Timestamp: testBase.Add(time.Duration(i) * time.Second).Format(time.RFC3339Nano), TraceID: fmt.Sprintf("t-%d", i)}
-		r.docs = append(r.docs, d)
-	}
+	r, a := ownTraces(400, "d-%03d")
 	// newest is d-399 at row 0; row 49 is d-350; give d-250 (row 149) its trace.
 	r.docs[250].TraceID = "t-350"
 	m := newTestModel(t, testDeps(r, a), testOpts(t), 120, 30)
@@ -216,13 +221,7 @@ func TestSeekStartedDuringLoadFindsWithoutFalseStatus(t *testing.T) {
 // Regression: a backward seek started while a head load is on its way is never
 // continued nor ended: "looking further…" stays until the next key.
 func TestSeekEndsWithHeadLoad(t *testing.T) {
-	r := &memReader{}
-	a := &memArchive{}
-	for i := range 1000 {
-		d := &model.IndexDoc{EventID: fmt.Sprintf("d-%04d", i), EventType: model.TypeUserInput,
-			Timestamp: testBase.Add(time.Duration(i) * time.Second).Format(time.RFC3339Nano), TraceID: fmt.Sprintf("t-%d", i)}
-		r.docs = append(r.docs, d)
-	}
+	r, a := ownTraces(1000, "d-%04d")
 	m := newTestModel(t, testDeps(r, a), testOpts(t), 120, 30)
 	for range 8 {
 		press(t, m, "end")
