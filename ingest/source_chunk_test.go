@@ -1,31 +1,26 @@
 package ingest_test
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"reflect"
 	"strings"
 	"testing"
 	"testing/iotest"
-
-	"engram/ingest"
 )
 
 // dump is everything Read makes of r, as text.
 func dump(r io.Reader) []string {
-	ch := make(chan ingest.Item)
-	errc := make(chan error, 1)
-	go func() { errc <- ingest.Read(context.Background(), r, "f", ch); close(ch) }()
+	items, err := readItems(r)
 	var out []string
-	for it := range ch {
+	for _, it := range items {
 		s := fmt.Sprintf("%d:%q", it.Src.Line, it.Data)
 		if it.Err != nil {
 			s += " ERR " + it.Err.Error()
 		}
 		out = append(out, s)
 	}
-	if err := <-errc; err != nil {
+	if err != nil {
 		out = append(out, "READ ERR "+err.Error())
 	}
 	return out

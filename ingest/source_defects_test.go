@@ -13,15 +13,28 @@ import (
 	"engram/ingest"
 )
 
+// readItems is every item Read makes of r, and Read's error.
+func readItems(r io.Reader) ([]ingest.Item, error) {
+	ch := make(chan ingest.Item)
+	errc := make(chan error, 1)
+	go func() { errc <- ingest.Read(context.Background(), r, "f", ch); close(ch) }()
+	var items []ingest.Item
+	for it := range ch {
+		items = append(items, it)
+	}
+	return items, <-errc
+}
+
 // outcomesFrom is outcomes for a reader, with events rendered as
 // "LINE:ID" and rejections as "LINE!REASON", without the pipeline's decoder.
 func outcomesFrom(t *testing.T, r io.Reader) []string {
 	t.Helper()
-	ch := make(chan ingest.Item)
-	errc := make(chan error, 1)
-	go func() { errc <- ingest.Read(context.Background(), r, "f", ch); close(ch) }()
+	items, err := readItems(r)
+	if err != nil {
+		t.Fatalf("Read: %v", err)
+	}
 	var out []string
-	for it := range ch {
+	for _, it := range items {
 		if it.Err != nil {
 			out = append(out, fmt.Sprintf("%d!%v", it.Src.Line, it.Err))
 			continue
@@ -32,9 +45,6 @@ func outcomesFrom(t *testing.T, r io.Reader) []string {
 			continue
 		}
 		out = append(out, fmt.Sprintf("%d:%s", it.Src.Line, e.EventID))
-	}
-	if err := <-errc; err != nil {
-		t.Fatalf("Read: %v", err)
 	}
 	return out
 }

@@ -184,23 +184,7 @@ func TestReadArrayOnOneLongLine(t *testing.T) {
 	if b.Len() <= ingest.MaxLineBytes {
 		t.Fatalf("test input is only %d bytes", b.Len())
 	}
-	ch := make(chan ingest.Item)
-	go func() {
-		defer close(ch)
-		if err := ingest.Read(context.Background(), strings.NewReader(b.String()), "f", ch); err != nil {
-			t.Error(err)
-		}
-	}()
-	var got []string
-	for it := range ch {
-		if it.Err != nil {
-			got = append(got, fmt.Sprintf("%d!%v", it.Src.Line, it.Err))
-			continue
-		}
-		var ev struct{ EventID string }
-		json.Unmarshal(it.Data, &ev)
-		got = append(got, fmt.Sprintf("%d:%s", it.Src.Line, ev.EventID))
-	}
+	got := outcomesFrom(t, strings.NewReader(b.String()))
 	if len(got) != n+1 || got[0] != "1:e0" || got[n-1] != fmt.Sprintf("1:e%d", n-1) || got[n] != "2:after" {
 		t.Errorf("got %d items, first %q, last %q", len(got), got[0], got[len(got)-1])
 	}

@@ -1,7 +1,6 @@
 package ingest_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 
@@ -16,14 +15,12 @@ type readItem struct {
 
 func readAll(t *testing.T, input string) []readItem {
 	t.Helper()
-	ch := make(chan ingest.Item, 100)
-	err := ingest.Read(context.Background(), strings.NewReader(input), "f", ch)
-	close(ch)
+	items, err := readItems(strings.NewReader(input))
 	if err != nil {
 		t.Fatalf("Read: %v", err)
 	}
 	var out []readItem
-	for it := range ch {
+	for _, it := range items {
 		ri := readItem{line: it.Src.Line, data: string(it.Data)}
 		if it.Err != nil {
 			ri.err = it.Err.Error()
