@@ -8,9 +8,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"engram/backend"
 	"engram/ingest"
-	"engram/ingest/osindex"
-	"engram/ingest/sqlindex"
 	"engram/query/verify"
 )
 
@@ -98,7 +97,7 @@ func reindexConfig(st *backends, from, to string, restart bool) ingest.ReindexCo
 func indexHolds(ix indexStore) func(context.Context, string) (bool, error) {
 	return func(ctx context.Context, id string) (bool, error) {
 		_, err := ix.Get(ctx, id)
-		if errors.Is(err, sqlindex.ErrNotFound) || errors.Is(err, osindex.ErrNotFound) {
+		if errors.Is(err, backend.ErrNotFound) {
 			return false, nil
 		}
 		return err == nil, err

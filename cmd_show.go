@@ -7,8 +7,8 @@ import (
 	"flag"
 	"fmt"
 
+	"engram/backend"
 	"engram/model"
-	"engram/query"
 )
 
 type showOpts struct{ common }
@@ -41,7 +41,7 @@ func runShow(ctx context.Context, e *env, args []string) error {
 	}
 	defer r.Close()
 	doc, err := r.Document(ctx, id)
-	if errors.Is(err, query.ErrNotFound) {
+	if errors.Is(err, backend.ErrNotFound) {
 		return fmt.Errorf("no event %s in %s", model.Quote(id), r.Describe())
 	}
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"engram/backend"
 	"engram/model"
 )
 
@@ -16,7 +17,7 @@ type memArchive struct {
 
 func (m memArchive) Get(_ context.Context, key string, _ int64) (*Object, error) {
 	if key != m.key {
-		return nil, ErrNotFound
+		return nil, backend.ErrNotFound
 	}
 	return &Object{Key: key, Body: m.body, Size: int64(len(m.body))}, nil
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"engram/backend"
 	"engram/ingest"
 	"engram/ingest/dirarchive"
 	"engram/ingest/gen"
@@ -248,7 +249,7 @@ func TestArchiveFailureIsNeverIndexed(t *testing.T) {
 		t.Fatalf("summary %+v, want 10 failed and 20 ingested", sum)
 	}
 	for _, id := range failed {
-		if _, err := s.index.Get(context.Background(), id); !errors.Is(err, sqlindex.ErrNotFound) {
+		if _, err := s.index.Get(context.Background(), id); !errors.Is(err, backend.ErrNotFound) {
 			t.Errorf("%s was indexed although its archive write failed (err=%v)", id, err)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"engram/backend"
 	"engram/model"
 )
 
@@ -43,7 +44,7 @@ func (a *keysArchive) Get(_ context.Context, key string, _ int64) (*Object, erro
 	}
 	b, ok := a.bodies[key]
 	if !ok {
-		return nil, ErrNotFound
+		return nil, backend.ErrNotFound
 	}
 	return &Object{Key: key, Body: b, Size: int64(len(b))}, nil
 }

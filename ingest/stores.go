@@ -98,14 +98,11 @@ type Object struct {
 	Truncated bool
 }
 
-// ErrNotFound is returned (wrapped) for an archive key that holds no object.
-var ErrNotFound = errors.New("no archived object")
-
 // ArchiveReader reads the truth layer back: for drill-down, verification and
 // reindexing.
 type ArchiveReader interface {
 	// Get reads the object under key, at most limit bytes of it (all when
-	// limit <= 0). A missing key is an error wrapping ErrNotFound.
+	// limit <= 0). A missing key is an error wrapping backend.ErrNotFound.
 	Get(ctx context.Context, key string, limit int64) (*Object, error)
 	// List calls fn for every key under prefix, in key order.
 	List(ctx context.Context, prefix string, fn func(key string, size int64) error) error

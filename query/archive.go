@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"engram/backend"
 	"engram/ingest"
 	"engram/model"
 )
@@ -43,7 +44,7 @@ func FetchArchive(ctx context.Context, ar ingest.ArchiveReader, doc *model.Index
 		return nil, &LayersDisagreeError{doc.EventID, "", "the index document has no object_storage_key"}
 	}
 	obj, err := ar.Get(ctx, doc.ObjectStorageKey, limit)
-	if errors.Is(err, ingest.ErrNotFound) {
+	if errors.Is(err, backend.ErrNotFound) {
 		return nil, &LayersDisagreeError{doc.EventID, doc.ObjectStorageKey, "archive object " + model.Quote(doc.ObjectStorageKey) + " is missing"}
 	}
 	if err != nil {

@@ -7,7 +7,6 @@ package query
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"engram/model"
@@ -79,14 +78,6 @@ type Reader interface {
 	Describe() string
 	Close() error
 }
-
-// Errors readers return (wrapped) so callers can tell cases apart.
-var (
-	ErrNotFound = errors.New("not found")
-	// ErrUnavailable: the backend cannot answer this kind of question (for
-	// instance similarity without the k-NN plugin).
-	ErrUnavailable = errors.New("unavailable")
-)
 
 // Options scope a reader.
 type Options struct {

@@ -12,6 +12,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"engram/backend"
 	"engram/ingest/sqlindex"
 	"engram/model"
 	"engram/query"
@@ -64,7 +65,7 @@ func (s synthReader) Turns(context.Context, string, query.Cursor, int) (query.Tu
 func (s synthReader) Turn(context.Context, string) ([]*model.IndexDoc, error) { return nil, nil }
 
 func (s synthReader) Document(_ context.Context, id string) (*model.IndexDoc, error) {
-	return nil, query.ErrNotFound
+	return nil, backend.ErrNotFound
 }
 
 func (s synthReader) Count(context.Context) (int64, error) { return int64(s.n), nil }

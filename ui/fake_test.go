@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"engram/backend"
 	"engram/ingest"
 	"engram/model"
 	"engram/query"
@@ -226,7 +227,7 @@ func (r *memReader) Document(_ context.Context, id string) (*model.IndexDoc, err
 			return d, nil
 		}
 	}
-	return nil, fmt.Errorf("%s: %w", id, query.ErrNotFound)
+	return nil, fmt.Errorf("%s: %w", id, backend.ErrNotFound)
 }
 
 func (r *memReader) Count(context.Context) (int64, error) {
@@ -272,7 +273,7 @@ func (a *memArchive) Get(ctx context.Context, key string, limit int64) (*ingest.
 		return nil, fail
 	}
 	if !ok {
-		return nil, fmt.Errorf("%s: %w", key, ingest.ErrNotFound)
+		return nil, fmt.Errorf("%s: %w", key, backend.ErrNotFound)
 	}
 	o := &ingest.Object{Key: key, Body: body, Size: int64(len(body))}
 	if limit > 0 && int64(len(body)) > limit {

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"engram/backend"
 	"engram/ingest"
 	"engram/model"
 )
@@ -252,8 +253,8 @@ func testGetMissing(t *testing.T, s Store) {
 		"events/nothing/here.json",
 	} {
 		for _, limit := range []int64{0, 10} {
-			if _, err := s.Get(ctx(t), missing, limit); !errors.Is(err, ingest.ErrNotFound) {
-				t.Errorf("Get(%s, %d) = %v; want an error wrapping ingest.ErrNotFound", missing, limit, err)
+			if _, err := s.Get(ctx(t), missing, limit); !errors.Is(err, backend.ErrNotFound) {
+				t.Errorf("Get(%s, %d) = %v; want an error wrapping backend.ErrNotFound", missing, limit, err)
 			}
 		}
 	}

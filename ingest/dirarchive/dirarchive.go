@@ -20,6 +20,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"engram/backend"
 	"engram/ingest"
 	"engram/model"
 )
@@ -253,7 +254,7 @@ func (s *Store) Get(ctx context.Context, key string, limit int64) (*ingest.Objec
 	}
 	f, err := os.Open(p)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%s: %w", key, ingest.ErrNotFound)
+		return nil, fmt.Errorf("%s: %w", key, backend.ErrNotFound)
 	}
 	if err != nil {
 		return nil, err
@@ -264,7 +265,7 @@ func (s *Store) Get(ctx context.Context, key string, limit int64) (*ingest.Objec
 		return nil, err
 	}
 	if st.IsDir() {
-		return nil, fmt.Errorf("%s: %w", key, ingest.ErrNotFound)
+		return nil, fmt.Errorf("%s: %w", key, backend.ErrNotFound)
 	}
 	o := &ingest.Object{Key: key, Size: st.Size(), LastModified: st.ModTime()}
 	r := io.Reader(f)

@@ -15,13 +15,6 @@ import (
 	"syscall"
 )
 
-// ErrNotFound is returned (wrapped) by Get when the index has no document
-// with the id.
-var ErrNotFound = errors.New("opensearch: document not found")
-
-// ErrClosed is given for operations on a closed Index.
-var ErrClosed = errors.New("opensearch: index closed")
-
 // Cause is an OpenSearch error object: type, reason and what caused it.
 type Cause struct {
 	Type     string `json:"type"`

@@ -22,6 +22,7 @@ import (
 	"github.com/opensearch-project/opensearch-go/v4"
 	"github.com/opensearch-project/opensearch-go/v4/opensearchapi"
 
+	"engram/backend"
 	"engram/ingest"
 	"engram/model"
 )
@@ -333,7 +334,7 @@ func (ix *Index) do(ctx context.Context, method, path string, query url.Values, 
 
 func (ix *Index) send(ctx context.Context, method string, r request, out any) (int, error) {
 	if ix.closed.Load() {
-		return 0, ErrClosed
+		return 0, fmt.Errorf("opensearch: index %w", backend.ErrClosed)
 	}
 	ctx, cancel := context.WithTimeout(ctx, ix.cfg.Timeout)
 	defer cancel()
@@ -396,7 +397,7 @@ func (ix *Index) Describe() string {
 // Client is the client, for the read side. It stays usable until Close.
 func (ix *Index) Client() *opensearchapi.Client { return ix.api }
 
-// Close releases the client. Later calls fail with ErrClosed.
+// Close releases the client. Later calls fail with backend.ErrClosed.
 func (ix *Index) Close() error {
 	ix.closeMu.Do(func() {
 		ix.closed.Store(true)
@@ -414,7 +415,7 @@ func (ix *Index) Write(ctx context.Context, docs []*model.IndexDoc) []ingest.Ind
 	}
 	if ix.closed.Load() {
 		for i := range res {
-			res[i].Err = ErrClosed
+			res[i].Err = fmt.Errorf("opensearch: index %w", backend.ErrClosed)
 		}
 		return res
 	}
@@ -544,7 +545,7 @@ func (ix *Index) bulk(ctx context.Context, body []byte, pos []int, docs []*model
 }
 
 // Get returns the document with the event id; a missing one is an error
-// wrapping ErrNotFound.
+// wrapping backend.ErrNotFound.
 func (ix *Index) Get(ctx context.Context, id string) (*model.IndexDoc, error) {
 	var ans struct {
 		Found  bool            `json:"found"`
@@ -555,14 +556,14 @@ func (ix *Index) Get(ctx context.Context, id string) (*model.IndexDoc, error) {
 	if status == http.StatusNotFound {
 		var se *StatusError
 		if errors.As(err, &se) && se.Cause == nil {
-			return nil, fmt.Errorf("%w: %s in %s", ErrNotFound, id, ix.cfg.Index)
+			return nil, fmt.Errorf("%w: %s in %s", backend.ErrNotFound, id, ix.cfg.Index)
 		}
 	}
 	if err != nil {
 		return nil, err
 	}
 	if !ans.Found {
-		return nil, fmt.Errorf("%w: %s in %s", ErrNotFound, id, ix.cfg.Index)
+		return nil, fmt.Errorf("%w: %s in %s", backend.ErrNotFound, id, ix.cfg.Index)
 	}
 	var d model.IndexDoc
 	if err := json.Unmarshal(ans.Source, &d); err != nil {

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"engram/backend"
 	"engram/ingest"
 	"engram/model"
 )
@@ -143,12 +144,12 @@ func TestWriteGetRoundTrip(t *testing.T) {
 		t.Errorf("Count = %d, %v; want %d", n, err, len(docs))
 	}
 
-	if _, err := ix.Get(ctx, "never-written"); !errors.Is(err, ErrNotFound) {
-		t.Errorf("Get of a missing id: %v, want ErrNotFound", err)
+	if _, err := ix.Get(ctx, "never-written"); !errors.Is(err, backend.ErrNotFound) {
+		t.Errorf("Get of a missing id: %v, want backend.ErrNotFound", err)
 	}
 	// A missing index is not a missing document.
 	admin(t, osURL(t), "DELETE", "/"+ix.Name(), "")
-	if _, err := ix.Get(ctx, "full"); err == nil || errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "index_not_found_exception") {
+	if _, err := ix.Get(ctx, "full"); err == nil || errors.Is(err, backend.ErrNotFound) || !strings.Contains(err.Error(), "index_not_found_exception") {
 		t.Errorf("Get on a deleted index: %v", err)
 	}
 }
@@ -587,10 +588,10 @@ func TestClosed(t *testing.T) {
 	}
 	ix.Close()
 	res := ix.Write(context.Background(), []*model.IndexDoc{testDoc("x")})
-	if !errors.Is(res[0].Err, ErrClosed) {
+	if !errors.Is(res[0].Err, backend.ErrClosed) {
 		t.Errorf("Write after Close: %+v", res[0])
 	}
-	if _, err := ix.Get(context.Background(), "x"); !errors.Is(err, ErrClosed) {
+	if _, err := ix.Get(context.Background(), "x"); !errors.Is(err, backend.ErrClosed) {
 		t.Errorf("Get after Close: %v", err)
 	}
 }

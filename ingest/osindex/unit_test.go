@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"engram/backend"
 	"engram/model"
 )
 
@@ -167,7 +168,7 @@ func TestIsTransient(t *testing.T) {
 		{&net.DNSError{Err: "no such host", Name: "h", IsNotFound: true}, false},
 		{&net.DNSError{Err: "timeout", Name: "h", IsTimeout: true}, true},
 		{errors.New("opensearch: document without event_id"), false},
-		{ErrNotFound, false},
+		{backend.ErrNotFound, false},
 		{&OpenError{Err: syscall.ECONNREFUSED}, true},
 	} {
 		if got := IsTransient(tc.err); got != tc.want {

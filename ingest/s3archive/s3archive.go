@@ -34,6 +34,7 @@ import (
 	"github.com/minio/minio-go/v7/pkg/credentials"
 	"github.com/minio/minio-go/v7/pkg/s3utils"
 
+	"engram/backend"
 	"engram/ingest"
 	"engram/model"
 )
@@ -351,7 +352,7 @@ func (s *Store) Get(ctx context.Context, key string, limit int64) (*ingest.Objec
 	}
 	if err != nil {
 		if isNotFound(err) {
-			return nil, fmt.Errorf("%s: %w", key, ingest.ErrNotFound)
+			return nil, fmt.Errorf("%s: %w", key, backend.ErrNotFound)
 		}
 		return nil, fmt.Errorf("archive %s: %w", key, s.explain(err))
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/minio/minio-go/v7"
 
+	"engram/backend"
 	"engram/ingest"
 	"engram/ingest/archivetest"
 )
@@ -213,7 +214,7 @@ func TestCorruptedBodyIsRefused(t *testing.T) {
 	} else {
 		t.Logf("refused as expected: %v", err)
 	}
-	if _, err := s.Get(testCtx(t), key, 0); !errors.Is(err, ingest.ErrNotFound) {
+	if _, err := s.Get(testCtx(t), key, 0); !errors.Is(err, backend.ErrNotFound) {
 		t.Errorf("after the refused PUT, Get = %v; want ErrNotFound", err)
 	}
 }

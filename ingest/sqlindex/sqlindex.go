@@ -16,19 +16,10 @@ import (
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 
+	"engram/backend"
 	"engram/ingest"
 	"engram/model"
 )
-
-// ErrNotFound is returned by Get when no document has the event id.
-var ErrNotFound = errors.New("sqlindex: document not found")
-
-// ErrReadOnly is the error of every document written through a DB opened
-// with OpenReadOnly.
-var ErrReadOnly = errors.New("sqlindex: index opened read-only")
-
-// ErrClosed is returned by operations on a closed DB.
-var ErrClosed = errors.New("sqlindex: index closed")
 
 // IngestedAtLayout is the format of ingested_at: RFC 3339, UTC, milliseconds.
 const IngestedAtLayout = "2006-01-02T15:04:05.000Z"
@@ -112,7 +103,7 @@ func Open(path string, opts Options) (*DB, error) {
 }
 
 // OpenReadOnly opens an existing index for reading only (Write reports
-// ErrReadOnly). It does not create the file or the schema, and fails when
+// backend.ErrReadOnly). It does not create the file or the schema, and fails when
 // the file holds no engram schema or a newer one.
 func OpenReadOnly(path string, opts Options) (*DB, error) {
 	opts = opts.withDefaults()
@@ -316,7 +307,7 @@ func (db *DB) Write(ctx context.Context, docs []*model.IndexDoc) []ingest.IndexR
 		return res
 	}
 	if db.w == nil {
-		failAll(res, ErrReadOnly)
+		failAll(res, fmt.Errorf("sqlite index: %w", backend.ErrReadOnly))
 		return res
 	}
 	now := time.Now().UTC().Format(IngestedAtLayout)
@@ -325,7 +316,7 @@ func (db *DB) Write(ctx context.Context, docs []*model.IndexDoc) []ingest.IndexR
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	if db.closed {
-		failAll(res, ErrClosed)
+		failAll(res, fmt.Errorf("sqlite index: %w", backend.ErrClosed))
 		return res
 	}
 	if err := db.writeTx(ctx, docs, args, res); err != nil {
@@ -434,12 +425,12 @@ func docError(d *model.IndexDoc, err error) error {
 	return fmt.Errorf("sqlindex: document %s: %w", model.Quote(d.EventID), err)
 }
 
-// Get returns the stored document of eventID, or ErrNotFound.
+// Get returns the stored document of eventID, or backend.ErrNotFound.
 func (db *DB) Get(ctx context.Context, eventID string) (*model.IndexDoc, error) {
 	var doc, emb []byte
 	err := db.r.QueryRowContext(ctx, "SELECT "+db.DocColumns(ctx)+" FROM docs d WHERE event_id = ?", eventID).Scan(&doc, &emb)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, ErrNotFound
+		return nil, fmt.Errorf("sqlite index: document %s: %w", model.Quote(eventID), backend.ErrNotFound)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("sqlindex: get %s: %w", model.Quote(eventID), err)

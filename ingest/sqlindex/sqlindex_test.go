@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"engram/backend"
 	"engram/model"
 )
 
@@ -156,7 +157,7 @@ func TestRoundTrip(t *testing.T) {
 			t.Fatalf("round trip\n got %s\nwant %s", g, w)
 		}
 	}
-	if _, err := db.Get(ctx, "nope"); !errors.Is(err, ErrNotFound) {
+	if _, err := db.Get(ctx, "nope"); !errors.Is(err, backend.ErrNotFound) {
 		t.Fatalf("Get missing: %v", err)
 	}
 	// The columns.
@@ -481,7 +482,7 @@ func TestReaderDuringWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ro.Close()
-	if res := ro.Write(ctx, []*model.IndexDoc{testDoc("x")}); !errors.Is(res[0].Err, ErrReadOnly) {
+	if res := ro.Write(ctx, []*model.IndexDoc{testDoc("x")}); !errors.Is(res[0].Err, backend.ErrReadOnly) {
 		t.Fatalf("read-only write: %+v", res[0])
 	}
 	if _, err := ro.SQL().Exec("DELETE FROM docs"); err == nil {
@@ -505,7 +506,7 @@ func TestReaderDuringWrite(t *testing.T) {
 	if err != nil || n != 1 {
 		t.Fatalf("count during write: %d, %v", n, err)
 	}
-	if _, err := ro.Get(qctx, "e2"); !errors.Is(err, ErrNotFound) {
+	if _, err := ro.Get(qctx, "e2"); !errors.Is(err, backend.ErrNotFound) {
 		t.Fatalf("uncommitted document visible: %v", err)
 	}
 	t.Logf("reads during the open write transaction took %v", time.Since(start))
@@ -580,7 +581,7 @@ func TestConcurrentUse(t *testing.T) {
 		t.Fatalf("count %d", n)
 	}
 	db.Close()
-	if res := db.Write(ctx, []*model.IndexDoc{testDoc("late")}); !errors.Is(res[0].Err, ErrClosed) {
+	if res := db.Write(ctx, []*model.IndexDoc{testDoc("late")}); !errors.Is(res[0].Err, backend.ErrClosed) {
 		t.Fatalf("write after close: %+v", res[0])
 	}
 	if err := db.Close(); err != nil {

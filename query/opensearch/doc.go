@@ -104,7 +104,7 @@
 //
 // See [Reader.Similar]. Without the k-NN plugin (or with
 // osindex.Config.AssumeNoKNN), or on an index whose embedding is not a
-// knn_vector, Similar's error wraps query.ErrUnavailable.
+// knn_vector, Similar's error wraps backend.ErrUnavailable.
 //
 // # Limits
 //

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"engram/backend"
 	"engram/ingest/osindex"
 	"engram/model"
 	"engram/query"
@@ -21,7 +22,7 @@ import (
 )
 
 // TestNoKNN: on an index written without the k-NN plugin (AssumeNoKNN)
-// Similar is query.ErrUnavailable with a plain message; the rest works.
+// Similar is backend.ErrUnavailable with a plain message; the rest works.
 func TestNoKNN(t *testing.T) {
 	ix := openIndex(t, testIndex(t), func(c *osindex.Config) { c.AssumeNoKNN = true })
 	docs := querytest.Generate(time.Now(), 30)
@@ -31,7 +32,7 @@ func TestNoKNN(t *testing.T) {
 	}
 	r := newReader(t, ix, query.Options{})
 	_, err := r.Similar(context.Background(), docs[0].EventID, 5)
-	if !errors.Is(err, query.ErrUnavailable) || !strings.Contains(err.Error(), "similarity search needs the k-NN plugin on the cluster") {
+	if !errors.Is(err, backend.ErrUnavailable) || !strings.Contains(err.Error(), "similarity search needs the k-NN plugin on the cluster") {
 		t.Errorf("Similar = %v, want ErrUnavailable naming the k-NN plugin", err)
 	}
 	got, err := r.Document(context.Background(), docs[0].EventID)
@@ -75,7 +76,7 @@ func TestErrors(t *testing.T) {
 	if !errors.As(err, &se) || se.Status != http.StatusNotFound {
 		t.Errorf("Recent on a deleted index: no 404 StatusError in %v", err)
 	}
-	if _, err := r.Document(ctx, "x"); errors.Is(err, query.ErrNotFound) {
+	if _, err := r.Document(ctx, "x"); errors.Is(err, backend.ErrNotFound) {
 		t.Errorf("Document in a missing index = %v, want an error other than ErrNotFound", err)
 	}
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/opensearch-project/opensearch-go/v4/opensearchapi"
 
+	"engram/backend"
 	"engram/ingest/osindex"
 	"engram/model"
 	"engram/query"
@@ -263,7 +264,7 @@ const maxIDBytes = 512
 // Document is one index document by event id (a real-time GET: it sees a
 // document before the refresh that makes it searchable).
 func (r *Reader) Document(ctx context.Context, eventID string) (*model.IndexDoc, error) {
-	notFound := fmt.Errorf("event %s: %w", model.Quote(eventID), query.ErrNotFound)
+	notFound := fmt.Errorf("event %s: %w", model.Quote(eventID), backend.ErrNotFound)
 	if eventID == "" || len(eventID) > maxIDBytes || !utf8.ValidString(eventID) {
 		return nil, notFound
 	}

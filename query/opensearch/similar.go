@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"engram/backend"
 	"engram/model"
 	"engram/query"
 )
@@ -15,7 +16,7 @@ import (
 // similarity (the Score, in [-1, 1]); the document itself is left out. A
 // document without an embedding (or of another dimension than the index's)
 // has no neighbours. It needs the k-NN plugin and an index that maps
-// embedding as a knn_vector; otherwise the error wraps query.ErrUnavailable.
+// embedding as a knn_vector; otherwise the error wraps backend.ErrUnavailable.
 //
 // When the knn_vector's space is cosinesimil this is an approximate k-NN
 // query (HNSW); in any other space (l2, the source system's and engram's
@@ -26,10 +27,10 @@ import (
 // plugin's cosine score (1 + cos) / 2, turned back into cos.
 func (r *Reader) Similar(ctx context.Context, eventID string, k int) ([]query.Scored, error) {
 	if !r.knn {
-		return nil, fmt.Errorf("%s: similarity search needs the k-NN plugin on the cluster: %w", r.where, query.ErrUnavailable)
+		return nil, fmt.Errorf("%s: similarity search needs the k-NN plugin on the cluster: %w", r.where, backend.ErrUnavailable)
 	}
 	if !r.vector {
-		return nil, fmt.Errorf("%s: similarity search needs an index whose embedding is a knn_vector (reindex it): %w", r.where, query.ErrUnavailable)
+		return nil, fmt.Errorf("%s: similarity search needs an index whose embedding is a knn_vector (reindex it): %w", r.where, backend.ErrUnavailable)
 	}
 	if k <= 0 {
 		k = DefaultK

@@ -14,6 +14,7 @@ import (
 	"github.com/opensearch-project/opensearch-go/v4"
 	"github.com/opensearch-project/opensearch-go/v4/opensearchapi"
 
+	"engram/backend"
 	"engram/ingest/osindex"
 )
 
@@ -62,7 +63,7 @@ const maxErrorBody = 64 << 10
 // is returned too (0 without an answer).
 func (r *Reader) send(ctx context.Context, op, method string, req opensearch.Request, out any) (int, error) {
 	if r.closed.Load() {
-		return 0, r.fail(op, osindex.ErrClosed)
+		return 0, r.fail(op, fmt.Errorf("index %w", backend.ErrClosed))
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()

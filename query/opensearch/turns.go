@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"engram/backend"
 	"engram/model"
 	"engram/query"
 )
@@ -65,7 +66,7 @@ func (r *Reader) Turn(ctx context.Context, key string) ([]*model.IndexDoc, error
 		after = hits[len(hits)-1].Sort
 	}
 	if len(evs) == 0 {
-		return nil, fmt.Errorf("turn %s: %w", model.Quote(key), query.ErrNotFound)
+		return nil, fmt.Errorf("turn %s: %w", model.Quote(key), backend.ErrNotFound)
 	}
 	slices.SortStableFunc(evs, func(a, b ev) int {
 		if pa, pb := a.d.Phase(), b.d.Phase(); pa != pb {

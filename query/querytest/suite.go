@@ -17,7 +17,7 @@
 //     first by the turn's latest matching document; session, agent and
 //     tenant come from the turn's first document (in ingestion order) that
 //     has one; First/Last are min/max timestamps to the millisecond.
-//   - Turn of a key no visible document has is query.ErrNotFound, like
+//   - Turn of a key no visible document has is backend.ErrNotFound, like
 //     Document and Similar of an unknown (or invisible) event id.
 //   - Similar scores are higher for closer documents, ordered by cosine
 //     similarity; the document itself is never among them.
@@ -39,6 +39,7 @@ import (
 	"testing"
 	"time"
 
+	"engram/backend"
 	"engram/model"
 	"engram/query"
 	"engram/query/expr"
@@ -206,7 +207,7 @@ func (s *suite) testDocument(t *testing.T) {
 		}
 	}
 	for _, id := range []string{"no-such-event", "", "evt-%", "EVT-00001"} {
-		if _, err := s.all.Document(s.ctx, id); !errors.Is(err, query.ErrNotFound) {
+		if _, err := s.all.Document(s.ctx, id); !errors.Is(err, backend.ErrNotFound) {
 			t.Errorf("Document(%q) = %v, want ErrNotFound", id, err)
 		}
 	}
@@ -305,7 +306,7 @@ func (s *suite) testTurn(t *testing.T) {
 	if inverted == 0 || equal == 0 {
 		t.Errorf("the data set has %d inverted and %d equal timestamps within turns; want some of each", inverted, equal)
 	}
-	if _, err := s.all.Turn(s.ctx, "no-such-turn"); !errors.Is(err, query.ErrNotFound) {
+	if _, err := s.all.Turn(s.ctx, "no-such-turn"); !errors.Is(err, backend.ErrNotFound) {
 		t.Errorf("Turn(unknown) = %v, want ErrNotFound", err)
 	}
 }
@@ -552,7 +553,7 @@ func (s *suite) testSimilar(t *testing.T) {
 		s.checkSimilar(t, s.all, s.docs, s.docs[i], 5)
 	}
 	s.checkSimilar(t, s.all, s.docs, s.docs[3], 1)
-	if _, err := s.all.Similar(s.ctx, "no-such-event", 5); !errors.Is(err, query.ErrNotFound) {
+	if _, err := s.all.Similar(s.ctx, "no-such-event", 5); !errors.Is(err, backend.ErrNotFound) {
 		t.Errorf("Similar(unknown) = %v, want ErrNotFound", err)
 	}
 }
@@ -595,14 +596,14 @@ func (s *suite) testTenant(t *testing.T) {
 		if d.TenantID == TenantA {
 			continue
 		}
-		if _, err := r.Document(s.ctx, d.EventID); !errors.Is(err, query.ErrNotFound) {
+		if _, err := r.Document(s.ctx, d.EventID); !errors.Is(err, backend.ErrNotFound) {
 			t.Fatalf("Document(%s of tenant %q) = %v, want ErrNotFound", d.EventID, d.TenantID, err)
 		}
-		if _, err := r.Similar(s.ctx, d.EventID, 3); !errors.Is(err, query.ErrNotFound) {
+		if _, err := r.Similar(s.ctx, d.EventID, 3); !errors.Is(err, backend.ErrNotFound) {
 			t.Fatalf("Similar(%s of tenant %q) = %v, want ErrNotFound", d.EventID, d.TenantID, err)
 		}
 		if d.TenantID == TenantB && d.TurnKey() != SharedTrace {
-			if _, err := r.Turn(s.ctx, d.TurnKey()); !errors.Is(err, query.ErrNotFound) {
+			if _, err := r.Turn(s.ctx, d.TurnKey()); !errors.Is(err, backend.ErrNotFound) {
 				t.Fatalf("Turn(%s of tenant %q) = %v, want ErrNotFound", d.TurnKey(), d.TenantID, err)
 			}
 		}

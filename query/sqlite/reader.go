@@ -12,6 +12,7 @@ import (
 	"math"
 	"time"
 
+	"engram/backend"
 	"engram/ingest/sqlindex"
 	"engram/model"
 	"engram/query"
@@ -333,7 +334,7 @@ func (r *Reader) Document(ctx context.Context, eventID string) (*model.IndexDoc,
 	err := r.q.QueryRowContext(ctx, "SELECT "+r.db.DocColumns(ctx)+" FROM docs d WHERE d.event_id = ? AND "+w,
 		append([]any{eventID}, args...)...).Scan(&raw, &emb)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("event %s: %w", model.Quote(eventID), query.ErrNotFound)
+		return nil, fmt.Errorf("event %s: %w", model.Quote(eventID), backend.ErrNotFound)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: %w", err)

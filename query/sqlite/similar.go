@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"math"
 
+	"engram/backend"
 	"engram/model"
 	"engram/query"
 )
@@ -33,7 +34,7 @@ func (r *Reader) Similar(ctx context.Context, eventID string, k int) ([]query.Sc
 	err := r.q.QueryRowContext(ctx, "SELECT d.seq, d.embedding, d.embedding_dim FROM docs d WHERE d.event_id = ? AND "+w,
 		append([]any{eventID}, wargs...)...).Scan(&seq, &blob, &dim)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("event %s: %w", model.Quote(eventID), query.ErrNotFound)
+		return nil, fmt.Errorf("event %s: %w", model.Quote(eventID), backend.ErrNotFound)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: %w", err)

@@ -8,6 +8,7 @@ import (
 	"math"
 	"time"
 
+	"engram/backend"
 	"engram/model"
 	"engram/query"
 )
@@ -23,7 +24,7 @@ func (r *Reader) Turn(ctx context.Context, key string) ([]*model.IndexDoc, error
 		return nil, err
 	}
 	if len(docs) == 0 {
-		return nil, fmt.Errorf("turn %s: %w", model.Quote(key), query.ErrNotFound)
+		return nil, fmt.Errorf("turn %s: %w", model.Quote(key), backend.ErrNotFound)
 	}
 	return docs, nil
 }
