@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"engram/ingest"
-	"engram/ingest/dirarchive"
+	"engram/backend/dirarchive"
 	"engram/ingest/osindex"
-	"engram/ingest/s3archive"
+	"engram/backend/s3archive"
 	"engram/ingest/sqlindex"
 	"engram/model"
 

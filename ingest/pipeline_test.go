@@ -13,7 +13,7 @@ import (
 
 	"engram/backend"
 	"engram/ingest"
-	"engram/ingest/dirarchive"
+	"engram/backend/dirarchive"
 	"engram/ingest/gen"
 	"engram/ingest/sqlindex"
 	"engram/model"

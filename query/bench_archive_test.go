@@ -16,9 +16,9 @@ import (
 	"github.com/minio/minio-go/v7/pkg/credentials"
 
 	"engram/ingest"
-	"engram/ingest/dirarchive"
+	"engram/backend/dirarchive"
 	"engram/ingest/gen"
-	"engram/ingest/s3archive"
+	"engram/backend/s3archive"
 	"engram/model"
 	"engram/query"
 )

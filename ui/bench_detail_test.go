@@ -12,7 +12,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"engram/ingest"
-	"engram/ingest/dirarchive"
+	"engram/backend/dirarchive"
 	"engram/ingest/gen"
 	"engram/ingest/sqlindex"
 	"engram/query"

@@ -13,7 +13,7 @@ import (
 	"github.com/charmbracelet/x/exp/teatest/v2"
 
 	"engram/ingest"
-	"engram/ingest/dirarchive"
+	"engram/backend/dirarchive"
 	"engram/ingest/sqlindex"
 	"engram/query"
 	"engram/query/sqlite"

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"engram/ingest/archivetest"
-	"engram/ingest/dirarchive"
+	"engram/backend/dirarchive"
 )
 
 // TestContract runs the archive contract shared by every backend.
