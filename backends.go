@@ -9,11 +9,11 @@ import (
 	"strings"
 	"time"
 
-	"engram/ingest"
 	"engram/backend/dirarchive"
-	"engram/ingest/osindex"
 	"engram/backend/s3archive"
-	"engram/ingest/sqlindex"
+	"engram/backend/sqliteindex"
+	"engram/ingest"
+	"engram/ingest/osindex"
 	"engram/model"
 
 	"github.com/minio/minio-go/v7"
@@ -125,7 +125,7 @@ func s3Config(conf *resolved, e *env) s3archive.Config {
 func (b *backends) openIndex(ctx context.Context, conf *resolved, dim int, e *env) error {
 	switch kind := conf.get("index"); kind {
 	case "sqlite", "":
-		ix, err := sqlindex.Open(filepath.Join(b.data, "index.db"), sqlindex.Options{})
+		ix, err := sqliteindex.Open(filepath.Join(b.data, "index.db"), sqliteindex.Options{})
 		if err != nil {
 			return err
 		}

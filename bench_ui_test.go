@@ -13,11 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"engram/backend/sqliteindex"
 	"engram/ingest/gen"
-	"engram/ingest/sqlindex"
 	"engram/model"
 	"engram/query"
-	"engram/query/sqlite"
 )
 
 // The terminal benchmarks run the real binary in a tmux pane (its own
@@ -182,7 +181,7 @@ func ubGenDocs(tb testing.TB, g *gen.Generator, n int) []*model.IndexDoc {
 	return docs
 }
 
-func ubWriteDocs(tb testing.TB, db *sqlindex.DB, docs []*model.IndexDoc) {
+func ubWriteDocs(tb testing.TB, db *sqliteindex.DB, docs []*model.IndexDoc) {
 	for _, r := range db.Write(context.Background(), docs) {
 		if r.Err != nil {
 			tb.Fatal(r.Err)
@@ -191,7 +190,7 @@ func ubWriteDocs(tb testing.TB, db *sqlindex.DB, docs []*model.IndexDoc) {
 }
 
 func ubCountDocs(path string) int64 {
-	r, err := sqlite.Open(path, query.Options{})
+	r, err := sqliteindex.OpenReader(path, query.Options{})
 	if err != nil {
 		return -1
 	}
@@ -235,7 +234,7 @@ func millionUIIndex(b *testing.B) string {
 	}
 	if _, err := os.Stat(path); err != nil {
 		b.Logf("building %s (%d generated documents, once)", path, n)
-		db, err := sqlindex.Open(path, sqlindex.Options{})
+		db, err := sqliteindex.Open(path, sqliteindex.Options{})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -325,7 +324,7 @@ func BenchmarkFollowMillionRSS(b *testing.B) {
 	for i := range b.N {
 		home, data := b.TempDir(), b.TempDir()
 		path := filepath.Join(data, "index.db")
-		db, err := sqlindex.Open(path, sqlindex.Options{})
+		db, err := sqliteindex.Open(path, sqliteindex.Options{})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -341,7 +340,7 @@ func BenchmarkFollowMillionRSS(b *testing.B) {
 		}
 		peak := watchPeakRSS(pid)
 
-		db, err = sqlindex.Open(path, sqlindex.Options{})
+		db, err = sqliteindex.Open(path, sqliteindex.Options{})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -16,11 +16,11 @@ import (
 
 	"github.com/charmbracelet/x/term"
 
+	"engram/backend/sqliteindex"
 	"engram/model"
 	"engram/query"
 	"engram/query/expr"
 	osquery "engram/query/opensearch"
-	"engram/query/sqlite"
 )
 
 // queryOpts are the flags of the read commands (turns, turn, search,
@@ -96,7 +96,7 @@ func openQueryReader(ctx context.Context, conf *resolved, e *env) (query.Reader,
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("no index at %s (run 'engram ingest' first, or pass --data)", path)
 	}
-	return sqlite.Open(path, opts)
+	return sqliteindex.OpenReader(path, opts)
 }
 
 // exprArg is the expression of a command: its arguments joined by spaces.
@@ -128,7 +128,7 @@ func runTurns(ctx context.Context, e *env, args []string) error {
 	var turns []query.TurnSummary
 	var after query.Cursor
 	for o.limit <= 0 || len(turns) < o.limit {
-		n := sqlite.MaxTurnsLimit
+		n := sqliteindex.MaxTurnsLimit
 		if o.limit > 0 {
 			n = min(n, o.limit-len(turns))
 		}
@@ -214,7 +214,7 @@ func runSearch(ctx context.Context, e *env, args []string) error {
 	var docs []*model.IndexDoc
 	var after query.Cursor
 	for o.limit <= 0 || len(docs) < o.limit {
-		n := sqlite.MaxLimit
+		n := sqliteindex.MaxLimit
 		if o.limit > 0 {
 			n = min(n, o.limit-len(docs))
 		}

@@ -10,8 +10,6 @@ import (
 	"sort"
 	"time"
 
-	"engram/ingest/osindex"
-	"engram/ingest/sqlindex"
 	"engram/model"
 	"engram/query/verify"
 )
@@ -32,17 +30,6 @@ func verifyFlags(e *env) (*flag.FlagSet, *verifyOpts) {
 	fs.BoolVar(&o.json, "json", false, "print the report as JSON")
 	fs.IntVar(&o.max, "max-diffs", 20, "how many differences to list")
 	return fs, o
-}
-
-// scanner walks the index of b in archive-key order.
-func (b *backends) scanner() verify.DocScanner {
-	switch ix := b.index.(type) {
-	case *sqlindex.DB:
-		return verify.SQLite{DB: ix.SQL()}
-	case *osindex.Index:
-		return verify.OpenSearch{Client: ix.Client(), Index: ix.Name()}
-	}
-	panic(fmt.Sprintf("no scanner for %T", b.index))
 }
 
 func parseDay(flagName, s string) (time.Time, error) {
@@ -125,7 +112,11 @@ func runVerify(ctx context.Context, e *env, args []string) error {
 	}
 	rep := newReporter(e, false, nil)
 	opt.Progress = func(p verify.Progress) { rep.line(fmt.Sprintf("verify: %d objects, %d documents", p.Objects, p.Docs)) }
-	res, err := verify.Run(ctx, st.archive, st.scanner(), opt)
+	scan, ok := st.index.(verify.DocScanner)
+	if !ok {
+		return fmt.Errorf("verify: %s cannot be scanned in archive-key order", st.index.Describe())
+	}
+	res, err := verify.Run(ctx, st.archive, scan, opt)
 	rep.line("")
 	if err != nil {
 		return err

@@ -15,7 +15,7 @@ import (
 	"engram/ingest"
 	"engram/backend/dirarchive"
 	"engram/ingest/gen"
-	"engram/ingest/sqlindex"
+	"engram/backend/sqliteindex"
 	"engram/model"
 )
 
@@ -23,7 +23,7 @@ import (
 type stores struct {
 	dir     string
 	archive *dirarchive.Store
-	index   *sqlindex.DB
+	index   *sqliteindex.DB
 	topics  *ingest.Topics
 }
 
@@ -38,7 +38,7 @@ func newStoresIn(t testing.TB, dir string) *stores {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ix, err := sqlindex.Open(filepath.Join(dir, "index.db"), sqlindex.Options{})
+	ix, err := sqliteindex.Open(filepath.Join(dir, "index.db"), sqliteindex.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,12 +11,11 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"engram/ingest"
 	"engram/backend/dirarchive"
+	"engram/backend/sqliteindex"
+	"engram/ingest"
 	"engram/ingest/gen"
-	"engram/ingest/sqlindex"
 	"engram/query"
-	"engram/query/sqlite"
 )
 
 // BenchmarkDetailOpenInProcess is Enter on a stream row until the archived
@@ -36,7 +35,7 @@ func BenchmarkDetailOpenInProcess(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	ix, err := sqlindex.Open(filepath.Join(dir, "index.db"), sqlindex.Options{})
+	ix, err := sqliteindex.Open(filepath.Join(dir, "index.db"), sqliteindex.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -56,7 +55,7 @@ func BenchmarkDetailOpenInProcess(b *testing.B) {
 	if err := ix.Close(); err != nil {
 		b.Fatal(err)
 	}
-	r, err := sqlite.Open(filepath.Join(dir, "index.db"), query.Options{})
+	r, err := sqliteindex.OpenReader(filepath.Join(dir, "index.db"), query.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}

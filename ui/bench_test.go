@@ -13,10 +13,9 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"engram/backend"
-	"engram/ingest/sqlindex"
+	"engram/backend/sqliteindex"
 	"engram/model"
 	"engram/query"
-	"engram/query/sqlite"
 )
 
 // synthReader is a listing of n documents made on demand, so a million of
@@ -224,7 +223,7 @@ func millionIndex(tb testing.TB) string {
 	for _, p := range []string{path, path + "-wal", path + "-shm"} {
 		os.Remove(p)
 	}
-	db, err := sqlindex.Open(path, sqlindex.Options{})
+	db, err := sqliteindex.Open(path, sqliteindex.Options{})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -258,7 +257,7 @@ func TestKeyLatencyMillionDocsSQLite(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the 1M-document index is not built in -short mode")
 	}
-	r, err := sqlite.Open(millionIndex(t), query.Options{})
+	r, err := sqliteindex.OpenReader(millionIndex(t), query.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

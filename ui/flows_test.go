@@ -12,11 +12,10 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/teatest/v2"
 
-	"engram/ingest"
 	"engram/backend/dirarchive"
-	"engram/ingest/sqlindex"
+	"engram/backend/sqliteindex"
+	"engram/ingest"
 	"engram/query"
-	"engram/query/sqlite"
 )
 
 // probe runs the inspector in a real program (teatest) and keeps the last
@@ -102,8 +101,8 @@ func keys(tm *teatest.TestModel, ks ...string) {
 // directory archive, the SQLite index and the SQLite query reader.
 type realStore struct {
 	archive *dirarchive.Store
-	index   *sqlindex.DB
-	reader  *sqlite.Reader
+	index   *sqliteindex.DB
+	reader  *sqliteindex.Reader
 }
 
 func openReal(t *testing.T) *realStore {
@@ -113,11 +112,11 @@ func openReal(t *testing.T) *realStore {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ix, err := sqlindex.Open(filepath.Join(dir, "index.db"), sqlindex.Options{})
+	ix, err := sqliteindex.Open(filepath.Join(dir, "index.db"), sqliteindex.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := sqlite.Open(filepath.Join(dir, "index.db"), query.Options{})
+	r, err := sqliteindex.OpenReader(filepath.Join(dir, "index.db"), query.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package sqlindex
+package sqliteindex
 
 import "fmt"
 

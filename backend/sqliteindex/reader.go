@@ -1,8 +1,9 @@
-// Package sqlite implements query.Reader over engram's embedded SQLite index
-// (package ingest/sqlindex). It only reads, through query_only connections,
+// Reader implements query.Reader over the embedded SQLite index
+// written by DB. It only reads, through query_only connections,
 // and works while another process writes (WAL): every call sees the batches
 // committed before it started.
-package sqlite
+
+package sqliteindex
 
 import (
 	"context"
@@ -13,7 +14,6 @@ import (
 	"time"
 
 	"engram/backend"
-	"engram/ingest/sqlindex"
 	"engram/model"
 	"engram/query"
 	"engram/query/expr"
@@ -33,7 +33,7 @@ const (
 // Reader is a query.Reader over a sqlindex database. Its methods are safe
 // for concurrent use.
 type Reader struct {
-	db     *sqlindex.DB
+	db     *DB
 	q      *sql.DB
 	tenant string
 	path   string
@@ -43,10 +43,10 @@ type Reader struct {
 
 var _ query.Reader = (*Reader)(nil)
 
-// Open opens the index at path for reading. The file must exist and hold an
+// OpenReader opens the index at path for reading. The file must exist and hold an
 // index (sqlindex creates it on its first write).
-func Open(path string, opts query.Options) (*Reader, error) {
-	db, err := sqlindex.OpenReadOnly(path, sqlindex.Options{})
+func OpenReader(path string, opts query.Options) (*Reader, error) {
+	db, err := OpenReadOnly(path, Options{})
 	if err != nil {
 		return nil, err
 	}
@@ -197,7 +197,7 @@ const (
 )
 
 // docs runs q, whose columns are seq, the document columns
-// (sqlindex.DB.DocColumns) and optionally a rank.
+// (DB.DocColumns) and optionally a rank.
 func (r *Reader) docs(ctx context.Context, q string, args ...any) ([]*model.IndexDoc, []int64, []float64, error) {
 	rows, err := r.q.QueryContext(ctx, q, args...)
 	if err != nil {
@@ -241,7 +241,7 @@ func (r *Reader) docs(ctx context.Context, q string, args ...any) ([]*model.Inde
 }
 
 func decodeDoc(raw, emb []byte) (*model.IndexDoc, error) {
-	d, err := sqlindex.DecodeDoc(raw, emb)
+	d, err := DecodeDoc(raw, emb)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: stored document: %w", err)
 	}

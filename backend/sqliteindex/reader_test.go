@@ -1,4 +1,4 @@
-package sqlite
+package sqliteindex
 
 import (
 	"context"
@@ -10,16 +10,15 @@ import (
 	"testing"
 	"time"
 
-	"engram/ingest/sqlindex"
 	"engram/model"
 	"engram/query"
 	"engram/query/querytest"
 )
 
-func openIndex(t testing.TB) (*sqlindex.DB, string) {
+func openIndex(t testing.TB) (*DB, string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "index.db")
-	db, err := sqlindex.Open(path, sqlindex.Options{})
+	db, err := Open(path, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,7 +26,7 @@ func openIndex(t testing.TB) (*sqlindex.DB, string) {
 	return db, path
 }
 
-func write(t testing.TB, db *sqlindex.DB, docs []*model.IndexDoc) {
+func write(t testing.TB, db *DB, docs []*model.IndexDoc) {
 	t.Helper()
 	for i, r := range db.Write(context.Background(), docs) {
 		if r.Err != nil || !r.Created {
@@ -57,7 +56,7 @@ func runContract(t *testing.T) {
 	querytest.Run(t, querytest.Harness{
 		Write: func(t testing.TB, docs []*model.IndexDoc) { write(t, db, docs) },
 		Open: func(t testing.TB, opts query.Options) query.Reader {
-			r, err := Open(path, opts)
+			r, err := OpenReader(path, opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -73,7 +72,7 @@ func TestTailWhileWriting(t *testing.T) {
 	const total = 10000
 	db, path := openIndex(t)
 	write(t, db, []*model.IndexDoc{tailDoc(-1)}) // the schema exists before the reader opens
-	r, err := Open(path, query.Options{})
+	r, err := OpenReader(path, query.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +153,7 @@ func tailDoc(i int) *model.IndexDoc {
 }
 
 func TestOpenMissing(t *testing.T) {
-	if _, err := Open(filepath.Join(t.TempDir(), "none.db"), query.Options{}); err == nil {
+	if _, err := OpenReader(filepath.Join(t.TempDir(), "none.db"), query.Options{}); err == nil {
 		t.Fatal("Open of a missing file did not fail")
 	}
 }
@@ -232,7 +231,7 @@ func TestReaderOnOlderSchema(t *testing.T) {
 	}
 	raw.Close()
 
-	r, err := Open(path, query.Options{})
+	r, err := OpenReader(path, query.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,7 +253,7 @@ func TestReaderOnOlderSchema(t *testing.T) {
 	}
 	check(tailID(1))
 
-	w, err := sqlindex.Open(path, sqlindex.Options{}) // upgrades to version 4
+	w, err := Open(path, Options{}) // upgrades to version 4
 	if err != nil {
 		t.Fatal(err)
 	}

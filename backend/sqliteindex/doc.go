@@ -91,4 +91,4 @@
 //
 // Readers should not keep a read transaction (an unclosed *sql.Rows) open
 // for long: it holds back WAL checkpoints and the -wal file grows.
-package sqlindex
+package sqliteindex

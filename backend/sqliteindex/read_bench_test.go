@@ -1,4 +1,4 @@
-package sqlite
+package sqliteindex
 
 import (
 	"context"
@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"engram/ingest/sqlindex"
 	"engram/model"
 	"engram/query"
 	"engram/query/querytest"
@@ -34,7 +33,7 @@ func benchDB(b *testing.B) string {
 	path := benchPath()
 	marker := path + ".v" + benchVersion
 	if _, err := os.Stat(marker); err == nil {
-		if r, err := Open(path, query.Options{}); err == nil {
+		if r, err := OpenReader(path, query.Options{}); err == nil {
 			n, err := r.Count(context.Background())
 			r.Close()
 			if err == nil && n == benchDocs {
@@ -48,7 +47,7 @@ func benchDB(b *testing.B) string {
 	for _, p := range []string{tmp, tmp + "-wal", tmp + "-shm", path, path + "-wal", path + "-shm", marker} {
 		os.Remove(p)
 	}
-	db, err := sqlindex.Open(tmp, sqlindex.Options{})
+	db, err := Open(tmp, Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -84,7 +83,7 @@ func benchDB(b *testing.B) string {
 // reports its latency percentiles (p50-ms, p99-ms).
 func BenchmarkReader(b *testing.B) {
 	path := benchDB(b)
-	r, err := Open(path, query.Options{})
+	r, err := OpenReader(path, query.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
