@@ -12,10 +12,10 @@ import (
 	"time"
 
 	"engram/backend"
-	"engram/ingest"
 	"engram/backend/dirarchive"
-	"engram/ingest/gen"
 	"engram/backend/sqliteindex"
+	"engram/ingest"
+	"engram/ingest/gen"
 	"engram/model"
 )
 

@@ -15,10 +15,10 @@ import (
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
 
-	"engram/ingest"
 	"engram/backend/dirarchive"
-	"engram/ingest/gen"
 	"engram/backend/s3archive"
+	"engram/ingest"
+	"engram/ingest/gen"
 	"engram/model"
 	"engram/query"
 )

@@ -3,8 +3,8 @@ package dirarchive_test
 import (
 	"testing"
 
-	"engram/ingest/archivetest"
 	"engram/backend/dirarchive"
+	"engram/ingest/archivetest"
 )
 
 // TestContract runs the archive contract shared by every backend.
