@@ -10,10 +10,10 @@ import (
 	"time"
 
 	"engram/backend/dirarchive"
+	"engram/backend/osindex"
 	"engram/backend/s3archive"
 	"engram/backend/sqliteindex"
 	"engram/ingest"
-	"engram/ingest/osindex"
 	"engram/model"
 
 	"github.com/minio/minio-go/v7"

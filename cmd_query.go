@@ -16,11 +16,11 @@ import (
 
 	"github.com/charmbracelet/x/term"
 
+	"engram/backend/osindex"
 	"engram/backend/sqliteindex"
 	"engram/model"
 	"engram/query"
 	"engram/query/expr"
-	osquery "engram/query/opensearch"
 )
 
 // queryOpts are the flags of the read commands (turns, turn, search,
@@ -84,7 +84,7 @@ func openQueryReader(ctx context.Context, conf *resolved, e *env) (query.Reader,
 		if err != nil {
 			return nil, err
 		}
-		r, err := osquery.Open(ctx, osConfig(conf, dim, e), opts)
+		r, err := osindex.OpenReader(ctx, osConfig(conf, dim, e), opts)
 		if err != nil {
 			return nil, errors.New(conf.redact(err.Error()))
 		}

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"engram/ingest/osindex/ostest"
+	"engram/backend/osindex/ostest"
 	"fmt"
 	"strings"
 	"sync"

@@ -1,4 +1,4 @@
-package opensearch
+package osindex
 
 import (
 	"context"
@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"engram/backend"
-	"engram/ingest/osindex"
 	"engram/model"
 	"engram/query"
 	"engram/query/expr"
@@ -23,8 +22,8 @@ import (
 
 // TestNoKNN: on an index written without the k-NN plugin (AssumeNoKNN)
 // Similar is backend.ErrUnavailable with a plain message; the rest works.
-func TestNoKNN(t *testing.T) {
-	ix := openIndex(t, testIndex(t), func(c *osindex.Config) { c.AssumeNoKNN = true })
+func TestReaderNoKNN(t *testing.T) {
+	ix := openIndex(t, testIndex(t), func(c *Config) { c.AssumeNoKNN = true })
 	docs := querytest.Generate(time.Now(), 30)
 	writeDocs(t, ix, docs)
 	if err := ix.Refresh(context.Background()); err != nil {
@@ -57,7 +56,7 @@ func TestErrors(t *testing.T) {
 	go srv.Serve(ln)
 	proxy := "http://" + ln.Addr().String()
 	name := testIndex(t)
-	ix, err := osindex.Open(context.Background(), osindex.Config{URLs: []string{proxy}, Index: name, Dimension: 8})
+	ix, err := Open(context.Background(), Config{URLs: []string{proxy}, Index: name, Dimension: 8})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,11 +67,11 @@ func TestErrors(t *testing.T) {
 	// The index goes away: 404, not transient.
 	mustAdmin(t, u, "DELETE", "/"+name, "")
 	_, err = r.Recent(ctx, "", "", 10)
-	if err == nil || osindex.IsTransient(err) || !strings.Contains(err.Error(), proxy) ||
+	if err == nil || IsTransient(err) || !strings.Contains(err.Error(), proxy) ||
 		!strings.Contains(err.Error(), "index_not_found_exception") || strings.Contains(err.Error(), "\n") {
-		t.Errorf("Recent on a deleted index = %v (transient %v)", err, osindex.IsTransient(err))
+		t.Errorf("Recent on a deleted index = %v (transient %v)", err, IsTransient(err))
 	}
-	var se *osindex.StatusError
+	var se *StatusError
 	if !errors.As(err, &se) || se.Status != http.StatusNotFound {
 		t.Errorf("Recent on a deleted index: no 404 StatusError in %v", err)
 	}
@@ -93,8 +92,8 @@ func TestErrors(t *testing.T) {
 		"Count":     func() error { _, err := r.Count(ctx); return err },
 	} {
 		err := call()
-		if err == nil || !osindex.IsTransient(err) || !strings.Contains(err.Error(), proxy) || strings.Contains(err.Error(), "\n") {
-			t.Errorf("%s with the cluster gone = %v (transient %v)", name, err, osindex.IsTransient(err))
+		if err == nil || !IsTransient(err) || !strings.Contains(err.Error(), proxy) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s with the cluster gone = %v (transient %v)", name, err, IsTransient(err))
 		}
 	}
 	_, err = r.Count(ctx)

@@ -1,4 +1,4 @@
-package opensearch
+package osindex
 
 import (
 	"context"
@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"engram/ingest/osindex"
 	"engram/model"
 	"engram/query"
 	"engram/query/querytest"
@@ -36,10 +35,10 @@ const (
 func benchReader(b *testing.B, opts query.Options) *Reader {
 	u := osURL(b)
 	ctx := context.Background()
-	cfg := osindex.Config{URLs: []string{u}, Index: benchIndexName, Dimension: 8}
+	cfg := Config{URLs: []string{u}, Index: benchIndexName, Dimension: 8}
 	ok := false
 	if code, _ := admin(b, u, "HEAD", "/"+benchIndexName, ""); code == 200 {
-		ix, err := osindex.Open(ctx, cfg)
+		ix, err := Open(ctx, cfg)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -53,7 +52,7 @@ func benchReader(b *testing.B, opts query.Options) *Reader {
 		b.Logf("building %s (%d documents, once)", benchIndexName, benchDocs)
 		start := time.Now()
 		admin(b, u, "DELETE", "/"+benchIndexName, "")
-		ix, err := osindex.Open(ctx, cfg)
+		ix, err := Open(ctx, cfg)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -74,7 +73,7 @@ func benchReader(b *testing.B, opts query.Options) *Reader {
 		ix.Close()
 		b.Logf("built in %v", time.Since(start).Round(time.Second))
 	}
-	ix, err := osindex.Open(ctx, cfg)
+	ix, err := Open(ctx, cfg)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,7 +1,7 @@
-// Package opensearch implements query.Reader over an OpenSearch index
-// (schema.md section 4), through the client of package ingest/osindex
-// (opensearch-go v4). [Open] opens the index with osindex.Open; [New]
-// wraps an index already open. Every call of a reader with
+// The read side: Reader implements query.Reader over an OpenSearch index
+// (schema.md section 4) through the client of Index (opensearch-go v4).
+// [OpenReader] opens the index with Open; [NewReader] wraps an index
+// already open. Every call of a reader with
 // query.Options.Tenant is filtered on tenant_id.
 //
 // # Visibility
@@ -103,7 +103,7 @@
 // # Similarity
 //
 // See [Reader.Similar]. Without the k-NN plugin (or with
-// osindex.Config.AssumeNoKNN), or on an index whose embedding is not a
+// Config.AssumeNoKNN), or on an index whose embedding is not a
 // knn_vector, Similar's error wraps backend.ErrUnavailable.
 //
 // # Limits
@@ -117,8 +117,9 @@
 // # Errors
 //
 // Errors are one line naming the cluster URL and the index (*[Error]);
-// they wrap the cause, so osindex.IsTransient tells transient ones
+// they wrap the cause, so IsTransient tells transient ones
 // (connection refused, timeouts, 429, 5xx). Shard failures in an
 // otherwise successful answer are errors too: a partial answer would
 // break the orders and cursors.
-package opensearch
+
+package osindex

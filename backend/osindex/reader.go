@@ -1,4 +1,4 @@
-package opensearch
+package osindex
 
 import (
 	"bytes"
@@ -14,7 +14,6 @@ import (
 	"github.com/opensearch-project/opensearch-go/v4/opensearchapi"
 
 	"engram/backend"
-	"engram/ingest/osindex"
 	"engram/model"
 	"engram/query"
 	"engram/query/expr"
@@ -38,7 +37,7 @@ const (
 // Reader is a query.Reader over an OpenSearch index. Its methods are safe
 // for concurrent use.
 type Reader struct {
-	ix     *osindex.Index
+	ix     *Index
 	owned  bool // Close closes ix
 	api    *opensearchapi.Client
 	index  string
@@ -61,15 +60,15 @@ type Reader struct {
 
 var _ query.Reader = (*Reader)(nil)
 
-// Open opens the index with osindex.Open (which creates it, or adds the
+// Open opens the index with Open (which creates it, or adds the
 // extension fields an index of the source system lacks) and returns a
 // reader over it; Close closes the index too.
-func Open(ctx context.Context, cfg osindex.Config, opts query.Options) (*Reader, error) {
-	ix, err := osindex.Open(ctx, cfg)
+func OpenReader(ctx context.Context, cfg Config, opts query.Options) (*Reader, error) {
+	ix, err := Open(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
-	r, err := New(ctx, ix, opts)
+	r, err := NewReader(ctx, ix, opts)
 	if err != nil {
 		ix.Close()
 		return nil, err
@@ -83,7 +82,7 @@ func Open(ctx context.Context, cfg osindex.Config, opts query.Options) (*Reader,
 
 // New is a reader over an open index; Close leaves ix open. It reads the
 // index's mapping once, for the space type of its knn_vector.
-func New(ctx context.Context, ix *osindex.Index, opts query.Options) (*Reader, error) {
+func NewReader(ctx context.Context, ix *Index, opts query.Options) (*Reader, error) {
 	r := &Reader{
 		ix:      ix,
 		api:     ix.Client(),
@@ -94,7 +93,7 @@ func New(ctx context.Context, ix *osindex.Index, opts query.Options) (*Reader, e
 		vector:  ix.KNN() && ix.VectorSearch(),
 		dim:     ix.Dimension(),
 		space:   "l2",
-		timeout: osindex.DefaultTimeout,
+		timeout: DefaultTimeout,
 		now:     time.Now,
 		overlap: DefaultTailOverlap,
 		seenCap: DefaultTailSeen,
@@ -275,7 +274,7 @@ func (r *Reader) Document(ctx context.Context, eventID string) (*model.IndexDoc,
 	op := "get event " + model.Quote(eventID)
 	status, err := r.send(ctx, op, http.MethodGet, opensearchapi.DocumentGetReq{Index: r.index, DocumentID: eventID}, &ans)
 	if status == http.StatusNotFound {
-		var se *osindex.StatusError
+		var se *StatusError
 		if errors.As(err, &se) && se.Cause == nil { // no such document; a missing index has a cause
 			return nil, notFound
 		}

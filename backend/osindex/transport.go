@@ -1,4 +1,4 @@
-package opensearch
+package osindex
 
 import (
 	"bytes"
@@ -9,19 +9,17 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"strings"
 
 	"github.com/opensearch-project/opensearch-go/v4"
 	"github.com/opensearch-project/opensearch-go/v4/opensearchapi"
 
 	"engram/backend"
-	"engram/ingest/osindex"
 )
 
 // Error is a failure of a request: one line naming the cluster URL and
 // index, what the reader was doing and what went wrong. It wraps the cause,
-// so osindex.IsTransient classifies it as it would the cause (an
-// *osindex.StatusError for an error answer, a network error otherwise).
+// so IsTransient classifies it as it would the cause (an
+// *StatusError for an error answer, a network error otherwise).
 type Error struct {
 	Where string // "opensearch http://host:9200/index"
 	Op    string // "search", "get event x", ...
@@ -30,7 +28,7 @@ type Error struct {
 
 func (e *Error) Error() string {
 	msg := e.Err.Error()
-	var se *osindex.StatusError
+	var se *StatusError
 	var oe *net.OpError
 	switch {
 	case errors.As(e.Err, &oe):
@@ -49,8 +47,6 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
-
 func (r *Reader) fail(op string, err error) error {
 	return &Error{Where: r.where, Op: op, Err: err}
 }
@@ -59,7 +55,7 @@ func (r *Reader) fail(op string, err error) error {
 const maxErrorBody = 64 << 10
 
 // send performs req and decodes a 2xx answer into out (nil: discard). A
-// non-2xx answer is an *Error wrapping an *osindex.StatusError; its status
+// non-2xx answer is an *Error wrapping an *StatusError; its status
 // is returned too (0 without an answer).
 func (r *Reader) send(ctx context.Context, op, method string, req opensearch.Request, out any) (int, error) {
 	if r.closed.Load() {
@@ -108,32 +104,6 @@ func (r *Reader) send(ctx context.Context, op, method string, req opensearch.Req
 	return resp.StatusCode, nil
 }
 
-// statusError is the error of a non-2xx answer, as osindex builds it.
-func statusError(op string, status int, body []byte) *osindex.StatusError {
-	e := &osindex.StatusError{Op: op, Status: status}
-	var v struct {
-		Error json.RawMessage `json:"error"`
-	}
-	if json.Unmarshal(body, &v) == nil && len(v.Error) > 0 {
-		var c osindex.Cause
-		var s string
-		switch {
-		case json.Unmarshal(v.Error, &c) == nil && (c.Type != "" || c.Reason != ""):
-			e.Cause = &c
-			return e
-		case json.Unmarshal(v.Error, &s) == nil:
-			e.Cause = &osindex.Cause{Reason: s}
-			return e
-		}
-	}
-	s := oneLine(string(body))
-	if len(s) > 200 {
-		s = s[:200] + "..."
-	}
-	e.Body = s
-	return e
-}
-
 // hit is one search hit. Sort values are kept as their JSON text so that
 // they go back into search_after exactly as they came.
 type hit struct {
@@ -149,7 +119,7 @@ type result struct {
 		Total    int `json:"total"`
 		Failed   int `json:"failed"`
 		Failures []struct {
-			Reason *osindex.Cause `json:"reason"`
+			Reason *Cause `json:"reason"`
 		} `json:"failures"`
 	} `json:"_shards"`
 	Hits struct {

@@ -1,4 +1,4 @@
-package opensearch
+package osindex
 
 import (
 	"context"
@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"engram/ingest/osindex"
 	"engram/model"
 	"engram/query"
 )
@@ -29,7 +28,7 @@ func tailDoc(w, i int) *model.IndexDoc {
 
 // writeTail writes total documents of writer w through ix in batches of
 // 1 to 250 (no refresh: they appear with the periodic refresh).
-func writeTail(ctx context.Context, ix *osindex.Index, w, total int) error {
+func writeTail(ctx context.Context, ix *Index, w, total int) error {
 	for i := 0; i < total; {
 		n := min(1+(i*7919+w*31)%250, total-i)
 		docs := make([]*model.IndexDoc, n)
@@ -178,7 +177,7 @@ func bulkRaw(t testing.TB, u, index string, docs []*model.IndexDoc, ingested []t
 	var b strings.Builder
 	for i, d := range docs {
 		c := *d
-		c.IngestedAt = ingested[i].UTC().Format(osindex.IngestedAtLayout)
+		c.IngestedAt = ingested[i].UTC().Format(IngestedAtLayout)
 		src, _ := json.Marshal(&c)
 		fmt.Fprintf(&b, `{"create":{"_id":%q}}`+"\n%s\n", d.EventID, src)
 	}
@@ -261,7 +260,7 @@ func TestTailSmallSeenCap(t *testing.T) {
 // one request share ingested_at and _seq_no repeats across shards, Recent
 // and Tail still list every document once, in opposite orders.
 func TestThreeShards(t *testing.T) {
-	ix := openIndex(t, testIndex(t), func(c *osindex.Config) { c.Shards = 3 })
+	ix := openIndex(t, testIndex(t), func(c *Config) { c.Shards = 3 })
 	var all []*model.IndexDoc
 	for b := range 4 {
 		docs := make([]*model.IndexDoc, 150)
