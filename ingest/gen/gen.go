@@ -162,3 +162,13 @@ func reward(ok bool, r *rand.Rand) float64 {
 }
 
 func round2(v float64) float64 { return float64(int(v*100+0.5)) / 100 }
+
+// Events is the first n events of a generator of cfg.
+func Events(cfg Config, n int) [][]byte {
+	g := New(cfg)
+	out := make([][]byte, n)
+	for i := range out {
+		out[i] = g.Next()
+	}
+	return out
+}

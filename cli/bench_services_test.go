@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -16,6 +16,7 @@ import (
 	"github.com/minio/minio-go/v7/pkg/credentials"
 
 	"engram/ingest"
+	"engram/ingest/gen"
 	"engram/model"
 )
 
@@ -29,7 +30,7 @@ type prepared struct {
 }
 
 func prepare(b *testing.B, n int) *prepared {
-	g := writeEventsMem(n, fmt.Sprintf("bench%d-", time.Now().UnixNano()))
+	g := gen.Events(gen.Config{Seed: 11, Prefix: fmt.Sprintf("bench%d-", time.Now().UnixNano())}, n)
 	p := &prepared{items: g}
 	for _, raw := range g {
 		ev, err := model.Decode(raw, model.DecodeOptions{})
@@ -159,7 +160,7 @@ func BenchmarkSingleEventLatency(b *testing.B) {
 			defer st.Close()
 			defer httpDo(http.MethodDelete, a["os"]+"/"+name, nil)
 			pl, _ := ingest.New(ingest.Config{Archive: st.archive, Index: st.index, Embedder: st.embedder, BatchWait: time.Millisecond})
-			events := writeEventsMem(b.N, name+"-")
+			events := gen.Events(gen.Config{Seed: 11, Prefix: name + "-"}, b.N)
 			var lat []time.Duration
 			b.ResetTimer()
 			for _, raw := range events {

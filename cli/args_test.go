@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -149,7 +149,7 @@ func mustJSON(t *testing.T, v any) []byte {
 // TestShowWithoutArchive prints the index document and says what is wrong.
 func TestShowWithoutArchive(t *testing.T) {
 	c := newCLI(t)
-	if _, stderr, code := c.run("", "ingest", "model/testdata/demo-event.json"); code != 0 {
+	if _, stderr, code := c.run("", "ingest", "../model/testdata/demo-event.json"); code != 0 {
 		t.Fatalf("ingest: %d %s", code, stderr)
 	}
 	if err := os.Remove(filepath.Join(c.data, "archive", "events", "2026", "05", "08", "demo-event-001.json")); err != nil {

@@ -1,4 +1,4 @@
-package main
+package systest
 
 import (
 	"bufio"
@@ -31,7 +31,7 @@ func engramBinary(t testing.TB) string {
 			return
 		}
 		binPath = filepath.Join(dir, "engram")
-		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
+		out, err := exec.Command("go", "build", "-o", binPath, "engram").CombinedOutput()
 		if err != nil {
 			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
 		}
@@ -120,14 +120,4 @@ func TestKill9MidIngestEmbedded(t *testing.T) {
 		t.Skip("-short: skipping the 100,000-event crash test")
 	}
 	crashAndResume(t, 100_000, "--data", t.TempDir())
-}
-
-// writeEventsMem generates n events in memory.
-func writeEventsMem(n int, prefix string) [][]byte {
-	g := gen.New(gen.Config{Seed: 11, Prefix: prefix})
-	out := make([][]byte, n)
-	for i := range out {
-		out[i] = g.Next()
-	}
-	return out
 }

@@ -1,0 +1,142 @@
+// Package cli holds engram's commands: one file per command, the settings
+// table and its resolution (settings.go, flags.go), the one place that opens
+// backends from configuration (backends.go) and the ingest reporter.
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+)
+
+// command is one subcommand of engram.
+type command struct {
+	name, args, summary string
+	run                 func(ctx context.Context, env *env, args []string) error
+	flags               func(*env) *flag.FlagSet // for help
+}
+
+// env is what every command gets: its streams, so tests can run commands
+// in-process.
+type env struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	getenv         func(string) string
+}
+
+// exitError carries a process exit status without a message of its own.
+type exitError struct{ code int }
+
+func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
+
+func commands() []command {
+	return []command{
+		{"ingest", "[flags] [FILE ...]", "ingest experience events (JSON Lines, a JSON array or one object; - or none: stdin)",
+			runIngest, func(e *env) *flag.FlagSet { fs, _ := ingestFlags(e); return fs }},
+		{"show", "[flags] EVENT_ID", "print an event's index document and archived event as JSON",
+			runShow, func(e *env) *flag.FlagSet { fs, _ := showFlags(e); return fs }},
+		{"ui", "[flags]", "open the inspector (also: engram with no command); --demo opens it on a live demo data set",
+			runUI, func(e *env) *flag.FlagSet { fs, _ := uiFlags(e); return fs }},
+		{"config", "[flags]", "print the effective configuration and where each value comes from (secrets redacted)",
+			runConfig, func(e *env) *flag.FlagSet { fs, _ := configFlags(e); return fs }},
+		{"demo", "[flags]", "write a realistic, deterministic demo data set through the real pipeline",
+			runDemo, func(e *env) *flag.FlagSet { fs, _ := demoFlags(e); return fs }},
+		{"reindex", "[flags]", "rebuild the index from the archive (all of it, or a day range); idempotent and resumable",
+			runReindex, func(e *env) *flag.FlagSet { fs, _ := reindexFlags(e); return fs }},
+		{"verify", "[flags]", "walk the archive and the index and report where they disagree (exit 1 if they do)",
+			runVerify, func(e *env) *flag.FlagSet { fs, _ := verifyFlags(e); return fs }},
+		{"turns", "[flags] [EXPR]", "list turns, newest first, optionally filtered by EXPR",
+			runTurns, func(e *env) *flag.FlagSet { fs, _ := turnsFlags(e); return fs }},
+		{"turn", "[flags] TURN_KEY", "list the events of one turn in causal order",
+			runTurn, func(e *env) *flag.FlagSet { fs, _ := turnFlags(e); return fs }},
+		{"search", "[flags] EXPR", "search events: words, \"phrases\", field:value, comparisons, since:/until:",
+			runSearch, func(e *env) *flag.FlagSet { fs, _ := searchFlags(e); return fs }},
+		{"similar", "[flags] EVENT_ID", "list the events nearest to an event by embedding (cosine)",
+			runSimilar, func(e *env) *flag.FlagSet { fs, _ := similarFlags(e); return fs }},
+		{"tail", "[flags] [EXPR]", "print events as they are indexed (only those matching EXPR when given), one JSON line each, until interrupted",
+			runTail, func(e *env) *flag.FlagSet { fs, _ := tailFlags(e); return fs }},
+		{"help", "[COMMAND]", "describe engram's commands and their flags", runHelp, nil},
+	}
+}
+
+// Stdio is what the process gives the commands: its streams and environment.
+type Stdio struct {
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+	Getenv         func(string) string
+}
+
+// Main runs the command named by args (the inspector when none is) and
+// returns the process exit status.
+func Main(ctx context.Context, s Stdio, args []string) int {
+	return run(ctx, &env{s.Stdin, s.Stdout, s.Stderr, s.Getenv}, args)
+}
+
+func run(ctx context.Context, e *env, args []string) int {
+	name := "ui"
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		name, args = args[0], args[1:]
+	}
+	if len(args) > 0 && name == "ui" && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help") {
+		name, args = "help", nil
+	}
+	for _, c := range commands() {
+		if c.name == name {
+			return exitCode(e, c.run(ctx, e, args))
+		}
+	}
+	fmt.Fprintf(e.stderr, "engram: unknown command %s; run 'engram help'\n", quoteArg(name))
+	return 2
+}
+
+func exitCode(e *env, err error) int {
+	var ee exitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ee):
+		return ee.code
+	case errors.Is(err, errUsage):
+		return 2
+	}
+	fmt.Fprintf(e.stderr, "engram: %s\n", safeLine(err.Error()))
+	return 1
+}
+
+var errUsage = errors.New("usage")
+
+func runHelp(_ context.Context, e *env, args []string) error {
+	if len(args) > 0 {
+		for _, c := range commands() {
+			if c.name == args[0] {
+				fmt.Fprintf(e.stdout, "engram %s %s\n\n%s\n", c.name, c.args, c.summary)
+				if c.flags != nil {
+					fmt.Fprint(e.stdout, "\nFlags:\n")
+					fs := c.flags(e)
+					fs.SetOutput(e.stdout)
+					fs.PrintDefaults()
+				}
+				return nil
+			}
+		}
+		fmt.Fprintf(e.stderr, "engram: no command %s; run 'engram help'\n", quoteArg(args[0]))
+		return errUsage
+	}
+	fmt.Fprint(e.stdout, "engram: a terminal inspector for the experience streams of AI agents.\n\nUsage:\n  engram COMMAND [flags] [args]\n\nCommands:\n")
+	cs := commands()
+	sort.SliceStable(cs, func(i, j int) bool { return cs[i].name < cs[j].name })
+	for _, c := range cs {
+		fmt.Fprintf(e.stdout, "  %-8s %s\n", c.name, c.summary)
+	}
+	fmt.Fprint(e.stdout, "\nRun 'engram help COMMAND' for a command's flags.\n")
+	return nil
+}
+
+func quoteArg(s string) string { return safeLine(fmt.Sprintf("%q", s)) }
+
+// safeLine keeps untrusted text on one line and unable to drive the terminal.
+func safeLine(s string) string { return strings.TrimSpace(printable(s)) }
