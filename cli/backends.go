@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"engram/backend/sqliteindex"
 	"engram/ingest"
 	"engram/model"
+	"engram/query"
 
 	"github.com/minio/minio-go/v7"
 )
@@ -54,6 +56,19 @@ func (b *backends) Close() error {
 // describe names the backends for people (never a secret).
 func (b *backends) describe() string {
 	return b.archive.Describe() + " + " + b.index.Describe()
+}
+
+// journalFile is the pending-events journal of a data directory: events
+// archived whose indexing a crash may have cut short.
+const journalFile = "pending.jsonl"
+
+// pipeline is the configuration of an ingest pipeline over b: its stores,
+// its notifications, its journal and the decoding every command shares.
+func (b *backends) pipeline() ingest.Config {
+	return ingest.Config{
+		Archive: b.archive, Index: b.index, Publisher: b.topics, Embedder: b.embedder,
+		Decode: decodeOptions(), Journal: ingest.OpenJournal(filepath.Join(b.data, journalFile)),
+	}
 }
 
 // openBackends connects to what conf names. Each failure is one line that
@@ -205,4 +220,30 @@ func transient(err error) bool {
 	}
 	resp := minio.ToErrorResponse(err)
 	return resp.StatusCode == 429 || (resp.StatusCode >= 500 && resp.StatusCode != 501)
+}
+
+// openQueryReader opens the read side of the configured index, scoped to
+// the configured tenant.
+func openQueryReader(ctx context.Context, conf *resolved, e *env) (query.Reader, error) {
+	opts := query.Options{Tenant: conf.get("tenant")}
+	switch kind := conf.get("index"); kind {
+	case "sqlite", "":
+	case "opensearch":
+		dim, err := embedderDimension(conf)
+		if err != nil {
+			return nil, err
+		}
+		r, err := osindex.OpenReader(ctx, osConfig(conf, dim, e), opts)
+		if err != nil {
+			return nil, errors.New(conf.redact(err.Error()))
+		}
+		return r, nil
+	default:
+		return nil, fmt.Errorf("index %q: choose sqlite or opensearch", kind)
+	}
+	path := filepath.Join(dataDir(conf.get("data"), e.getenv), "index.db")
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("no index at %s (run 'engram ingest' first, or pass --data)", path)
+	}
+	return sqliteindex.OpenReader(path, opts)
 }

@@ -83,8 +83,8 @@ func runIngest(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 		defer st.Close()
-		cfg.Archive, cfg.Index, cfg.Publisher, cfg.Embedder = st.archive, st.index, st.topics, st.embedder
-		cfg.Journal = ingest.OpenJournal(filepath.Join(data, "pending.jsonl"))
+		pc := st.pipeline()
+		cfg.Archive, cfg.Index, cfg.Publisher, cfg.Embedder, cfg.Journal = pc.Archive, pc.Index, pc.Publisher, pc.Embedder, pc.Journal
 		archive = st.archive
 		rejects = ingest.NewRejects(filepath.Join(data, "rejects", time.Now().UTC().Format("20060102T150405.000Z")+".jsonl"))
 		defer rejects.Close()

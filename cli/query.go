@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -16,7 +15,6 @@ import (
 
 	"github.com/charmbracelet/x/term"
 
-	"engram/backend/osindex"
 	"engram/backend/sqliteindex"
 	"engram/model"
 	"engram/query"
@@ -71,32 +69,6 @@ func openReader(o *queryOpts, fs *flag.FlagSet, e *env) (query.Reader, error) {
 		return nil, err
 	}
 	return openQueryReader(context.Background(), conf, e)
-}
-
-// openQueryReader opens the read side of the configured index, scoped to
-// the configured tenant.
-func openQueryReader(ctx context.Context, conf *resolved, e *env) (query.Reader, error) {
-	opts := query.Options{Tenant: conf.get("tenant")}
-	switch kind := conf.get("index"); kind {
-	case "sqlite", "":
-	case "opensearch":
-		dim, err := embedderDimension(conf)
-		if err != nil {
-			return nil, err
-		}
-		r, err := osindex.OpenReader(ctx, osConfig(conf, dim, e), opts)
-		if err != nil {
-			return nil, errors.New(conf.redact(err.Error()))
-		}
-		return r, nil
-	default:
-		return nil, fmt.Errorf("index %q: choose sqlite or opensearch", kind)
-	}
-	path := filepath.Join(dataDir(conf.get("data"), e.getenv), "index.db")
-	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("no index at %s (run 'engram ingest' first, or pass --data)", path)
-	}
-	return sqliteindex.OpenReader(path, opts)
 }
 
 // exprArg is the expression of a command: its arguments joined by spaces.

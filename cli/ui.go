@@ -6,12 +6,10 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/charmbracelet/x/term"
 
-	"engram/ingest"
 	"engram/themes"
 	"engram/ui"
 )
@@ -119,11 +117,9 @@ func openUIDeps(ctx context.Context, o *uiOpts, fs *flag.FlagSet, e *env) (ui.De
 		}
 		closers = append(closers, st.Close)
 		d.Archive = st.archive
-		d.Recorder = ui.PipelineRecorder{Config: ingest.Config{
-			Archive: st.archive, Index: st.index, Publisher: st.topics,
-			Embedder: st.embedder, Decode: decodeOptions(), Transient: transient,
-			Journal: ingest.OpenJournal(filepath.Join(st.data, "pending.jsonl")),
-		}}
+		cfg := st.pipeline()
+		cfg.Transient = transient
+		d.Recorder = ui.PipelineRecorder{Config: cfg}
 	}
 	r, err := openReader(&queryOpts{common: o.common}, fs, e)
 	if err != nil {
