@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"engram/ingest"
+	"engram/ingest/source"
 	"engram/model"
 )
 
@@ -127,7 +128,7 @@ func readFiles(ctx context.Context, e *env, files []string, items chan<- ingest.
 			return err
 		}
 		rep.addTotal(size)
-		err = ingest.Read(ctx, &countingReader{r: r, n: &rep.bytesRead}, displayName(name), items)
+		err = source.Read(ctx, &countingReader{r: r, n: &rep.bytesRead}, displayName(name), items)
 		if c, ok := r.(io.Closer); ok && r != e.stdin {
 			c.Close()
 		}

@@ -11,6 +11,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"engram/ingest"
+	"engram/ingest/source"
 )
 
 // follower ingests the lines appended to one JSON-lines file. Each round
@@ -125,7 +126,7 @@ func feedLines(ctx context.Context, chunk []byte, file string, before int, items
 	raw := make(chan ingest.Item, 256)
 	go func() {
 		defer close(raw)
-		_ = ingest.Read(ctx, bytes.NewReader(chunk), file, raw)
+		_ = source.Read(ctx, bytes.NewReader(chunk), file, raw)
 	}()
 	for it := range raw {
 		if it.Src.Line > 0 {

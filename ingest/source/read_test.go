@@ -1,10 +1,9 @@
-package ingest_test
+package source_test
 
 import (
+	"engram/ingest/source"
 	"strings"
 	"testing"
-
-	"engram/ingest"
 )
 
 type readItem struct {
@@ -66,7 +65,7 @@ func TestReadFormats(t *testing.T) {
 }
 
 func TestReadLongLineIsSkippedNotKept(t *testing.T) {
-	long := `{"t":"` + strings.Repeat("x", ingest.MaxLineBytes) + `"}`
+	long := `{"t":"` + strings.Repeat("x", source.MaxLineBytes) + `"}`
 	got := readAll(t, "{\"a\":1}\n"+long+"\n{\"b\":2}\n")
 	if len(got) != 3 || got[1].line != 2 || !strings.Contains(got[1].err, "longer than") || got[1].data != "" || got[2].data != `{"b":2}` {
 		t.Fatalf("got %d items; second %+v", len(got), got[1].err)

@@ -1,4 +1,4 @@
-package ingest_test
+package source_test
 
 import (
 	"context"
@@ -11,13 +11,14 @@ import (
 	"testing/iotest"
 
 	"engram/ingest"
+	"engram/ingest/source"
 )
 
 // readItems is every item Read makes of r, and Read's error.
 func readItems(r io.Reader) ([]ingest.Item, error) {
 	ch := make(chan ingest.Item)
 	errc := make(chan error, 1)
-	go func() { errc <- ingest.Read(context.Background(), r, "f", ch); close(ch) }()
+	go func() { errc <- source.Read(context.Background(), r, "f", ch); close(ch) }()
 	var items []ingest.Item
 	for it := range ch {
 		items = append(items, it)
@@ -63,7 +64,7 @@ func allocated(f func()) uint64 {
 // input, not part of a value rejected as too long.
 func TestReadCutLineThenLineOfTheLimit(t *testing.T) {
 	pre, suf := `{"eventId":"big","t":"`, `"}`
-	big := pre + strings.Repeat("x", ingest.MaxLineBytes-len(pre)-len(suf)) + suf
+	big := pre + strings.Repeat("x", source.MaxLineBytes-len(pre)-len(suf)) + suf
 	in := "{\"eventId\":\"cut\",\n" + big + "\n" + ev("c") + "\n"
 	got := outcomes(t, in)
 	if want := []string{"1!unexpected end of JSON input", "2:big", "3:c"}; !matches(got, want) {

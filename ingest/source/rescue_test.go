@@ -1,12 +1,11 @@
-package ingest_test
+package source_test
 
 import (
+	"engram/ingest/source"
 	"io"
 	"strings"
 	"testing"
 	"testing/iotest"
-
-	"engram/ingest"
 )
 
 // repeat is n bytes of c, made as they are read (never held whole).
@@ -38,7 +37,7 @@ func readerOf(parts ...any) io.Reader {
 // after it are read; as are elements after a long run of space.
 func TestReadArrayElementOverTheLimit(t *testing.T) {
 	big := func() io.Reader {
-		return readerOf(`{"eventId":"big","t":"`, repeat('x', 2*ingest.MaxLineBytes), `"}`)
+		return readerOf(`{"eventId":"big","t":"`, repeat('x', 2*source.MaxLineBytes), `"}`)
 	}
 	tests := []struct {
 		name  string
@@ -53,17 +52,17 @@ func TestReadArrayElementOverTheLimit(t *testing.T) {
 		{"last element", func() io.Reader { return readerOf("[\n", big(), "\n]\n"+ev("c")+"\n") },
 			[]string{"2!array element longer than", "4:c"}},
 		{"space before a small element", func() io.Reader {
-			return readerOf("["+ev("a")+",", repeat(' ', 2*ingest.MaxLineBytes), "\n"+ev("b")+"]\n")
+			return readerOf("["+ev("a")+",", repeat(' ', 2*source.MaxLineBytes), "\n"+ev("b")+"]\n")
 		}, []string{"1:a", "2:b"}},
-		{"a long number", func() io.Reader { return readerOf("[", repeat('7', 2*ingest.MaxLineBytes), ", "+ev("b")+"]") },
+		{"a long number", func() io.Reader { return readerOf("[", repeat('7', 2*source.MaxLineBytes), ", "+ev("b")+"]") },
 			[]string{"1!array element longer than", "1:b"}},
 		{"cut by the end", func() io.Reader {
-			return readerOf("[\n"+ev("a")+",\n", readerOf(`{"eventId":"big","t":"`, repeat('x', 2*ingest.MaxLineBytes)))
+			return readerOf("[\n"+ev("a")+",\n", readerOf(`{"eventId":"big","t":"`, repeat('x', 2*source.MaxLineBytes)))
 		}, []string{"2:a", "3!the file ends inside this array element"}},
 		{"unclosed after", func() io.Reader { return readerOf("[\n"+ev("a")+",\n", big(), "\n") },
 			[]string{"2:a", "3!array element longer than", "1!the JSON array opened at line 1 is not closed"}},
 		{"bad inside", func() io.Reader {
-			return readerOf("[\n", readerOf(`{"eventId":"big","t":"`, repeat('x', 2*ingest.MaxLineBytes), `" oops}`), "\n]\n"+ev("c")+"\n")
+			return readerOf("[\n", readerOf(`{"eventId":"big","t":"`, repeat('x', 2*source.MaxLineBytes), `" oops}`), "\n]\n"+ev("c")+"\n")
 		}, []string{"2!invalid JSON in an array element", "4:c"}},
 		{"bad after", func() io.Reader { return readerOf("[\n", big(), " x\n"+ev("c")+"\n") },
 			[]string{"2!array element longer than", "2!where ',' or ']' was due", "3:c"}},
@@ -76,7 +75,7 @@ func TestReadArrayElementOverTheLimit(t *testing.T) {
 				t.Errorf("got %.400q, want %q", got, tc.want)
 			}
 			if mem > 64<<20 { // as for a 256 MB element: see below
-				t.Errorf("allocated %d MB reading an element of %d MB", mem>>20, 2*ingest.MaxLineBytes>>20)
+				t.Errorf("allocated %d MB reading an element of %d MB", mem>>20, 2*source.MaxLineBytes>>20)
 			}
 			slow := outcomesFrom(t, iotest.HalfReader(tc.input()))
 			if !matches(slow, tc.want) {

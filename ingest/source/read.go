@@ -1,4 +1,4 @@
-package ingest
+package source
 
 import (
 	"bufio"
@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 
+	"engram/ingest"
 	"engram/model"
 )
 
@@ -26,7 +27,7 @@ var bom = []byte{0xEF, 0xBB, 0xBF}
 // A bad input is sent as an item (with Err set, or with the bad Data for the
 // pipeline to explain), and reading goes on after it; only an I/O error ends
 // Read early. Read returns early when ctx is cancelled.
-func Read(ctx context.Context, r io.Reader, name string, out chan<- Item) error {
+func Read(ctx context.Context, r io.Reader, name string, out chan<- ingest.Item) error {
 	br := bufio.NewReaderSize(r, 256<<10)
 	if head, _ := br.Peek(3); bytes.Equal(head, bom) {
 		br.Discard(3)
@@ -44,7 +45,7 @@ func Read(ctx context.Context, r io.Reader, name string, out chan<- Item) error 
 // input ends: a value cut short, or one that is bad across several lines.
 type reader struct {
 	ctx  context.Context
-	out  chan<- Item
+	out  chan<- ingest.Item
 	name string
 	src  *lineSource
 	val  value     // the value being assembled; empty when none
@@ -63,7 +64,7 @@ type value struct {
 // skipping is a bad value whose report waits until the reader finds where
 // to go on: the report says how far it skipped.
 type skipping struct {
-	it      Item
+	it      ingest.Item
 	msg     string // what is wrong, for when the report must say it
 	skipped bool   // whether anything but blank lines was passed over
 }
@@ -130,7 +131,7 @@ func (r *reader) addLine(ln int, data []byte, n int) bool {
 		r.skip.skipped = r.skip.skipped || n > MaxLineBytes || !isBlank(data)
 		return true
 	case r.val.buf == nil && n > MaxLineBytes:
-		return r.send(Item{Src: r.at(ln), Err: checkLine(nil, n)})
+		return r.send(ingest.Item{Src: r.at(ln), Err: checkLine(nil, n)})
 	case r.val.buf == nil:
 		return r.begin(ln, data)
 	case n <= MaxLineBytes && len(data) > 0 && startsValue(data[0]):
@@ -150,7 +151,7 @@ func (r *reader) tooLong(ln int) {
 	v := r.val
 	r.val = value{}
 	msg := fmt.Sprintf("value is longer than the %d-byte limit at line %d", MaxLineBytes, ln)
-	r.skip = &skipping{it: Item{Src: r.at(v.start), Err: problem(msg)}, msg: msg, skipped: true}
+	r.skip = &skipping{it: ingest.Item{Src: r.at(v.start), Err: problem(msg)}, msg: msg, skipped: true}
 }
 
 // begin starts a value with line ln, or what is left of it after another
@@ -302,16 +303,16 @@ func (s *shape) scan(b []byte) (end int, bad bool) {
 	return -1, false
 }
 
-func (r *reader) at(line int) Source { return Source{r.name, line} }
+func (r *reader) at(line int) ingest.Source { return ingest.Source{File: r.name, Line: line} }
 
 // item is an input as read: its Data, and what is wrong with its bytes.
-func (r *reader) item(line int, data []byte) Item {
-	return Item{Src: r.at(line), Data: data, Err: checkLine(data, len(data))}
+func (r *reader) item(line int, data []byte) ingest.Item {
+	return ingest.Item{Src: r.at(line), Data: data, Err: checkLine(data, len(data))}
 }
 
 // value is item for a value that may span lines: when it is not valid JSON,
 // the error says on which line, which the pipeline's byte offset would not.
-func (r *reader) value(start int, data []byte) Item {
+func (r *reader) value(start int, data []byte) ingest.Item {
 	it := r.item(start, data)
 	if it.Err != nil || lines(data) == 0 || json.Valid(data) {
 		return it
@@ -334,9 +335,9 @@ func (r *reader) emit(line int, data []byte) bool { return r.send(r.item(line, d
 
 func (r *reader) emitValue(start int, data []byte) bool { return r.send(r.value(start, data)) }
 
-func (r *reader) send(it Item) bool { return send(r.ctx, r.out, it) }
+func (r *reader) send(it ingest.Item) bool { return send(r.ctx, r.out, it) }
 
-func send(ctx context.Context, out chan<- Item, it Item) bool {
+func send(ctx context.Context, out chan<- ingest.Item, it ingest.Item) bool {
 	select {
 	case out <- it:
 		return true

@@ -1,4 +1,4 @@
-package ingest_test
+package source_test
 
 import (
 	"fmt"

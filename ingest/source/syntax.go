@@ -1,4 +1,4 @@
-package ingest
+package source
 
 // syntax follows the JSON syntax of a value a byte at a time across the
 // lines given to it, as encoding/json's decoder would, keeping only its

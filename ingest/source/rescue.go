@@ -1,7 +1,8 @@
-package ingest
+package source
 
 import (
 	"encoding/json"
+	"engram/ingest"
 	"errors"
 	"fmt"
 	"io"
@@ -101,7 +102,7 @@ func (r *reader) rescue(a *arrayRead) (done bool, err error) {
 			if start < 0 {
 				line = a.base + a.lc.lineAt(off)
 			}
-			r.send(Item{Src: r.at(line), Err: problem("invalid JSON: the file ends inside this array element")})
+			r.send(ingest.Item{Src: r.at(line), Err: problem("invalid JSON: the file ends inside this array element")})
 			return true, r.ctx.Err()
 		}
 		chunk = buf[:n]
@@ -109,18 +110,18 @@ func (r *reader) rescue(a *arrayRead) (done bool, err error) {
 }
 
 // rescued is the item of a rescued element: the element, or what is wrong.
-func (r *reader) rescued(line int, kept []byte) Item {
+func (r *reader) rescued(line int, kept []byte) ingest.Item {
 	if len(kept) > MaxLineBytes {
-		return Item{Src: r.at(line), Err: problem(fmt.Sprintf("array element longer than the %d-byte limit; skipped", MaxLineBytes))}
+		return ingest.Item{Src: r.at(line), Err: problem(fmt.Sprintf("array element longer than the %d-byte limit; skipped", MaxLineBytes))}
 	}
-	return Item{Src: r.at(line), Data: kept, Err: checkLine(kept, len(kept))}
+	return ingest.Item{Src: r.at(line), Data: kept, Err: checkLine(kept, len(kept))}
 }
 
 // lostArray reports a syntax error inside a rescued element and hands the
 // rest of the line after it to the line reader (as badElement does).
 func (r *reader) lostArray(a *arrayRead, startLine int, errOff int64, rest []byte) error {
 	msg := "invalid JSON in an array element"
-	r.skip = &skipping{it: Item{Src: r.at(startLine), Err: problem(msg)}, msg: msg, skipped: true}
+	r.skip = &skipping{it: ingest.Item{Src: r.at(startLine), Err: problem(msg)}, msg: msg, skipped: true}
 	r.src.resume(a.base+a.lc.lineAt(errOff), rest)
 	if _, _, err := r.src.readLine(); err != nil && err != io.EOF {
 		return fmt.Errorf("%s:%d: %w", r.name, startLine, err)
@@ -149,7 +150,7 @@ func (r *reader) afterElement(a *arrayRead, off int64, rest []byte) (done bool, 
 				return false, nil
 			}
 			msg := fmt.Sprintf("invalid JSON after an array element: %q where ',' or ']' was due", c)
-			r.skip = &skipping{it: Item{Src: r.at(line), Err: problem(msg)}, msg: msg, skipped: true}
+			r.skip = &skipping{it: ingest.Item{Src: r.at(line), Err: problem(msg)}, msg: msg, skipped: true}
 			r.src.resume(line, rest[i:])
 			_, _, err := r.src.readLine()
 			if err != nil && err != io.EOF {

@@ -1,8 +1,9 @@
-package ingest
+package source
 
 import (
 	"bytes"
 	"encoding/json"
+	"engram/ingest"
 	"errors"
 	"fmt"
 	"io"
@@ -43,7 +44,7 @@ func (r *reader) readArray() error {
 		// The element ends where the decoder is: how much of the input it
 		// had read before (the element's start) depends on read sizes.
 		start := a.base + a.lc.lineAt(a.offset(a.dec.InputOffset()-int64(len(v))))
-		if !r.send(Item{Src: r.at(start), Data: v, Err: checkLine(v, len(v))}) {
+		if !r.send(ingest.Item{Src: r.at(start), Data: v, Err: checkLine(v, len(v))}) {
 			return r.ctx.Err()
 		}
 	}
@@ -62,7 +63,7 @@ func (r *reader) readArray() error {
 
 func (r *reader) unclosed(open, end int) error {
 	msg := fmt.Sprintf("the JSON array opened at line %d is not closed: the file ends at line %d", open, end)
-	r.send(Item{Src: r.at(open), Err: problem(msg)})
+	r.send(ingest.Item{Src: r.at(open), Err: problem(msg)})
 	return r.ctx.Err()
 }
 
@@ -77,7 +78,7 @@ func (r *reader) badElement(dec *json.Decoder, lc *lineCounter, base int, shift 
 	if !errors.As(err, &syn) {
 		line := base + skipSpace(dec, lc, shift)
 		if errors.Is(err, io.ErrUnexpectedEOF) {
-			r.send(Item{Src: r.at(line), Err: problem("invalid JSON: the file ends inside this array element")})
+			r.send(ingest.Item{Src: r.at(line), Err: problem("invalid JSON: the file ends inside this array element")})
 			return r.ctx.Err()
 		}
 		return fmt.Errorf("%s:%d: %w", r.name, line, err)
@@ -94,7 +95,7 @@ func (r *reader) badElement(dec *json.Decoder, lc *lineCounter, base int, shift 
 	first := off + int64(min(spaceOrComma(left), at)) // the element's first byte
 	line := base + lc.lineAt(first)
 	msg := "invalid JSON in an array element: " + syn.Error()
-	r.skip = &skipping{it: Item{Src: r.at(line), Err: problem(msg)}, msg: msg, skipped: true}
+	r.skip = &skipping{it: ingest.Item{Src: r.at(line), Err: problem(msg)}, msg: msg, skipped: true}
 	r.src.resume(base+lc.lineAt(off+int64(at)), left[at:])
 	// The rest of the error's line is part of the element: never resume there.
 	if _, _, err := r.src.readLine(); err != nil && err != io.EOF {

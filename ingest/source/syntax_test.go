@@ -1,4 +1,4 @@
-package ingest
+package source
 
 import (
 	"encoding/json"

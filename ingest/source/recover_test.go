@@ -1,4 +1,4 @@
-package ingest_test
+package source_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"engram/ingest"
+	"engram/ingest/source"
 	"engram/model"
 )
 
@@ -161,7 +162,7 @@ func TestReadLongPrettyValueIsRejected(t *testing.T) {
 // A line of exactly MaxLineBytes is accepted, not dropped.
 func TestReadLineOfExactlyTheLimit(t *testing.T) {
 	pre, suf := `{"eventId":"big","t":"`, `"}`
-	exact := pre + strings.Repeat("x", ingest.MaxLineBytes-len(pre)-len(suf)) + suf
+	exact := pre + strings.Repeat("x", source.MaxLineBytes-len(pre)-len(suf)) + suf
 	got := outcomes(t, exact+"\n"+ev("after")+"\n")
 	if want := []string{"1:big", "2:after"}; !matches(got, want) {
 		t.Errorf("got %.300q, want %q", got, want)
@@ -181,7 +182,7 @@ func TestReadArrayOnOneLongLine(t *testing.T) {
 		fmt.Fprintf(&b, `{"eventId":"e%d","pad":%q}`, i, strings.Repeat("p", 60))
 	}
 	b.WriteString("]\n" + ev("after"))
-	if b.Len() <= ingest.MaxLineBytes {
+	if b.Len() <= source.MaxLineBytes {
 		t.Fatalf("test input is only %d bytes", b.Len())
 	}
 	got := outcomesFrom(t, strings.NewReader(b.String()))
@@ -194,7 +195,7 @@ func TestReadStopsWhenCancelled(t *testing.T) {
 	for _, input := range []string{ev("a") + "\n" + ev("b"), "[" + ev("a") + "," + ev("b") + "]"} {
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
-		err := ingest.Read(ctx, strings.NewReader(input), "f", make(chan ingest.Item))
+		err := source.Read(ctx, strings.NewReader(input), "f", make(chan ingest.Item))
 		if !errors.Is(err, context.Canceled) {
 			t.Errorf("%q: Read = %v, want context.Canceled", input, err)
 		}
@@ -215,7 +216,7 @@ func FuzzRead(f *testing.F) {
 		ch := make(chan ingest.Item)
 		errc := make(chan error, 1)
 		go func() {
-			errc <- ingest.Read(context.Background(), strings.NewReader(input), "f", ch)
+			errc <- source.Read(context.Background(), strings.NewReader(input), "f", ch)
 			close(ch)
 		}()
 		n, last := 0, strings.Count(input, "\n")+1
