@@ -15,6 +15,8 @@ import (
 	"engram/backend/s3archive"
 	"engram/backend/sqliteindex"
 	"engram/ingest"
+	"engram/ingest/embed"
+	"engram/ingest/publish"
 	"engram/model"
 	"engram/query"
 
@@ -40,7 +42,7 @@ type backends struct {
 	data     string
 	archive  archiveStore
 	index    indexStore
-	topics   *ingest.Topics
+	topics   *publish.Topics
 	embedder ingest.Embedder
 	closers  []func() error
 }
@@ -87,7 +89,7 @@ func openBackends(ctx context.Context, conf *resolved, e *env) (*backends, error
 		b.Close()
 		return nil, err
 	}
-	t, err := ingest.OpenTopics(filepath.Join(b.data, "topics"))
+	t, err := publish.OpenTopics(filepath.Join(b.data, "topics"))
 	if err != nil {
 		b.Close()
 		return nil, err
@@ -202,9 +204,9 @@ func newEmbedder(conf *resolved) (ingest.Embedder, error) {
 	}
 	switch kind := conf.get("embedder.kind"); kind {
 	case "stub", "":
-		return ingest.Stub{Dim: dim}, nil
+		return embed.Stub{Dim: dim}, nil
 	case "http":
-		return ingest.NewHTTP(ingest.HTTPConfig{
+		return embed.NewHTTP(embed.HTTPConfig{
 			Endpoint: conf.get("embedder.endpoint"), Model: conf.get("embedder.model"),
 			APIKey: conf.get("embedder.api_key"), Dimension: dim,
 		})

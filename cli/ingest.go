@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"engram/ingest"
+	"engram/ingest/publish"
 	"engram/ingest/source"
 	"engram/model"
 )
@@ -72,7 +73,7 @@ func runIngest(ctx context.Context, e *env, args []string) error {
 		Tenant: conf.get("tenant"),
 	}
 	data := dataDir(conf.get("data"), e.getenv)
-	var rejects *ingest.Rejects
+	var rejects *publish.Rejects
 	var archive ingest.ArchiveReader
 	if o.dryRun {
 		if cfg.Embedder, err = newEmbedder(conf); err != nil {
@@ -87,7 +88,7 @@ func runIngest(ctx context.Context, e *env, args []string) error {
 		pc := st.pipeline()
 		cfg.Archive, cfg.Index, cfg.Publisher, cfg.Embedder, cfg.Journal = pc.Archive, pc.Index, pc.Publisher, pc.Embedder, pc.Journal
 		archive = st.archive
-		rejects = ingest.NewRejects(filepath.Join(data, "rejects", time.Now().UTC().Format("20060102T150405.000Z")+".jsonl"))
+		rejects = publish.NewRejects(filepath.Join(data, "rejects", time.Now().UTC().Format("20060102T150405.000Z")+".jsonl"))
 		defer rejects.Close()
 	}
 	rep := newReporter(e, o.trace, rejects)

@@ -14,6 +14,7 @@ import (
 	"github.com/charmbracelet/x/term"
 
 	"engram/ingest"
+	"engram/ingest/publish"
 	"engram/model"
 )
 
@@ -22,7 +23,7 @@ import (
 type reporter struct {
 	e       *env
 	trace   bool
-	rejects *ingest.Rejects
+	rejects *publish.Rejects
 	tty     bool
 
 	mu        sync.Mutex // serialises writes to stderr and stdout
@@ -35,7 +36,7 @@ type reporter struct {
 	redact    func(string) string
 }
 
-func newReporter(e *env, trace bool, rejects *ingest.Rejects) *reporter {
+func newReporter(e *env, trace bool, rejects *publish.Rejects) *reporter {
 	r := &reporter{e: e, trace: trace, rejects: rejects, start: time.Now(), redact: func(s string) string { return s }}
 	if f, ok := e.stderr.(*os.File); ok {
 		r.tty = term.IsTerminal(f.Fd())

@@ -15,7 +15,9 @@ import (
 	"engram/backend/dirarchive"
 	"engram/backend/sqliteindex"
 	"engram/ingest"
+	"engram/ingest/embed"
 	"engram/ingest/gen"
+	"engram/ingest/publish"
 	"engram/model"
 )
 
@@ -24,7 +26,7 @@ type stores struct {
 	dir     string
 	archive *dirarchive.Store
 	index   *sqliteindex.DB
-	topics  *ingest.Topics
+	topics  *publish.Topics
 }
 
 func newStores(t testing.TB) *stores {
@@ -42,7 +44,7 @@ func newStoresIn(t testing.TB, dir string) *stores {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tp, err := ingest.OpenTopics(filepath.Join(dir, "topics"))
+	tp, err := publish.OpenTopics(filepath.Join(dir, "topics"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +53,7 @@ func newStoresIn(t testing.TB, dir string) *stores {
 }
 
 func (s *stores) config() ingest.Config {
-	return ingest.Config{Archive: s.archive, Index: s.index, Publisher: s.topics, Embedder: ingest.Stub{}}
+	return ingest.Config{Archive: s.archive, Index: s.index, Publisher: s.topics, Embedder: embed.Stub{}}
 }
 
 // feed sends each input as an item and closes the channel.
@@ -294,7 +296,7 @@ func TestCancelStopsCleanly(t *testing.T) {
 }
 
 func TestDryRunWritesNothing(t *testing.T) {
-	p, err := ingest.New(ingest.Config{Embedder: ingest.Stub{}, DryRun: true})
+	p, err := ingest.New(ingest.Config{Embedder: embed.Stub{}, DryRun: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"engram/backend/dirarchive"
 	"engram/backend/sqliteindex"
 	"engram/ingest"
+	"engram/ingest/embed"
 	"engram/ingest/gen"
 	"engram/query"
 )
@@ -39,7 +40,7 @@ func BenchmarkDetailOpenInProcess(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	p, err := ingest.New(ingest.Config{Archive: archive, Index: ix, Embedder: ingest.Stub{}})
+	p, err := ingest.New(ingest.Config{Archive: archive, Index: ix, Embedder: embed.Stub{}})
 	if err != nil {
 		b.Fatal(err)
 	}

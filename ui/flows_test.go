@@ -15,6 +15,7 @@ import (
 	"engram/backend/dirarchive"
 	"engram/backend/sqliteindex"
 	"engram/ingest"
+	"engram/ingest/embed"
 	"engram/query"
 )
 
@@ -125,7 +126,7 @@ func openReal(t *testing.T) *realStore {
 }
 
 func (s *realStore) config() ingest.Config {
-	return ingest.Config{Archive: s.archive, Index: s.index, Embedder: ingest.Stub{}, BatchWait: time.Millisecond}
+	return ingest.Config{Archive: s.archive, Index: s.index, Embedder: embed.Stub{}, BatchWait: time.Millisecond}
 }
 
 func (s *realStore) deps() Deps {

@@ -7,13 +7,14 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"engram/ingest"
+	"engram/ingest/embed"
 	"engram/themes"
 )
 
 // recorderFor is the real pipeline writing into the fakes.
 func recorderFor(r *memReader, a *memArchive) Recorder {
 	return PipelineRecorder{Config: ingest.Config{
-		Archive: memStore{a}, Index: memIndex{r}, Embedder: ingest.Stub{}, BatchWait: 1,
+		Archive: memStore{a}, Index: memIndex{r}, Embedder: embed.Stub{}, BatchWait: 1,
 	}}
 }
 

@@ -1,4 +1,6 @@
-package ingest
+// Package embed holds the embedders the pipeline can use: the source
+// system's deterministic stub and an OpenAI-compatible HTTP endpoint.
+package embed
 
 import (
 	"bytes"

@@ -1,4 +1,7 @@
-package ingest
+// Package publish holds the embedded default's publishers: the notification
+// topics as JSON Lines files in the data directory, and the rejects file.
+// (On a deployment, notifications go to Kafka: package backend/kafka.)
+package publish
 
 import (
 	"bytes"
@@ -9,6 +12,7 @@ import (
 	"path/filepath"
 	"sync"
 
+	"engram/ingest"
 	"engram/model"
 )
 
@@ -106,7 +110,7 @@ type rejectLine struct {
 }
 
 // Add records one rejected trace.
-func (r *Rejects) Add(t *Trace) error {
+func (r *Rejects) Add(t *ingest.Trace) error {
 	line, err := json.Marshal(rejectLine{t.Src.String(), t.Problems, string(t.Input)})
 	if err != nil {
 		return err
