@@ -43,6 +43,7 @@ type backends struct {
 	archive  archiveStore
 	index    indexStore
 	topics   *publish.Topics
+	outbox   *ingest.Outbox
 	embedder ingest.Embedder
 	closers  []func() error
 }
@@ -60,9 +61,12 @@ func (b *backends) describe() string {
 	return b.archive.Describe() + " + " + b.index.Describe()
 }
 
-// journalFile is the pending-events journal of a data directory: events
-// archived whose indexing a crash may have cut short.
-const journalFile = "pending.jsonl"
+// The journals of a data directory: events archived whose indexing a crash
+// may have cut short, and notifications held until they are published.
+const (
+	journalFile = "pending.jsonl"
+	outboxFile  = "outbox.jsonl"
+)
 
 // pipeline is the configuration of an ingest pipeline over b: its stores,
 // its notifications, its journal and the decoding every command shares.
@@ -70,6 +74,7 @@ func (b *backends) pipeline() ingest.Config {
 	return ingest.Config{
 		Archive: b.archive, Index: b.index, Publisher: b.topics, Embedder: b.embedder,
 		Decode: decodeOptions(), Journal: ingest.OpenJournal(filepath.Join(b.data, journalFile)),
+		Outbox: b.outbox,
 	}
 }
 
@@ -95,7 +100,8 @@ func openBackends(ctx context.Context, conf *resolved, e *env) (*backends, error
 		return nil, err
 	}
 	b.topics = t
-	b.closers = append(b.closers, t.Close)
+	b.outbox = ingest.OpenOutbox(filepath.Join(b.data, outboxFile))
+	b.closers = append(b.closers, t.Close, b.outbox.Close)
 	return b, nil
 }
 

@@ -67,15 +67,12 @@ func runIngest(ctx context.Context, e *env, args []string) error {
 	if err := checkInputs(files); err != nil {
 		return err
 	}
-	cfg := ingest.Config{
-		Decode: decodeOptions(), DryRun: o.dryRun,
-		Workers: o.workers, BatchSize: o.batch, SummaryLen: o.summaryLen,
-		Tenant: conf.get("tenant"),
-	}
 	data := dataDir(conf.get("data"), e.getenv)
+	var cfg ingest.Config
 	var rejects *publish.Rejects
 	var archive ingest.ArchiveReader
 	if o.dryRun {
+		cfg.Decode = decodeOptions()
 		if cfg.Embedder, err = newEmbedder(conf); err != nil {
 			return err
 		}
@@ -85,12 +82,12 @@ func runIngest(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 		defer st.Close()
-		pc := st.pipeline()
-		cfg.Archive, cfg.Index, cfg.Publisher, cfg.Embedder, cfg.Journal = pc.Archive, pc.Index, pc.Publisher, pc.Embedder, pc.Journal
-		archive = st.archive
+		cfg, archive = st.pipeline(), st.archive
 		rejects = publish.NewRejects(filepath.Join(data, "rejects", time.Now().UTC().Format("20060102T150405.000Z")+".jsonl"))
 		defer rejects.Close()
 	}
+	cfg.DryRun, cfg.Workers, cfg.BatchSize, cfg.SummaryLen = o.dryRun, o.workers, o.batch, o.summaryLen
+	cfg.Tenant = conf.get("tenant")
 	rep := newReporter(e, o.trace, rejects)
 	rep.redact = conf.redact
 	cfg.Observer, cfg.Transient = rep, transient
@@ -208,5 +205,9 @@ func recoverPending(ctx context.Context, e *env, p *ingest.Pipeline, j *ingest.J
 	if sum.Total() > 0 {
 		fmt.Fprintf(e.stderr, "recovered %d pending events from %s (%d still pending)\n", sum.Ingested+sum.Duplicates, safeLine(j.Path()), sum.Failed)
 	}
-	return nil
+	n, err := p.Announce(ctx)
+	if n > 0 {
+		fmt.Fprintf(e.stderr, "announced %d events indexed by an earlier run whose notifications were held\n", n)
+	}
+	return err
 }

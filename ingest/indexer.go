@@ -112,6 +112,9 @@ func (p *Pipeline) writeBatch(ctx context.Context, batch []*work, syncErr error)
 		r.Stage, r.Status, r.Start = StageIndex, StatusRunning, start
 		p.notify(w.t, *r)
 	}
+	if syncErr == nil {
+		syncErr = p.hold(batch)
+	}
 	results := p.index(ctx, docs, syncErr)
 	elapsed := time.Since(start)
 	for i, w := range batch {
@@ -138,9 +141,46 @@ func (p *Pipeline) publishBatch(ctx context.Context, batch []*work, results []In
 		}
 	}
 	p.publish(ctx, pub)
+	p.release(batch, results)
 	for i, w := range batch {
 		p.conclude(w, results[i])
 	}
+}
+
+// hold puts the batch's notifications in the outbox before its index write:
+// an outbox that cannot take them fails the write (the events are journalled
+// and indexed on the next run), since a crash could otherwise lose them.
+func (p *Pipeline) hold(batch []*work) error {
+	if p.cfg.Outbox == nil || p.cfg.Publisher == nil {
+		return nil
+	}
+	as := make([]Announcement, len(batch))
+	for i, w := range batch {
+		as[i] = p.announcement(w.ev)
+	}
+	return p.cfg.Outbox.Hold(as)
+}
+
+func (p *Pipeline) announcement(ev *model.Event) Announcement {
+	return Announcement{model.NewEnriched(ev), model.NewIndexed(ev, p.cfg.Index.Name())}
+}
+
+// release lets go of the batch's held notifications, but for those of events
+// indexed and not announced: they stay for the next run to announce.
+func (p *Pipeline) release(batch []*work, results []IndexResult) {
+	if p.cfg.Outbox == nil || p.cfg.Publisher == nil {
+		return
+	}
+	var ids []string
+	for i, w := range batch {
+		announced := w.t.Stages[StagePublish].Status == StatusDone
+		if results[i].Err != nil || !results[i].Created || announced {
+			ids = append(ids, w.ev.EventID)
+		}
+	}
+	// A release that fails leaves announcements the next run makes again:
+	// at-least-once allows that, and nothing is lost.
+	_ = p.cfg.Outbox.Release(ids)
 }
 
 func (p *Pipeline) publish(ctx context.Context, pub []*work) {
@@ -155,13 +195,11 @@ func (p *Pipeline) publish(ctx context.Context, pub []*work) {
 	}
 	var err error
 	if p.cfg.Publisher != nil {
-		enriched := make([]model.Enriched, len(pub))
-		indexed := make([]model.Indexed, len(pub))
+		as := make([]Announcement, len(pub))
 		for i, w := range pub {
-			enriched[i] = model.NewEnriched(w.ev)
-			indexed[i] = model.NewIndexed(w.ev, p.cfg.Index.Name())
+			as[i] = p.announcement(w.ev)
 		}
-		err = p.cfg.Publisher.Publish(ctx, enriched, indexed)
+		err = p.publishAnnouncements(ctx, as)
 	}
 	elapsed := time.Since(start)
 	for _, w := range pub {
@@ -184,7 +222,11 @@ func (p *Pipeline) conclude(w *work, res IndexResult) {
 		p.finish(t, OutcomeFailed, res.Err)
 		p.journal(t, res.Err)
 	case t.Stages[StagePublish].Err != nil:
-		p.finish(t, OutcomeFailed, t.Stages[StagePublish].Err)
+		err := t.Stages[StagePublish].Err
+		if p.cfg.Outbox != nil {
+			err = fmt.Errorf("%w; indexed, its notifications held in %s to be announced on the next run", err, p.cfg.Outbox.Path())
+		}
+		p.finish(t, OutcomeFailed, err)
 	case !res.Created:
 		p.skip(t, StagePublish)
 		o := OutcomeIngested

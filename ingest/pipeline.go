@@ -43,6 +43,10 @@ type Config struct {
 
 	// Journal, when set, records events archived but not indexed.
 	Journal *Journal
+	// Outbox, when set (with a Publisher), holds each batch's notifications
+	// from before its index commit until they are published, so that none
+	// is lost to a crash in between (see Announce).
+	Outbox *Outbox
 
 	// Tenant, when set, scopes the run: an event of another tenant (or of
 	// none) is rejected.

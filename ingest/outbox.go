@@ -1,0 +1,301 @@
+package ingest
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"sync"
+
+	"engram/backend"
+	"engram/model"
+)
+
+// Announcement is the two notifications of one indexed event.
+type Announcement struct {
+	Enriched model.Enriched `json:"enriched"`
+	Indexed  model.Indexed  `json:"indexed"`
+}
+
+// Outbox makes notifications at-least-once. A batch's announcements are
+// held (appended and fsynced) before its index write commits and released
+// once the publisher has taken them, so a crash between the commit and the
+// publish leaves them in the outbox, and the next run announces those whose
+// event the index holds (Pipeline.Announce). A re-announcement is the same
+// key and the same payload, taken from the outbox, never rebuilt.
+//
+// Releases are appended without a sync: one lost in a crash only means an
+// announcement made twice. The file is emptied whenever nothing is held, so
+// it stays about one batch long.
+type Outbox struct {
+	mu   sync.Mutex
+	path string
+	f    *os.File
+	held map[string]int // eventId → announcements held and not released
+}
+
+// outboxLine is a held announcement, or the release of some.
+type outboxLine struct {
+	*Announcement
+	Released []string `json:"released,omitempty"`
+}
+
+// OpenOutbox uses the outbox file at path (created when first needed).
+func OpenOutbox(path string) *Outbox { return &Outbox{path: path, held: map[string]int{}} }
+
+// Path is the outbox's file.
+func (o *Outbox) Path() string { return o.path }
+
+// Hold durably records announcements about to become due.
+func (o *Outbox) Hold(as []Announcement) error {
+	if len(as) == 0 {
+		return nil
+	}
+	var buf []byte
+	for i := range as {
+		line, err := json.Marshal(outboxLine{Announcement: &as[i]})
+		if err != nil {
+			return err
+		}
+		buf = append(append(buf, line...), '\n')
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if err := o.append(buf, true); err != nil {
+		return fmt.Errorf("outbox %s: %w", o.path, err)
+	}
+	for _, a := range as {
+		o.held[a.Enriched.EventID]++
+	}
+	return nil
+}
+
+// Release forgets announcements that were published, or that are no longer
+// due (their event was not indexed by this run).
+func (o *Outbox) Release(ids []string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, id := range ids {
+		if o.held[id]--; o.held[id] <= 0 {
+			delete(o.held, id)
+		}
+	}
+	if o.f == nil {
+		return nil
+	}
+	if len(o.held) == 0 {
+		return o.truncate()
+	}
+	line, err := json.Marshal(outboxLine{Released: ids})
+	if err != nil {
+		return err
+	}
+	return o.append(append(line, '\n'), false)
+}
+
+// Pending is what an earlier run held and never released, one announcement
+// per event. A torn last line (a crash while holding) is skipped: its batch
+// was never committed.
+func (o *Outbox) Pending() ([]Announcement, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	f, err := os.Open(o.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("outbox %s: %w", o.path, err)
+	}
+	defer f.Close()
+	byID := map[string]Announcement{}
+	var order []string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var l outboxLine
+		if json.Unmarshal(sc.Bytes(), &l) != nil {
+			continue
+		}
+		for _, id := range l.Released {
+			delete(byID, id)
+		}
+		if a := l.Announcement; a != nil && a.Enriched.EventID != "" {
+			if _, ok := byID[a.Enriched.EventID]; !ok {
+				order = append(order, a.Enriched.EventID)
+			}
+			byID[a.Enriched.EventID] = *a
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("outbox %s: %w", o.path, err)
+	}
+	var out []Announcement
+	for _, id := range order {
+		if a, ok := byID[id]; ok {
+			out = append(out, a)
+			delete(byID, id)
+		}
+	}
+	return out, nil
+}
+
+// Keep rewrites the outbox to hold exactly as (what an Announce could not
+// publish), atomically.
+func (o *Outbox) Keep(as []Announcement) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.f != nil {
+		o.f.Close()
+		o.f = nil
+	}
+	if len(as) == 0 {
+		err := os.Remove(o.path)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return err
+	}
+	tmp := o.path + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriter(f)
+	for i := range as {
+		line, _ := json.Marshal(outboxLine{Announcement: &as[i]})
+		w.Write(append(line, '\n'))
+	}
+	err = errors.Join(w.Flush(), f.Sync(), f.Close())
+	if err != nil {
+		return err
+	}
+	return os.Rename(tmp, o.path)
+}
+
+// Close closes the file; an outbox holding nothing is removed.
+func (o *Outbox) Close() error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.f == nil {
+		return nil
+	}
+	err := o.f.Close()
+	o.f = nil
+	if len(o.held) == 0 {
+		if rerr := os.Remove(o.path); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
+			err = errors.Join(err, rerr)
+		}
+	}
+	return err
+}
+
+// append writes b at the end as whole lines or not at all: a short write
+// (a full disk) is cut back to where it started, so no later append can
+// fuse with half a line.
+func (o *Outbox) append(b []byte, sync bool) error {
+	if o.f == nil {
+		f, err := os.OpenFile(o.path, os.O_CREATE|os.O_RDWR, 0o644)
+		if err != nil {
+			return err
+		}
+		o.f = f
+	}
+	return AppendLines(o.f, b, sync)
+}
+
+// truncate empties the file: nothing is held.
+func (o *Outbox) truncate() error {
+	if err := o.f.Truncate(0); err != nil {
+		return err
+	}
+	_, err := o.f.Seek(0, io.SeekStart)
+	return err
+}
+
+// AppendLines appends b (whole lines) at the end of f, fsyncing when sync is
+// set. On a failed or short write the file is truncated back to its size
+// before, so it never ends in a cut line; the error is returned.
+func AppendLines(f *os.File, b []byte, sync bool) error {
+	end, err := f.Seek(0, io.SeekEnd)
+	if err != nil {
+		return err
+	}
+	if _, err = f.Write(b); err == nil && sync {
+		err = f.Sync()
+	}
+	if err != nil {
+		if terr := f.Truncate(end); terr != nil {
+			return fmt.Errorf("%w (and cutting the partial line back failed: %v)", err, terr)
+		}
+		f.Seek(end, io.SeekStart)
+		return err
+	}
+	return nil
+}
+
+// Announce publishes what an earlier run held in the outbox and never
+// released, for the events the index holds (an event held but not indexed
+// was never committed and is not announced), and keeps only what could not
+// be published. It returns how many were announced.
+func (p *Pipeline) Announce(ctx context.Context) (int, error) {
+	o := p.cfg.Outbox
+	if o == nil || p.cfg.Publisher == nil || p.cfg.DryRun {
+		return 0, nil
+	}
+	pending, err := o.Pending()
+	if err != nil || len(pending) == 0 {
+		return 0, err
+	}
+	due, err := p.indexed(ctx, pending)
+	if err != nil {
+		return 0, err
+	}
+	const batch = 500
+	n := 0
+	for i := 0; i < len(due); i += batch {
+		part := due[i:min(i+batch, len(due))]
+		if err := p.publishAnnouncements(ctx, part); err != nil {
+			return n, errors.Join(fmt.Errorf("announcing %d held notifications: %w", len(due)-n, err), o.Keep(due[i:]))
+		}
+		n += len(part)
+	}
+	return n, o.Keep(nil)
+}
+
+// indexed keeps the announcements whose event the index holds.
+func (p *Pipeline) indexed(ctx context.Context, as []Announcement) ([]Announcement, error) {
+	g, ok := p.cfg.Index.(interface {
+		Get(ctx context.Context, eventID string) (*model.IndexDoc, error)
+	})
+	if !ok {
+		return as, nil
+	}
+	var due []Announcement
+	for _, a := range as {
+		_, err := g.Get(ctx, a.Enriched.EventID)
+		switch {
+		case err == nil:
+			due = append(due, a)
+		case !errors.Is(err, backend.ErrNotFound):
+			return nil, err
+		}
+	}
+	return due, nil
+}
+
+// publishAnnouncements publishes as, retrying transient failures.
+func (p *Pipeline) publishAnnouncements(ctx context.Context, as []Announcement) error {
+	enriched := make([]model.Enriched, len(as))
+	indexed := make([]model.Indexed, len(as))
+	for i, a := range as {
+		enriched[i], indexed[i] = a.Enriched, a.Indexed
+	}
+	return p.retry(ctx, StagePublish, func() error { return p.cfg.Publisher.Publish(ctx, enriched, indexed) })
+}

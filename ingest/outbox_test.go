@@ -1,0 +1,231 @@
+package ingest_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"engram/ingest"
+	"engram/model"
+)
+
+// recorder is a Publisher that keeps what it was given, or fails with err.
+type recorder struct {
+	mu       sync.Mutex
+	err      error
+	enriched []model.Enriched
+	indexed  []model.Indexed
+}
+
+func (r *recorder) Publish(_ context.Context, e []model.Enriched, i []model.Indexed) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.err != nil {
+		return r.err
+	}
+	r.enriched = append(r.enriched, e...)
+	r.indexed = append(r.indexed, i...)
+	return nil
+}
+
+func (r *recorder) Close() error { return nil }
+
+// ids is the event ids announced, each counted.
+func (r *recorder) ids() map[string]int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	m := map[string]int{}
+	for _, e := range r.enriched {
+		m[e.EventID]++
+	}
+	return m
+}
+
+func runWith(t *testing.T, s *stores, pub ingest.Publisher, ob *ingest.Outbox, inputs [][]byte) ingest.Summary {
+	t.Helper()
+	cfg := s.config()
+	cfg.Publisher, cfg.Outbox, cfg.BatchSize = pub, ob, 16
+	p, err := ingest.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p.Run(context.Background(), feed(inputs...), func(*ingest.Trace) {})
+}
+
+func announce(t *testing.T, s *stores, pub ingest.Publisher, ob *ingest.Outbox) int {
+	t.Helper()
+	cfg := s.config()
+	cfg.Publisher, cfg.Outbox = pub, ob
+	p, err := ingest.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := p.Announce(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// An event indexed whose notifications could not be published is announced
+// by the next run, once, with the payload the first run would have sent.
+func TestOutboxAnnouncesWhatAFailedPublishHeld(t *testing.T) {
+	s := newStores(t)
+	path := filepath.Join(s.dir, "outbox.jsonl")
+	inputs := generate(100, "held-")
+	down := &recorder{err: errors.New("broker down")}
+	sum := runWith(t, s, down, ingest.OpenOutbox(path), inputs)
+	if sum.Failed != 100 {
+		t.Fatalf("first run %+v: want 100 failed (indexed, not announced)", sum)
+	}
+	if c, _ := s.index.Count(context.Background()); c != 100 {
+		t.Fatalf("index holds %d, want 100", c)
+	}
+	up := &recorder{}
+	if n := announce(t, s, up, ingest.OpenOutbox(path)); n != 100 {
+		t.Fatalf("announced %d, want 100", n)
+	}
+	for id, c := range up.ids() {
+		if c != 1 {
+			t.Errorf("%s announced %d times", id, c)
+		}
+	}
+	for i, e := range up.enriched {
+		doc, err := s.index.Get(context.Background(), e.EventID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.ObjectStorageKey != doc.ObjectStorageKey || up.indexed[i].EventID != e.EventID || up.indexed[i].Index != s.index.Name() {
+			t.Fatalf("announcement %d does not match its document: %+v / %+v", i, e, up.indexed[i])
+		}
+	}
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("outbox still there after everything was announced: %v", err)
+	}
+	if n := announce(t, s, up, ingest.OpenOutbox(path)); n != 0 {
+		t.Errorf("a second Announce made %d announcements, want 0", n)
+	}
+}
+
+// A run that died between holding a batch and publishing it (the crash
+// window of at-most-once) leaves the batch held; the next run announces the
+// events the index holds and drops those it does not (never committed).
+func TestOutboxAfterCrashAnnouncesOnlyIndexed(t *testing.T) {
+	s := newStores(t)
+	path := filepath.Join(s.dir, "outbox.jsonl")
+	inputs := generate(40, "crash-")
+	runWith(t, s, &recorder{}, nil, inputs[:20]) // indexed and announced without an outbox
+	var held []ingest.Announcement
+	for _, raw := range inputs {
+		ev, err := model.Decode(raw, model.DecodeOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ev.ObjectStorageKey, _ = model.ArchiveKey(ev.EventID, ev.Timestamp)
+		held = append(held, ingest.Announcement{Enriched: model.NewEnriched(ev), Indexed: model.NewIndexed(ev, s.index.Name())})
+	}
+	dead := ingest.OpenOutbox(path)
+	if err := dead.Hold(held); err != nil { // and never released: the process died
+		t.Fatal(err)
+	}
+	up := &recorder{}
+	if n := announce(t, s, up, ingest.OpenOutbox(path)); n != 20 {
+		t.Fatalf("announced %d, want the 20 indexed", n)
+	}
+	for id := range up.ids() {
+		if !strings.HasPrefix(id, "crash-") {
+			t.Fatalf("unexpected id %s", id)
+		}
+		if _, err := s.index.Get(context.Background(), id); err != nil {
+			t.Errorf("announced %s, which the index does not hold: %v", id, err)
+		}
+	}
+}
+
+// A normal run leaves no outbox behind and announces every event once.
+func TestOutboxEmptyAfterCleanRun(t *testing.T) {
+	s := newStores(t)
+	path := filepath.Join(s.dir, "outbox.jsonl")
+	ob := ingest.OpenOutbox(path)
+	up := &recorder{}
+	sum := runWith(t, s, up, ob, generate(300, "clean-"))
+	if sum.Ingested != 300 || len(up.ids()) != 300 {
+		t.Fatalf("%+v, %d announced", sum, len(up.ids()))
+	}
+	if err := ob.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("outbox left after a clean run: %v", err)
+	}
+	// Re-ingesting the same events announces nothing: they were announced.
+	again := &recorder{}
+	runWith(t, s, again, ingest.OpenOutbox(path), generate(300, "clean-"))
+	if n := len(again.ids()) + announce(t, s, again, ingest.OpenOutbox(path)); n != 0 {
+		t.Errorf("re-ingest announced %d events again", n)
+	}
+}
+
+// On a full file system an append is whole lines or nothing: the topic file
+// never holds a cut line, and once space is back the next append is a
+// clean line of its own.
+func TestAppendLinesOnFullDisk(t *testing.T) {
+	dir := smallTmpfs(t, "16k")
+	f, err := os.OpenFile(filepath.Join(dir, "topic.jsonl"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	line := []byte(`{"eventId":"` + strings.Repeat("x", 1000) + `"}` + "\n")
+	var full error
+	for n := 0; n < 100 && full == nil; n++ {
+		full = ingest.AppendLines(f, append(append([]byte{}, line...), line...), true)
+	}
+	if full == nil {
+		t.Fatal("the 16 KiB file system never filled")
+	}
+	checkWholeLines(t, f.Name(), line)
+	if err := f.Truncate(0); err != nil { // space freed
+		t.Fatal(err)
+	}
+	if err := ingest.AppendLines(f, line, true); err != nil {
+		t.Fatalf("after space was freed: %v", err)
+	}
+	checkWholeLines(t, f.Name(), line)
+}
+
+func checkWholeLines(t *testing.T, path string, line []byte) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b)%len(line) != 0 || (len(b) > 0 && b[len(b)-1] != '\n') {
+		t.Fatalf("%s is %d bytes: not whole %d-byte lines", path, len(b), len(line))
+	}
+	for _, l := range strings.Split(strings.TrimSuffix(string(b), "\n"), "\n") {
+		if l != "" && !json.Valid([]byte(l)) {
+			t.Fatalf("unparsable line %.40q", l)
+		}
+	}
+}
+
+// smallTmpfs mounts a tmpfs of size for the test: a real full disk.
+func smallTmpfs(t *testing.T, size string) string {
+	t.Helper()
+	dir := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size, "tmpfs", dir).CombinedOutput(); err != nil {
+		if os.Getenv("ENGRAM_REQUIRE_SERVICES") == "1" {
+			t.Fatalf("mounting a tmpfs (needs root): %v: %s", err, out)
+		}
+		t.Skipf("mounting a tmpfs needs root (run as root, as CI does): %v", err)
+	}
+	t.Cleanup(func() { exec.Command("umount", dir).Run() })
+	return dir
+}
