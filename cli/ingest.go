@@ -206,8 +206,21 @@ func recoverPending(ctx context.Context, e *env, p *ingest.Pipeline, j *ingest.J
 		fmt.Fprintf(e.stderr, "recovered %d pending events from %s (%d still pending)\n", sum.Ingested+sum.Duplicates, safeLine(j.Path()), sum.Failed)
 	}
 	n, err := p.Announce(ctx)
+	reportAnnounced(e, n)
+	return err
+}
+
+// announceHeld publishes what an earlier run left held in st's outbox.
+func announceHeld(ctx context.Context, e *env, st *backends) error {
+	n, err := st.outbox.Announce(ctx, st.index, func(en []model.Enriched, ix []model.Indexed) error {
+		return st.topics.Publish(ctx, en, ix)
+	})
+	reportAnnounced(e, n)
+	return err
+}
+
+func reportAnnounced(e *env, n int) {
 	if n > 0 {
 		fmt.Fprintf(e.stderr, "announced %d events indexed by an earlier run whose notifications were held\n", n)
 	}
-	return err
 }

@@ -17,6 +17,7 @@ type reindexOpts struct {
 	common
 	since, until string
 	restart      bool
+	announce     bool
 }
 
 func reindexFlags(e *env) (*flag.FlagSet, *reindexOpts) {
@@ -26,6 +27,7 @@ func reindexFlags(e *env) (*flag.FlagSet, *reindexOpts) {
 	fs.StringVar(&o.since, "since", "", "first day to rebuild, YYYY-MM-DD (UTC)")
 	fs.StringVar(&o.until, "until", "", "last day to rebuild, YYYY-MM-DD (UTC)")
 	fs.BoolVar(&o.restart, "restart", false, "ignore the checkpoint of an interrupted run and rebuild the whole range (without it, a checkpoint is resumed only into the index it was written for, while that index still holds the events it vouches for)")
+	fs.BoolVar(&o.announce, "announce", false, "publish the notifications (experience.enriched, memory.indexed) of every document the rebuild creates, as ingest does (first those an earlier run left held)")
 	return fs, o
 }
 
@@ -54,6 +56,12 @@ func runReindex(ctx context.Context, e *env, args []string) error {
 	from, to := verify.KeyRange(since, until)
 	rep := newReporter(e, false, nil)
 	cfg := reindexConfig(st, from, to, o.restart)
+	if o.announce {
+		if err := announceHeld(ctx, e, st); err != nil {
+			return err
+		}
+		cfg.Publisher, cfg.Outbox = st.topics, st.outbox
+	}
 	cfg.Notice = func(msg string) { fmt.Fprintln(e.stderr, "engram: "+safeLine(msg)) }
 	cfg.Progress = func(s ingest.ReindexSummary) {
 		rep.line(fmt.Sprintf("reindex: %d objects, %d created, %d already indexed", s.Objects, s.Created, s.Existing))
@@ -66,6 +74,9 @@ func runReindex(ctx context.Context, e *env, args []string) error {
 	fmt.Fprintf(e.stderr, "reindex into %s: %d objects, %d created, %d already indexed, %d unreadable, %d failed in %s (%.0f objects/s)\n",
 		safeLine(st.index.Describe()), sum.Objects, sum.Created, sum.Existing, sum.Bad, sum.Failed,
 		sum.Elapsed.Round(time.Millisecond), float64(sum.Objects)/max(sum.Elapsed.Seconds(), 1e-9))
+	if o.announce {
+		fmt.Fprintf(e.stderr, "reindex: %d created documents announced, %d held for the next run\n", sum.Announced, sum.Unannounced)
+	}
 	// Any error or failure after Ctrl-C is the interruption's doing.
 	if ctx.Err() != nil && (err != nil || sum.Bad+sum.Failed > 0) {
 		return reindexInterrupted(e, sum)
@@ -73,7 +84,7 @@ func runReindex(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if sum.Bad+sum.Failed > 0 {
+	if sum.Bad+sum.Failed+sum.Unannounced > 0 {
 		return exitError{1}
 	}
 	return nil

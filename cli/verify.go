@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"sort"
 	"time"
 
+	"engram/ingest/publish"
 	"engram/model"
 	"engram/query/verify"
 )
@@ -19,6 +21,7 @@ type verifyOpts struct {
 	since, until string
 	json         bool
 	max          int
+	noTopics     bool
 }
 
 func verifyFlags(e *env) (*flag.FlagSet, *verifyOpts) {
@@ -29,6 +32,7 @@ func verifyFlags(e *env) (*flag.FlagSet, *verifyOpts) {
 	fs.StringVar(&o.until, "until", "", "last day to check, YYYY-MM-DD (UTC)")
 	fs.BoolVar(&o.json, "json", false, "print the report as JSON")
 	fs.IntVar(&o.max, "max-diffs", 20, "how many differences to list")
+	fs.BoolVar(&o.noTopics, "no-topics", false, "do not check the notifications (every indexed event announced on experience.enriched and memory.indexed, nothing else)")
 	return fs, o
 }
 
@@ -110,6 +114,9 @@ func runVerify(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 	}
+	if !o.noTopics {
+		opt.Topics = st.topicSources()
+	}
 	rep := newReporter(e, false, nil)
 	opt.Progress = func(p verify.Progress) { rep.line(fmt.Sprintf("verify: %d objects, %d documents", p.Objects, p.Docs)) }
 	scan, ok := st.index.(verify.DocScanner)
@@ -152,4 +159,20 @@ func printVerify(e *env, r *verify.Report, asJSON bool, where string) {
 	for _, d := range r.First {
 		fmt.Fprintf(e.stdout, "  %s %s %s: %s\n", d.Kind, safeLine(d.Key), safeLine(d.EventID), safeLine(d.Detail))
 	}
+}
+
+// topicSources are the notification topics of b, as verify reads them.
+func (b *backends) topicSources() []verify.TopicSource {
+	dir := b.topics.Dir()
+	var out []verify.TopicSource
+	for _, name := range []string{model.TopicEnriched, model.TopicIndexed} {
+		out = append(out, verify.TopicSource{Name: name, Scan: func(_ context.Context, fn func(verify.Notice) error) error {
+			where := publish.TopicPath(dir, name)
+			return publish.ReadTopic(dir, name, func(m publish.TopicMessage) error {
+				return fn(verify.Notice{EventID: m.EventID, Key: m.Key, Where: fmt.Sprintf("%s:%d", where, m.Line),
+					Err: m.Err, Cut: errors.Is(m.Err, publish.ErrCutLine)})
+			})
+		}})
+	}
+	return out
 }

@@ -241,19 +241,27 @@ func AppendLines(f *os.File, b []byte, sync bool) error {
 }
 
 // Announce publishes what an earlier run held in the outbox and never
-// released, for the events the index holds (an event held but not indexed
-// was never committed and is not announced), and keeps only what could not
-// be published. It returns how many were announced.
+// released, retrying transient failures, for the events the index holds.
+// It returns how many were announced.
 func (p *Pipeline) Announce(ctx context.Context) (int, error) {
-	o := p.cfg.Outbox
-	if o == nil || p.cfg.Publisher == nil || p.cfg.DryRun {
+	if p.cfg.Outbox == nil || p.cfg.Publisher == nil || p.cfg.DryRun {
 		return 0, nil
 	}
+	return p.cfg.Outbox.Announce(ctx, p.cfg.Index, func(e []model.Enriched, i []model.Indexed) error {
+		return p.retry(ctx, StagePublish, func() error { return p.cfg.Publisher.Publish(ctx, e, i) })
+	})
+}
+
+// Announce publishes, through publish, what an earlier run held and never
+// released, for the events ix holds (an event held but not indexed was
+// never committed, and is not announced), and keeps only what could not be
+// published. It returns how many were announced.
+func (o *Outbox) Announce(ctx context.Context, ix Index, publish func([]model.Enriched, []model.Indexed) error) (int, error) {
 	pending, err := o.Pending()
 	if err != nil || len(pending) == 0 {
 		return 0, err
 	}
-	due, err := p.indexed(ctx, pending)
+	due, err := indexed(ctx, ix, pending)
 	if err != nil {
 		return 0, err
 	}
@@ -261,7 +269,7 @@ func (p *Pipeline) Announce(ctx context.Context) (int, error) {
 	n := 0
 	for i := 0; i < len(due); i += batch {
 		part := due[i:min(i+batch, len(due))]
-		if err := p.publishAnnouncements(ctx, part); err != nil {
+		if err := publish(split(part)); err != nil {
 			return n, errors.Join(fmt.Errorf("announcing %d held notifications: %w", len(due)-n, err), o.Keep(due[i:]))
 		}
 		n += len(part)
@@ -269,9 +277,9 @@ func (p *Pipeline) Announce(ctx context.Context) (int, error) {
 	return n, o.Keep(nil)
 }
 
-// indexed keeps the announcements whose event the index holds.
-func (p *Pipeline) indexed(ctx context.Context, as []Announcement) ([]Announcement, error) {
-	g, ok := p.cfg.Index.(interface {
+// indexed keeps the announcements whose event ix holds.
+func indexed(ctx context.Context, ix Index, as []Announcement) ([]Announcement, error) {
+	g, ok := ix.(interface {
 		Get(ctx context.Context, eventID string) (*model.IndexDoc, error)
 	})
 	if !ok {
@@ -290,12 +298,18 @@ func (p *Pipeline) indexed(ctx context.Context, as []Announcement) ([]Announceme
 	return due, nil
 }
 
-// publishAnnouncements publishes as, retrying transient failures.
-func (p *Pipeline) publishAnnouncements(ctx context.Context, as []Announcement) error {
+// split is the payloads of as, as a Publisher takes them.
+func split(as []Announcement) ([]model.Enriched, []model.Indexed) {
 	enriched := make([]model.Enriched, len(as))
 	indexed := make([]model.Indexed, len(as))
 	for i, a := range as {
 		enriched[i], indexed[i] = a.Enriched, a.Indexed
 	}
-	return p.retry(ctx, StagePublish, func() error { return p.cfg.Publisher.Publish(ctx, enriched, indexed) })
+	return enriched, indexed
+}
+
+// publishAnnouncements publishes as, retrying transient failures.
+func (p *Pipeline) publishAnnouncements(ctx context.Context, as []Announcement) error {
+	e, i := split(as)
+	return p.retry(ctx, StagePublish, func() error { return p.cfg.Publisher.Publish(ctx, e, i) })
 }

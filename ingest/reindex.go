@@ -35,11 +35,19 @@ type ReindexConfig struct {
 	BatchSize  int              // documents per index write (default 512)
 	SummaryLen int
 	Progress   func(ReindexSummary)
+	// Publisher, when set, announces every document the rebuild creates,
+	// held in Outbox (required with it) from before the index write until
+	// published, as ingest does.
+	Publisher Publisher
+	Outbox    *Outbox
 }
 
 // ReindexSummary counts a rebuild.
 type ReindexSummary struct {
 	Objects, Created, Existing, Bad, Failed int
+	// Announced counts the created documents announced; Unannounced those
+	// whose notifications stay held in the outbox for the next run.
+	Announced, Unannounced int
 	ResumedAfter                            string
 	// CheckpointAfter is the key the checkpoint file ends at when Reindex
 	// returns, "" when there is none: where a re-run would resume.
@@ -150,7 +158,11 @@ func (r *reindexer) batch(ctx context.Context, keys []string) error {
 		return err
 	}
 	batch, at := r.readable(keys, docs, errs)
+	if err := r.hold(batch); err != nil {
+		return err
+	}
 	results := r.cfg.Index.Write(ctx, batch)
+	r.announce(ctx, batch, results)
 	// Writes that an interruption stopped are counted, not listed: there
 	// would be a batch of them, and the caller says it was interrupted.
 	list := ctx.Err() == nil
@@ -164,6 +176,54 @@ func (r *reindexer) batch(ctx context.Context, keys []string) error {
 		return nil // the checkpoint stays: a re-run retries from there
 	}
 	return r.saveCheckpoint(keys[len(keys)-1])
+}
+
+func docAnnouncement(d *model.IndexDoc, index string) Announcement {
+	e, i := d.Notifications(index)
+	return Announcement{e, i}
+}
+
+// hold puts the announcements of a batch's documents in the outbox before
+// they are written.
+func (r *reindexer) hold(batch []*model.IndexDoc) error {
+	if r.cfg.Publisher == nil {
+		return nil
+	}
+	as := make([]Announcement, len(batch))
+	for i, d := range batch {
+		as[i] = docAnnouncement(d, r.cfg.Index.Name())
+	}
+	return r.cfg.Outbox.Hold(as)
+}
+
+// announce publishes the documents the write created, and releases the
+// rest; what cannot be published stays held for the next run.
+func (r *reindexer) announce(ctx context.Context, batch []*model.IndexDoc, results []IndexResult) {
+	if r.cfg.Publisher == nil {
+		return
+	}
+	var created []Announcement
+	var release []string
+	for j, res := range results {
+		if res.Err == nil && res.Created {
+			created = append(created, docAnnouncement(batch[j], r.cfg.Index.Name()))
+		} else {
+			release = append(release, batch[j].EventID)
+		}
+	}
+	if len(created) > 0 {
+		e, i := split(created)
+		if err := r.cfg.Publisher.Publish(ctx, e, i); err != nil {
+			r.sum.Unannounced += len(created)
+			r.note("notifications", fmt.Errorf("%w; held in %s for the next run", err, r.cfg.Outbox.Path()))
+		} else {
+			r.sum.Announced += len(created)
+			for _, a := range created {
+				release = append(release, a.Enriched.EventID)
+			}
+		}
+	}
+	_ = r.cfg.Outbox.Release(release) // a failed release only repeats announcements
 }
 
 // readable counts the objects of a batch and returns the documents made

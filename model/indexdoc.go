@@ -128,6 +128,18 @@ func NewEnriched(e *Event) Enriched {
 	return Enriched{e.EventID, e.Timestamp, e.ImportanceScore, len(e.Input.Embedding), e.ObjectStorageKey, tags}
 }
 
+// Notifications are the payloads of the document's event, as NewEnriched
+// and NewIndexed make them from the event itself (for a rebuild that has
+// only the document).
+func (d *IndexDoc) Notifications(index string) (Enriched, Indexed) {
+	tags := d.Tags
+	if tags == nil {
+		tags = []string{}
+	}
+	return Enriched{d.EventID, d.Timestamp, d.ImportanceScore, len(d.Embedding), d.ObjectStorageKey, tags},
+		Indexed{d.EventID, d.Timestamp, index, d.ObjectStorageKey}
+}
+
 // NewIndexed builds the memory.indexed payload; index is the index written.
 func NewIndexed(e *Event, index string) Indexed {
 	return Indexed{e.EventID, e.Timestamp, index, e.ObjectStorageKey}

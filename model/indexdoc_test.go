@@ -2,6 +2,7 @@ package model_test
 
 import (
 	"math"
+	"reflect"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -160,5 +161,25 @@ func TestNotifications(t *testing.T) {
 	}
 	if model.IndexName != "experience_events" || model.TopicEnriched != "experience.enriched" || model.TopicIndexed != "memory.indexed" {
 		t.Errorf("names: %s %s %s", model.IndexName, model.TopicEnriched, model.TopicIndexed)
+	}
+}
+
+// A document's notifications are the ones its event makes: a rebuild from
+// the index side announces exactly what ingest announced.
+func TestDocNotificationsMatchEvent(t *testing.T) {
+	for _, raw := range [][]byte{
+		[]byte(`{"eventId":"n-1","timestamp":"2026-05-08T10:00:00.5+02:00","type":"tool_result","context":{"sessionId":"s"},"input":{"text":"hi","embedding":[0.5,0.25]},"tags":["a","b"]}`),
+		[]byte(`{"eventId":"n-2","timestamp":"2026-05-08T10:00:00Z","type":"user_input","context":{},"input":{"text":"no tags"}}`),
+	} {
+		ev, err := model.Decode(raw, model.DecodeOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ev.ObjectStorageKey, _ = model.ArchiveKey(ev.EventID, ev.Timestamp)
+		ev.ImportanceScore = model.Importance(ev)
+		e, i := model.NewIndexDoc(ev, 0).Notifications("ix")
+		if !reflect.DeepEqual(e, model.NewEnriched(ev)) || !reflect.DeepEqual(i, model.NewIndexed(ev, "ix")) {
+			t.Errorf("%s: from the document %+v %+v, from the event %+v %+v", ev.EventID, e, i, model.NewEnriched(ev), model.NewIndexed(ev, "ix"))
+		}
 	}
 }

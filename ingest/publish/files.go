@@ -21,8 +21,12 @@ import (
 // embedded stand-in for the source system's Kafka topics.
 type Topics struct {
 	mu                sync.Mutex
+	dir               string
 	enriched, indexed *os.File
 }
+
+// Dir is the directory of the topic files.
+func (t *Topics) Dir() string { return t.dir }
 
 // OpenTopics opens (creating) the two topic files under dir.
 func OpenTopics(dir string) (*Topics, error) {
@@ -30,7 +34,7 @@ func OpenTopics(dir string) (*Topics, error) {
 		return nil, fmt.Errorf("topics: %w", err)
 	}
 	open := func(name string) (*os.File, error) {
-		return os.OpenFile(filepath.Join(dir, name+".jsonl"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		return os.OpenFile(TopicPath(dir, name), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	}
 	e, err := open(model.TopicEnriched)
 	if err != nil {
@@ -41,7 +45,7 @@ func OpenTopics(dir string) (*Topics, error) {
 		e.Close()
 		return nil, fmt.Errorf("topics: %w", err)
 	}
-	return &Topics{enriched: e, indexed: i}, nil
+	return &Topics{dir: dir, enriched: e, indexed: i}, nil
 }
 
 // Publish appends one line per payload and fsyncs: each file gets one write

@@ -45,6 +45,9 @@ type Options struct {
 	MaxDiffs     int       // how many differences to keep (default 20)
 	Workers      int       // concurrent archive reads (default 8)
 	Progress     func(Progress)
+	// Topics, when given, are the notification topics: every indexed event
+	// must be announced on each, and nothing else.
+	Topics []TopicSource
 }
 
 // Progress is how far a run has come.
@@ -95,6 +98,13 @@ func Run(ctx context.Context, ar ingest.ArchiveReader, ix DocScanner, opt Option
 	defer cancel()
 	from, to := KeyRange(opt.Since, opt.Until)
 	c := &collector{rep: &Report{Counts: map[string]int64{}}, max: opt.MaxDiffs, progress: opt.Progress}
+	if len(opt.Topics) > 0 {
+		a, err := loadTopics(ctx, c, opt.Topics, from, to)
+		if err != nil {
+			return nil, err
+		}
+		c.topics = a
+	}
 	pairs := make(chan pair, 256)
 	var workers sync.WaitGroup
 	for range opt.Workers {
@@ -109,6 +119,9 @@ func Run(ctx context.Context, ar ingest.ArchiveReader, ix DocScanner, opt Option
 	err := merge(ctx, ar, ix, from, to, pairs)
 	close(pairs)
 	workers.Wait()
+	if err == nil {
+		c.unclaimed()
+	}
 	c.rep.Elapsed = time.Since(start)
 	return c.rep, err
 }
@@ -171,6 +184,7 @@ type collector struct {
 	rep      *Report
 	max      int
 	progress func(Progress)
+	topics   *announcements // nil: notifications not checked
 }
 
 func (c *collector) add(d Diff) {
@@ -202,6 +216,9 @@ func (c *collector) count(p pair, ok bool) {
 // check compares one key's two sides.
 func (c *collector) check(ctx context.Context, ar ingest.ArchiveReader, p pair) {
 	ok := c.checkPair(ctx, ar, p)
+	if p.doc != nil {
+		ok = c.claim(p.key, p.doc.EventID) && ok
+	}
 	c.count(p, ok)
 }
 
