@@ -13,8 +13,13 @@
 # binding: without one the broker logs nothing). The folder is cached in
 # $KAFKA_CACHE_DIR (~/.cache/engram/kafka-VERSION), the downloads in the
 # local Maven repository, so a second run fetches nothing.
-# The broker listens on 127.0.0.1:$KAFKA_PORT (9092), its controller on
-# 127.0.0.1:$KAFKA_CONTROLLER_PORT (9093); topics are never auto-created.
+# The broker listens on 127.0.0.1:$KAFKA_PORT (9092, PLAINTEXT), its
+# controller on 127.0.0.1:$KAFKA_CONTROLLER_PORT (9093); topics are never
+# auto-created. Two more listeners of the same broker, for the client's
+# security tests: SASL_PLAINTEXT on $KAFKA_SASL_PORT (9094: PLAIN,
+# SCRAM-SHA-256, SCRAM-SHA-512, user $KAFKA_SASL_USER) and SSL with
+# client certificates required on $KAFKA_TLS_PORT (9095: the shared test CA
+# in $ENGRAM_SERVICES_DIR/tls, a client certificate signed by it).
 set -euo pipefail
 SVC_NAME=kafka
 # shellcheck source=common.sh
@@ -26,6 +31,10 @@ KAFKA_SCALA="${KAFKA_SCALA:-2.13}"
 KAFKA_LOG4J_VERSION="${KAFKA_LOG4J_VERSION:-2.25.3}"
 KAFKA_PORT="${KAFKA_PORT:-9092}"
 KAFKA_CONTROLLER_PORT="${KAFKA_CONTROLLER_PORT:-9093}"
+KAFKA_SASL_PORT="${KAFKA_SASL_PORT:-9094}"
+KAFKA_TLS_PORT="${KAFKA_TLS_PORT:-9095}"
+KAFKA_SASL_USER="${KAFKA_SASL_USER:-engram}"
+KAFKA_SASL_PASSWORD="${KAFKA_SASL_PASSWORD:-engram-test-password}"
 KAFKA_HEAP_OPTS="${KAFKA_HEAP_OPTS:--Xms512m -Xmx512m}"
 KAFKA_START_TIMEOUT="${KAFKA_START_TIMEOUT:-120}"
 KAFKA_DIR="$ENGRAM_SERVICES_DIR/kafka"
@@ -34,6 +43,8 @@ KAFKA_LIBS="$KAFKA_CACHE_DIR/libs"
 KAFKA_PIDFILE="$KAFKA_DIR/kafka.pid"
 KAFKA_LOG="$KAFKA_DIR/logs/kafka.log"
 KAFKA_PROPS="$KAFKA_DIR/server.properties"
+KAFKA_CLIENT_CERT="$SVC_TLS_DIR/kafka-client.pem"
+KAFKA_CLIENT_KEY="$SVC_TLS_DIR/kafka-client.key"
 M2_REPO="${MAVEN_REPO_LOCAL:-${HOME:-/root}/.m2/repository}"
 
 pick_java_home() {
@@ -94,18 +105,59 @@ EOF
   log "fetched $(find "$KAFKA_LIBS" -name '*.jar' | wc -l) jars ($(du -sh "$KAFKA_LIBS" | cut -f1)) in $(elapsed_since "$t0")s"
 }
 
+# ensure_client_cert: a client certificate signed by the shared test CA,
+# for the mutual-TLS listener. Made once per CA.
+ensure_client_cert() {
+  ensure_tls
+  if [[ -s "$KAFKA_CLIENT_CERT" && -s "$KAFKA_CLIENT_KEY" ]] &&
+    openssl verify -CAfile "$SVC_CA_FILE" "$KAFKA_CLIENT_CERT" >/dev/null 2>&1; then
+    return 0
+  fi
+  [[ -s "$SVC_TLS_DIR/ca.key" ]] || die "no CA key in $SVC_TLS_DIR to sign the Kafka client certificate"
+  log "generating the Kafka client certificate in $SVC_TLS_DIR"
+  local tmp
+  tmp="$(mktemp -d "$SVC_TLS_DIR/kgen.XXXXXX")"
+  openssl req -newkey rsa:2048 -nodes -sha256 -subj "/CN=engram-kafka-client" \
+    -keyout "$tmp/client.key" -out "$tmp/client.csr" >/dev/null 2>&1 ||
+    die "openssl could not create the Kafka client key"
+  printf 'basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=clientAuth\n' >"$tmp/ext.cnf"
+  openssl x509 -req -in "$tmp/client.csr" -CA "$SVC_CA_FILE" -CAkey "$SVC_TLS_DIR/ca.key" \
+    -CAcreateserial -CAserial "$tmp/ca.srl" -days 3650 -sha256 -extfile "$tmp/ext.cnf" \
+    -out "$tmp/client.pem" >/dev/null 2>&1 || die "openssl could not sign the Kafka client certificate"
+  chmod 644 "$tmp/client.pem" "$tmp/client.key"
+  mv -f "$tmp/client.key" "$KAFKA_CLIENT_KEY"
+  mv -f "$tmp/client.pem" "$KAFKA_CLIENT_CERT"
+  rm -rf "$tmp"
+}
+
 write_config() {
   mkdir -p "$KAFKA_DIR/logs"
+  # Kafka's PEM key store: the (PKCS#8, unencrypted) key and the certificate
+  # in one file.
+  cat "$SVC_KEY_FILE" "$SVC_CERT_FILE" >"$KAFKA_DIR/server-keystore.pem"
+  chmod 600 "$KAFKA_DIR/server-keystore.pem"
   cat >"$KAFKA_PROPS" <<EOF
 # Written by .ci/services/kafka.sh; overwritten on every start.
 process.roles=broker,controller
 node.id=1
 controller.quorum.bootstrap.servers=127.0.0.1:$KAFKA_CONTROLLER_PORT
-listeners=PLAINTEXT://127.0.0.1:$KAFKA_PORT,CONTROLLER://127.0.0.1:$KAFKA_CONTROLLER_PORT
-advertised.listeners=PLAINTEXT://127.0.0.1:$KAFKA_PORT,CONTROLLER://127.0.0.1:$KAFKA_CONTROLLER_PORT
-listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
+listeners=PLAINTEXT://127.0.0.1:$KAFKA_PORT,CONTROLLER://127.0.0.1:$KAFKA_CONTROLLER_PORT,SASL_PLAINTEXT://127.0.0.1:$KAFKA_SASL_PORT,SSL://127.0.0.1:$KAFKA_TLS_PORT
+advertised.listeners=PLAINTEXT://127.0.0.1:$KAFKA_PORT,CONTROLLER://127.0.0.1:$KAFKA_CONTROLLER_PORT,SASL_PLAINTEXT://127.0.0.1:$KAFKA_SASL_PORT,SSL://127.0.0.1:$KAFKA_TLS_PORT
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT,SSL:SSL
 controller.listener.names=CONTROLLER
 inter.broker.listener.name=PLAINTEXT
+# SASL listener: PLAIN users from the JAAS line, SCRAM users from the
+# metadata log (added by the format step).
+listener.name.sasl_plaintext.sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256,SCRAM-SHA-512
+listener.name.sasl_plaintext.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required user_$KAFKA_SASL_USER="$KAFKA_SASL_PASSWORD";
+listener.name.sasl_plaintext.scram-sha-256.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
+listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
+# TLS listener: certificate from the shared test CA, client certificates required.
+listener.name.ssl.ssl.keystore.type=PEM
+listener.name.ssl.ssl.keystore.location=$KAFKA_DIR/server-keystore.pem
+listener.name.ssl.ssl.truststore.type=PEM
+listener.name.ssl.ssl.truststore.location=$SVC_CA_FILE
+listener.name.ssl.ssl.client.auth=required
 log.dirs=$KAFKA_DIR/data
 # Like production: a topic that was not created is an error, never a surprise.
 auto.create.topics.enable=false
@@ -126,7 +178,8 @@ group.initial.rebalance.delay.ms=0
 broker.heartbeat.interval.ms=1000
 broker.session.timeout.ms=4000
 EOF
-  # XML: the YAML format would need jackson-dataformat-yaml on the class path.
+  # XML: log4j-core parses it with the JDK alone (Kafka's own config/log4j2.yaml
+  # needs jackson-dataformat-yaml, which kafka_2.13 happens to pull in too).
   cat >"$KAFKA_DIR/log4j2.xml" <<'EOF'
 <?xml version="1.0" encoding="UTF-8"?>
 <Configuration status="WARN">
@@ -155,6 +208,8 @@ format_storage() {
   id="$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=')"
   if ! "$java" -Xmx256m -XX:TieredStopAtLevel=1 -Dlog4j2.configurationFile="$KAFKA_DIR/log4j2.xml" \
     -cp "$KAFKA_LIBS/*" kafka.tools.StorageTool format --standalone -t "$id" -c "$KAFKA_PROPS" \
+    --add-scram "SCRAM-SHA-256=[name=$KAFKA_SASL_USER,password=$KAFKA_SASL_PASSWORD]" \
+    --add-scram "SCRAM-SHA-512=[name=$KAFKA_SASL_USER,password=$KAFKA_SASL_PASSWORD]" \
     >"$KAFKA_DIR/logs/format.log" 2>&1; then
     die "kafka-storage format failed" "$KAFKA_DIR/logs/format.log"
   fi
@@ -184,15 +239,16 @@ cmd_start() {
     log "our broker (pid $(cat "$KAFKA_PIDFILE")) is running but not answering yet; waiting"
   else
     local p
-    for p in "$KAFKA_PORT" "$KAFKA_CONTROLLER_PORT"; do
-      port_open 127.0.0.1 "$p" && die "port $p is taken by something that is not our Kafka broker; stop it or set KAFKA_PORT/KAFKA_CONTROLLER_PORT"
+    for p in "$KAFKA_PORT" "$KAFKA_CONTROLLER_PORT" "$KAFKA_SASL_PORT" "$KAFKA_TLS_PORT"; do
+      port_open 127.0.0.1 "$p" && die "port $p is taken by something that is not our Kafka broker; stop it or set KAFKA_PORT/KAFKA_CONTROLLER_PORT/KAFKA_SASL_PORT/KAFKA_TLS_PORT"
     done
     ensure_libs
+    ensure_client_cert
     local java_home
     java_home="$(pick_java_home)"
     write_config
     format_storage "$java_home/bin/java"
-    log "starting Kafka $KAFKA_VERSION (Java: $java_home) on 127.0.0.1:$KAFKA_PORT, controller $KAFKA_CONTROLLER_PORT"
+    log "starting Kafka $KAFKA_VERSION (Java: $java_home) on 127.0.0.1:$KAFKA_PORT, controller $KAFKA_CONTROLLER_PORT, SASL $KAFKA_SASL_PORT, TLS $KAFKA_TLS_PORT"
     : >"$KAFKA_LOG"
     # setsid: own session, so the caller's shell ending does not take it
     # down; exec, so $! is the JVM's pid.
@@ -222,7 +278,16 @@ cmd_stop() {
 }
 
 cmd_env() {
-  echo "export ENGRAM_TEST_KAFKA_BROKERS=127.0.0.1:$KAFKA_PORT"
+  cat <<EOF
+export ENGRAM_TEST_KAFKA_BROKERS=127.0.0.1:$KAFKA_PORT
+export ENGRAM_TEST_KAFKA_SASL_BROKERS=127.0.0.1:$KAFKA_SASL_PORT
+export ENGRAM_TEST_KAFKA_SASL_USERNAME=$KAFKA_SASL_USER
+export ENGRAM_TEST_KAFKA_SASL_PASSWORD=$KAFKA_SASL_PASSWORD
+export ENGRAM_TEST_KAFKA_TLS_BROKERS=127.0.0.1:$KAFKA_TLS_PORT
+export ENGRAM_TEST_KAFKA_CA_FILE=$SVC_CA_FILE
+export ENGRAM_TEST_KAFKA_CLIENT_CERT_FILE=$KAFKA_CLIENT_CERT
+export ENGRAM_TEST_KAFKA_CLIENT_KEY_FILE=$KAFKA_CLIENT_KEY
+EOF
 }
 
 cmd_status() { kafka_ok; }

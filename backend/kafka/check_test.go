@@ -13,6 +13,7 @@ import (
 )
 
 func TestCheckMissingTopic(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t)
 	c := setup(t, cfg, 1, cfg.Topics.Raw, cfg.Topics.Enriched, cfg.Topics.Audit)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -33,6 +34,17 @@ func TestCheckMissingTopic(t *testing.T) {
 	}
 	if err := c.CheckTopics(ctx, cfg.Topics.Raw, cfg.Topics.Enriched); err != nil {
 		t.Errorf("CheckTopics of existing topics: %v", err)
+	}
+	// One seed down while another answers: still usable.
+	oneDown := cfg
+	oneDown.Brokers = []string{freePort(t), cfg.Brokers[0]}
+	od, err := New(oneDown)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer od.Close()
+	if err := od.CheckTopics(ctx, cfg.Topics.Raw); err != nil {
+		t.Errorf("CheckTopics with one of two seeds down: %v", err)
 	}
 
 	// Publishing to the missing topic fails (quickly) and creates nothing.
@@ -59,6 +71,7 @@ func TestCheckMissingTopic(t *testing.T) {
 }
 
 func TestUnreachableBroker(t *testing.T) {
+	t.Parallel()
 	testBrokers(t) // a broker only for the rules on skipping; this test uses none
 	addr := freePort(t)
 	cfg := Config{Brokers: []string{addr}, DeliveryTimeout: 2 * time.Second, DialTimeout: time.Second}
@@ -103,6 +116,7 @@ func TestUnreachableBroker(t *testing.T) {
 }
 
 func TestCheckTLSAgainstPlaintextListener(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t)
 	cfg.TLS.Enabled = true
 	c, err := New(cfg)
@@ -122,6 +136,7 @@ func TestCheckTLSAgainstPlaintextListener(t *testing.T) {
 }
 
 func TestCreateTopicsAsSpecified(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t)
 	c, err := New(cfg)
 	if err != nil {

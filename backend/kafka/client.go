@@ -64,10 +64,11 @@ func (c Config) TopicNames() []string {
 	return slices.DeleteFunc(names, func(s string) bool { return s == "" })
 }
 
-// Check is the start-up check: every seed broker is reachable (and its TLS
-// handshake passes), the broker accepts our SASL credentials, and every
-// configured topic exists. Each failure is one *Error line naming the
-// broker and the likely fix. Topics are never created here.
+// Check is the start-up check: a seed broker is reachable (one that is down
+// while others answer is not an error: the client copes), every reachable
+// one passes the TLS handshake, the brokers accept our SASL credentials,
+// and every configured topic exists. Each failure is one *Error line naming
+// the broker and the likely fix. Topics are never created here.
 func (c *Client) Check(ctx context.Context) error {
 	return c.CheckTopics(ctx, c.cfg.TopicNames()...)
 }
@@ -75,10 +76,23 @@ func (c *Client) Check(ctx context.Context) error {
 // CheckTopics is Check for the given topics only (a publisher needs no raw
 // topic, a tail only the topic it reads).
 func (c *Client) CheckTopics(ctx context.Context, topics ...string) error {
+	var down error
+	reachable := 0
 	for _, b := range c.cfg.Brokers {
-		if err := c.cfg.dialCheck(ctx, b); err != nil {
+		err := c.cfg.dialCheck(ctx, b)
+		switch {
+		case err == nil:
+			reachable++
+		case IsProblem(err, ProblemUnreachable):
+			if down == nil {
+				down = err
+			}
+		default:
 			return err
 		}
+	}
+	if reachable == 0 {
+		return down
 	}
 	mctx, cancel := context.WithTimeout(ctx, c.cfg.DialTimeout+5*time.Second)
 	defer cancel()

@@ -127,7 +127,9 @@ func NewConsumer(cfg Config, opts ConsumerOptions) (*Consumer, error) {
 
 // Poll waits for the next records (at most MaxBatch) of the partitions this
 // member owns. An empty batch with a nil error is possible. It returns the
-// context's error when ctx ends, and ErrClosed after Close.
+// context's error when ctx ends, and ErrClosed after Close. Errors of some
+// partitions (franz-go keeps retrying what it can) are returned only by a
+// poll that brought no records.
 func (c *Consumer) Poll(ctx context.Context) ([]*Record, error) {
 	fetches := c.cl.PollRecords(ctx, c.opts.MaxBatch)
 	defer c.cl.AllowRebalance()
@@ -300,7 +302,7 @@ func (c *Consumer) Close() error {
 func (c *Consumer) onAssigned(_ context.Context, _ *kgo.Client, assigned map[string][]int32) {
 	c.mu.Lock()
 	for t, ps := range assigned {
-		c.assigned[t] = slices.Sorted(slices.Values(append(c.assigned[t], ps...)))
+		c.assigned[t] = slices.Compact(slices.Sorted(slices.Values(append(c.assigned[t], ps...))))
 	}
 	c.mu.Unlock()
 	if c.opts.OnAssigned != nil {

@@ -78,6 +78,7 @@ func finishPrefix(c *Consumer, recs []*Record) map[pos]bool {
 }
 
 func TestConsumerAtLeastOnce(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t)
 	admin := setup(t, cfg, 3, cfg.Topics.Raw)
 	produced := produceN(t, admin, 30)
@@ -176,6 +177,7 @@ func checkRedelivered(t *testing.T, got []*Record, produced []Produced, committe
 // finished and committed a prefix of each partition: the next member reads
 // every record from there on, none before.
 func TestConsumerKilled(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t)
 	admin := setup(t, cfg, 3, cfg.Topics.Raw)
 	produced := produceN(t, admin, 30)
@@ -272,6 +274,7 @@ func TestConsumerChild(t *testing.T) {
 }
 
 func TestReject(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t)
 	admin := setup(t, cfg, 1, cfg.Topics.Raw, cfg.Topics.Rejected, cfg.Topics.Audit)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -335,6 +338,7 @@ func firstOr(v []string) string {
 }
 
 func TestTwoConsumersSharePartitions(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t)
 	admin := setup(t, cfg, 6, cfg.Topics.Raw)
 	var members [2]*Consumer
@@ -416,6 +420,7 @@ func TestTwoConsumersSharePartitions(t *testing.T) {
 }
 
 func TestWatch(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t)
 	admin := setup(t, cfg, 2, cfg.Topics.Raw)
 	produceN(t, admin, 10)

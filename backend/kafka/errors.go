@@ -113,17 +113,25 @@ func (c Config) explain(broker string, err error) error {
 	switch {
 	case errors.Is(err, kerr.SaslAuthenticationFailed), errors.Is(err, kerr.UnsupportedSaslMechanism), errors.Is(err, kerr.IllegalSaslState):
 		e.Problem = ProblemSASL
-		e.Fix = fmt.Sprintf("check KAFKA_SASL_MECHANISM (%s, as the listener expects), KAFKA_SASL_USERNAME (%q) and KAFKA_SASL_PASSWORD", c.SASL.Mechanism, c.SASL.User)
+		e.Fix = fmt.Sprintf("check KAFKA_SASL_USERNAME (%q), KAFKA_SASL_PASSWORD and KAFKA_SASL_MECHANISM (%s: one the listener enables?)", c.SASL.User, c.SASL.Mechanism)
 	case errors.As(err, &unknownCA), errors.As(err, &hostname), errors.As(err, &invalid), errors.As(err, &verifyErr),
 		errors.As(err, &recHdr), errors.As(err, &alert), tlsInError:
 		e.Problem = ProblemTLS
+		msg := err.Error()
 		switch {
 		case errors.As(err, &recHdr):
 			e.Fix = "the listener does not speak TLS: use its TLS port, or turn TLS off (KAFKA_SSL)"
-		case errors.As(err, &unknownCA), errors.As(err, &verifyErr):
-			e.Fix = "the broker certificate is not signed by the CA given (KAFKA_CA_CERT / CA file) or the system roots"
 		case errors.As(err, &hostname):
 			e.Fix = "the broker certificate does not name this host: connect by a name it lists, or set the TLS server name"
+		case errors.As(err, &unknownCA):
+			e.Fix = "the broker certificate is not signed by the CA given (KAFKA_CA_CERT / CA file) or the system roots"
+		case errors.As(err, &invalid):
+			e.Fix = "the broker certificate is not valid (expired, or not for a server)"
+		case errors.As(err, &verifyErr):
+			e.Fix = "the broker certificate does not verify against the CA given (KAFKA_CA_CERT / CA file)"
+		case strings.Contains(msg, "certificate required"), strings.Contains(msg, "bad certificate"),
+			strings.Contains(msg, "unknown certificate authority"), strings.Contains(msg, "certificate unknown"):
+			e.Fix = "the broker wants a client certificate signed by a CA it trusts: check KAFKA_ACCESS_CERT and KAFKA_ACCESS_KEY"
 		default:
 			e.Fix = "check the CA (KAFKA_CA_CERT), the client certificate and key (KAFKA_ACCESS_CERT, KAFKA_ACCESS_KEY) and that the listener speaks TLS"
 		}

@@ -13,6 +13,7 @@ import (
 )
 
 func TestPublishReadBack(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t)
 	setup(t, cfg, 3, cfg.Topics.Enriched, cfg.Topics.Indexed, cfg.Topics.Audit)
 	p, err := NewPublisher(cfg)
@@ -132,6 +133,7 @@ func TestPublishReadBack(t *testing.T) {
 }
 
 func TestPublishWithoutAuditMirror(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t)
 	setup(t, cfg, 1, cfg.Topics.Enriched, cfg.Topics.Indexed, cfg.Topics.Audit)
 	noAudit := cfg
