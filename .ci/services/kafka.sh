@@ -233,6 +233,8 @@ cmd_start() {
   mkdir -p "$KAFKA_DIR/logs"
   if kafka_ok; then
     log "already answering on 127.0.0.1:$KAFKA_PORT, reusing it"
+    port_open 127.0.0.1 "$KAFKA_SASL_PORT" && port_open 127.0.0.1 "$KAFKA_TLS_PORT" ||
+      log "WARNING: no SASL/TLS listeners on $KAFKA_SASL_PORT/$KAFKA_TLS_PORT (an older broker?): their tests skip; $0 stop && $0 start to get them"
     return 0
   fi
   if pid_alive "$KAFKA_PIDFILE" "$KAFKA_DIR"; then
@@ -277,17 +279,25 @@ cmd_stop() {
   log "stopped"
 }
 
+# cmd_env: the SASL and TLS lines only while those listeners are open (a
+# broker started by an older version of this script has none).
 cmd_env() {
-  cat <<EOF
-export ENGRAM_TEST_KAFKA_BROKERS=127.0.0.1:$KAFKA_PORT
+  echo "export ENGRAM_TEST_KAFKA_BROKERS=127.0.0.1:$KAFKA_PORT"
+  if port_open 127.0.0.1 "$KAFKA_SASL_PORT"; then
+    cat <<EOF
 export ENGRAM_TEST_KAFKA_SASL_BROKERS=127.0.0.1:$KAFKA_SASL_PORT
 export ENGRAM_TEST_KAFKA_SASL_USERNAME=$KAFKA_SASL_USER
 export ENGRAM_TEST_KAFKA_SASL_PASSWORD=$KAFKA_SASL_PASSWORD
+EOF
+  fi
+  if port_open 127.0.0.1 "$KAFKA_TLS_PORT" && [[ -s "$KAFKA_CLIENT_CERT" ]]; then
+    cat <<EOF
 export ENGRAM_TEST_KAFKA_TLS_BROKERS=127.0.0.1:$KAFKA_TLS_PORT
 export ENGRAM_TEST_KAFKA_CA_FILE=$SVC_CA_FILE
 export ENGRAM_TEST_KAFKA_CLIENT_CERT_FILE=$KAFKA_CLIENT_CERT
 export ENGRAM_TEST_KAFKA_CLIENT_KEY_FILE=$KAFKA_CLIENT_KEY
 EOF
+  fi
 }
 
 cmd_status() { kafka_ok; }

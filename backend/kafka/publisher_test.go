@@ -12,6 +12,13 @@ import (
 	"engram/model"
 )
 
+// Publisher is an ingest.Publisher (the interface is restated here, so
+// this package does not depend on ingest).
+var _ interface {
+	Publish(ctx context.Context, enriched []model.Enriched, indexed []model.Indexed) error
+	Close() error
+} = (*Publisher)(nil)
+
 func TestPublishReadBack(t *testing.T) {
 	t.Parallel()
 	cfg := testConfig(t)
@@ -73,6 +80,9 @@ func TestPublishReadBack(t *testing.T) {
 		}
 		if hm := headerMap(r); !sameHeaders(hm, wantHeaders[e.EventID]) {
 			t.Errorf("enriched %s: headers %v, want %v", e.EventID, hm, wantHeaders[e.EventID])
+		}
+		if c := r.kr.Attrs.CompressionType(); c != 1 {
+			t.Errorf("enriched %s: compression codec %d, want 1 (gzip)", e.EventID, c)
 		}
 		if !r.Timestamp.Equal(fixed.Truncate(time.Millisecond)) {
 			t.Errorf("enriched %s: timestamp %v, want %v", e.EventID, r.Timestamp, fixed)

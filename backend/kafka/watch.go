@@ -112,9 +112,6 @@ func (w *Watch) Poll(ctx context.Context) ([]*Record, error) {
 	if len(out) == 0 && len(errs) > 0 {
 		return nil, fmt.Errorf("kafka: watch: %w", errors.Join(errs...))
 	}
-	for _, r := range out {
-		r.kr = nil // nothing to mark: a watch commits nothing
-	}
 	return out, nil
 }
 
