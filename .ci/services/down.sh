@@ -4,6 +4,7 @@
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 rc=0
+bash "$HERE/kafka.sh" stop || rc=1
 bash "$HERE/tlsproxy.sh" stop || rc=1
 bash "$HERE/opensearch.sh" stop || rc=1
 bash "$HERE/versitygw.sh" stop || rc=1

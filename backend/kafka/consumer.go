@@ -1,0 +1,350 @@
+package kafka
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// Headers of a record produced to the rejected topic, beside the original
+// record's own headers.
+const (
+	HeaderRejectReason    = "engram-reject-reason" // one header per reason
+	HeaderSourceTopic     = "engram-source-topic"
+	HeaderSourcePartition = "engram-source-partition"
+	HeaderSourceOffset    = "engram-source-offset"
+	HeaderRejectedAt      = "engram-rejected-at" // ISO-8601, UTC
+)
+
+// ErrClosed is returned by Poll after Close.
+var ErrClosed = errors.New("kafka: consumer closed")
+
+// ConsumerOptions tune a Consumer; the zero value is the worker's.
+type ConsumerOptions struct {
+	// Topics to consume; default the raw topic.
+	Topics []string
+	// MaxBatch is the most records one Poll returns; default 500.
+	MaxBatch int
+	// CommitInterval is how often finished records are committed in the
+	// background; default 1 s. Close and a revoke commit them at once.
+	CommitInterval time.Duration
+	// SessionTimeout: a member that stops heartbeating (killed) is removed
+	// from the group after this long, and its partitions move on; default
+	// the broker's/franz-go's 45 s (the broker allows 6 s at least).
+	SessionTimeout time.Duration
+	// OnAssigned and OnRevoked, if set, are told of partitions assigned to
+	// or taken from this member (revoked or lost), after the Consumer has
+	// done its own work (for revokes: committed what was finished).
+	OnAssigned, OnRevoked func(map[string][]int32)
+}
+
+// Consumer reads the raw topic in the worker's consumer group, at least
+// once: a new group starts at the earliest offset, and an offset is
+// committed only once every record before it on its partition has been
+// marked finished with Done. A consumer that is killed or closed leaves the
+// unfinished records to the next member of the group, which reads them
+// again; finished ones are not redelivered (unless the commit itself was
+// lost with the process, within the commit interval).
+//
+// Records left unfinished hold back the commits of their partition for the
+// life of this member (they are read again only after a restart or a
+// rebalance), so a handler finishes or rejects every record it is given.
+type Consumer struct {
+	cfg  Config
+	opts ConsumerOptions
+	cl   *kgo.Client
+	prod *Client // the same connection, for Reject
+
+	mu       sync.Mutex
+	pending  map[topicPartition][]*pendingRecord // handed out, in offset order
+	assigned map[string][]int32
+	closed   bool
+}
+
+type topicPartition struct {
+	topic     string
+	partition int32
+}
+
+type pendingRecord struct {
+	kr   *kgo.Record
+	done bool
+}
+
+// NewConsumer joins the group (lazily, on the first Poll).
+func NewConsumer(cfg Config, opts ConsumerOptions) (*Consumer, error) {
+	cfg, err := cfg.prepare()
+	if err != nil {
+		return nil, err
+	}
+	if len(opts.Topics) == 0 {
+		opts.Topics = []string{cfg.Topics.Raw}
+	}
+	if opts.MaxBatch <= 0 {
+		opts.MaxBatch = 500
+	}
+	if opts.CommitInterval <= 0 {
+		opts.CommitInterval = time.Second
+	}
+	c := &Consumer{cfg: cfg, opts: opts, pending: map[topicPartition][]*pendingRecord{}, assigned: map[string][]int32{}}
+	base, err := cfg.clientOpts()
+	if err != nil {
+		return nil, err
+	}
+	kopts := append(base, cfg.producerOpts()...)
+	kopts = append(kopts,
+		kgo.ConsumerGroup(cfg.Group),
+		kgo.ConsumeTopics(opts.Topics...),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		// Commit only what Done marked; never what was merely polled.
+		kgo.AutoCommitMarks(),
+		kgo.AutoCommitInterval(opts.CommitInterval),
+		// No revoke between a poll and the tracking of its records.
+		kgo.BlockRebalanceOnPoll(),
+		kgo.OnPartitionsAssigned(c.onAssigned),
+		kgo.OnPartitionsRevoked(c.onRevoked),
+		kgo.OnPartitionsLost(c.onLost),
+	)
+	if opts.SessionTimeout > 0 {
+		kopts = append(kopts, kgo.SessionTimeout(opts.SessionTimeout))
+	}
+	cl, err := kgo.NewClient(kopts...)
+	if err != nil {
+		return nil, fmt.Errorf("kafka: %w", err)
+	}
+	c.cl = cl
+	c.prod = &Client{cfg: cfg, cl: cl}
+	return c, nil
+}
+
+// Poll waits for the next records (at most MaxBatch) of the partitions this
+// member owns. An empty batch with a nil error is possible. It returns the
+// context's error when ctx ends, and ErrClosed after Close. Errors of some
+// partitions (franz-go keeps retrying what it can) are returned only by a
+// poll that brought no records.
+func (c *Consumer) Poll(ctx context.Context) ([]*Record, error) {
+	fetches := c.cl.PollRecords(ctx, c.opts.MaxBatch)
+	defer c.cl.AllowRebalance()
+	if fetches.IsClientClosed() {
+		return nil, ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var errs []error
+	fetches.EachError(func(t string, p int32, err error) {
+		if !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+			errs = append(errs, fmt.Errorf("%s[%d]: %w", t, p, c.cfg.explain(c.prod.seeds(), err)))
+		}
+	})
+	var out []*Record
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	fetches.EachRecord(func(kr *kgo.Record) {
+		tp := topicPartition{kr.Topic, kr.Partition}
+		c.pending[tp] = append(c.pending[tp], &pendingRecord{kr: kr})
+		out = append(out, fromKgo(kr))
+	})
+	if len(out) == 0 && len(errs) > 0 {
+		return nil, fmt.Errorf("kafka: poll: %w", errors.Join(errs...))
+	}
+	return out, nil
+}
+
+// Done marks records finished: once every record before one on its
+// partition is finished too, its offset is committed (in the background,
+// on a revoke, on Close, or by Commit). Records of partitions this member
+// no longer owns are ignored (their new owner reads them again).
+func (c *Consumer) Done(recs ...*Record) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	touched := map[topicPartition]bool{}
+	for _, r := range recs {
+		if r == nil || r.kr == nil {
+			continue
+		}
+		tp := topicPartition{r.Topic, r.Partition}
+		list := c.pending[tp]
+		i := sort.Search(len(list), func(i int) bool { return list[i].kr.Offset >= r.Offset })
+		if i < len(list) && list[i].kr == r.kr {
+			list[i].done = true
+			touched[tp] = true
+		}
+	}
+	var marks []*kgo.Record
+	for tp := range touched {
+		list := c.pending[tp]
+		n := 0
+		for n < len(list) && list[n].done {
+			n++
+		}
+		if n > 0 {
+			marks = append(marks, list[n-1].kr)
+			c.pending[tp] = slices.Delete(list, 0, n)
+		}
+	}
+	if len(marks) > 0 {
+		c.cl.MarkCommitRecords(marks...)
+	}
+}
+
+// Pending is how many handed-out records are not finished yet.
+func (c *Consumer) Pending() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, list := range c.pending {
+		for _, p := range list {
+			if !p.done {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// Commit commits what is finished now and waits for the broker.
+func (c *Consumer) Commit(ctx context.Context) error {
+	if err := c.cl.CommitMarkedOffsets(ctx); err != nil {
+		return fmt.Errorf("kafka: commit group %s: %w", c.cfg.Group, c.cfg.explain(c.prod.seeds(), err))
+	}
+	return nil
+}
+
+// Handler processes a batch of records; it calls Done on the Consumer for
+// each record it has finished (now or later, from any goroutine).
+type Handler func(ctx context.Context, batch []*Record) error
+
+// Run polls and hands every non-empty batch to h until ctx ends (then it
+// returns nil) or Poll or h fails (then it returns that error). It does not
+// close the Consumer.
+func (c *Consumer) Run(ctx context.Context, h Handler) error {
+	for {
+		recs, err := c.Poll(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if len(recs) == 0 {
+			continue
+		}
+		if err := h(ctx, recs); err != nil {
+			return err
+		}
+	}
+}
+
+// Reject produces rec, as it is (key, value, headers), to the rejected
+// topic with one HeaderRejectReason header per reason and the source topic,
+// partition and offset, mirrored to the audit topic when one is set. It
+// does not mark rec finished: call Done once Reject succeeded.
+func (c *Consumer) Reject(ctx context.Context, rec *Record, reasons []string) error {
+	now := time.Now().UTC()
+	hs := toKgoHeaders(rec.Headers)
+	for _, r := range reasons {
+		hs = append(hs, kgo.RecordHeader{Key: HeaderRejectReason, Value: []byte(r)})
+	}
+	hs = append(hs,
+		kgo.RecordHeader{Key: HeaderSourceTopic, Value: []byte(rec.Topic)},
+		kgo.RecordHeader{Key: HeaderSourcePartition, Value: []byte(strconv.FormatInt(int64(rec.Partition), 10))},
+		kgo.RecordHeader{Key: HeaderSourceOffset, Value: []byte(strconv.FormatInt(rec.Offset, 10))},
+		kgo.RecordHeader{Key: HeaderRejectedAt, Value: []byte(now.Format(auditTime))},
+	)
+	krs, err := c.prod.withAudit([]*kgo.Record{{Topic: c.cfg.Topics.Rejected, Key: rec.Key, Value: rec.Value, Headers: hs}}, now)
+	if err != nil {
+		return err
+	}
+	if err := c.prod.produce(ctx, krs); err != nil {
+		return fmt.Errorf("reject %s[%d]@%d: %w", rec.Topic, rec.Partition, rec.Offset, err)
+	}
+	return nil
+}
+
+// Assigned is the partitions this member owns now.
+func (c *Consumer) Assigned() map[string][]int32 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make(map[string][]int32, len(c.assigned))
+	for t, ps := range c.assigned {
+		out[t] = slices.Clone(ps)
+	}
+	return out
+}
+
+// Close commits what is finished, leaves the group (its partitions move to
+// the other members at once) and closes the connection. Unfinished records
+// are not committed.
+func (c *Consumer) Close() error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil
+	}
+	c.closed = true
+	c.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.DeliveryTimeout)
+	defer cancel()
+	err := c.Commit(ctx)
+	c.cl.CloseAllowingRebalance()
+	return err
+}
+
+func (c *Consumer) onAssigned(_ context.Context, _ *kgo.Client, assigned map[string][]int32) {
+	c.mu.Lock()
+	for t, ps := range assigned {
+		c.assigned[t] = slices.Compact(slices.Sorted(slices.Values(append(c.assigned[t], ps...))))
+	}
+	c.mu.Unlock()
+	if c.opts.OnAssigned != nil {
+		c.opts.OnAssigned(maps.Clone(assigned))
+	}
+}
+
+// onRevoked commits what is finished on the partitions going away (the
+// marks were made by Done), then forgets their unfinished records: their
+// next owner starts at the commit.
+func (c *Consumer) onRevoked(ctx context.Context, cl *kgo.Client, revoked map[string][]int32) {
+	cctx, cancel := context.WithTimeout(ctx, c.cfg.DeliveryTimeout)
+	defer cancel()
+	c.mu.Lock()
+	c.forgetLocked(revoked)
+	c.mu.Unlock()
+	// Marks made before forgetting are committed; Done after it ignores
+	// the records of these partitions.
+	_ = cl.CommitMarkedOffsets(cctx) // a failed commit only means a re-read
+	if c.opts.OnRevoked != nil {
+		c.opts.OnRevoked(maps.Clone(revoked))
+	}
+}
+
+// onLost: the partitions are gone without a chance to commit.
+func (c *Consumer) onLost(_ context.Context, _ *kgo.Client, lost map[string][]int32) {
+	c.mu.Lock()
+	c.forgetLocked(lost)
+	c.mu.Unlock()
+	if c.opts.OnRevoked != nil {
+		c.opts.OnRevoked(maps.Clone(lost))
+	}
+}
+
+func (c *Consumer) forgetLocked(parts map[string][]int32) {
+	for t, ps := range parts {
+		for _, p := range ps {
+			delete(c.pending, topicPartition{t, p})
+		}
+		c.assigned[t] = slices.DeleteFunc(c.assigned[t], func(p int32) bool { return slices.Contains(ps, p) })
+		if len(c.assigned[t]) == 0 {
+			delete(c.assigned, t)
+		}
+	}
+}

@@ -1,0 +1,164 @@
+package kafka
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"engram/model"
+)
+
+// Header names of the trace context (W3C Trace Context).
+const (
+	HeaderTraceparent = "traceparent"
+	HeaderTracestate  = "tracestate"
+)
+
+// Trace is the trace context of one event.
+type Trace struct {
+	TraceID string // context.traceId of the event
+	SpanID  string // context.spanId; empty: 16 zeros
+	State   string // a tracestate to pass through, if any
+}
+
+// TraceOf is the trace context an event carries (its context.traceId and
+// context.spanId); the zero Trace when it has no trace id.
+func TraceOf(e *model.Event) Trace {
+	return Trace{TraceID: e.Context.TraceID, SpanID: e.Context.SpanID}
+}
+
+// Traceparent is the header value the source system builds:
+// 00-<traceId>-<spanId, else 16 zeros>-01; "" without a trace id.
+func (t Trace) Traceparent() string {
+	if t.TraceID == "" {
+		return ""
+	}
+	span := t.SpanID
+	if span == "" {
+		span = strings.Repeat("0", 16)
+	}
+	return "00-" + t.TraceID + "-" + span + "-01"
+}
+
+func (t Trace) headers() []kgo.RecordHeader {
+	tp := t.Traceparent()
+	if tp == "" {
+		return nil
+	}
+	hs := []kgo.RecordHeader{{Key: HeaderTraceparent, Value: []byte(tp)}}
+	if t.State != "" {
+		hs = append(hs, kgo.RecordHeader{Key: HeaderTracestate, Value: []byte(t.State)})
+	}
+	return hs
+}
+
+// Publisher delivers the downstream notifications (the ingest Publisher):
+// each model.Enriched to the enriched topic and each model.Indexed to the
+// indexed topic, keyed by eventId, value = its encoding/json encoding (what
+// the topic files hold, without the newline), gzip, acks=all, idempotent;
+// and a copy of each to the audit topic when one is configured.
+type Publisher struct {
+	c   *Client
+	now func() time.Time
+}
+
+// NewPublisher connects a publisher (lazily: see Client.Check).
+func NewPublisher(cfg Config) (*Publisher, error) {
+	c, err := New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &Publisher{c: c, now: time.Now}, nil
+}
+
+// Client is the publisher's connection, for Check and the admin calls.
+func (p *Publisher) Client() *Client { return p.c }
+
+// Publish produces the notifications of a batch and returns once the broker
+// has acknowledged all of them (and their audit copies), or with an error
+// after at most the delivery timeout. No traceparent headers: see
+// PublishTraced.
+func (p *Publisher) Publish(ctx context.Context, enriched []model.Enriched, indexed []model.Indexed) error {
+	return p.PublishTraced(ctx, enriched, indexed, nil)
+}
+
+// PublishTraced is Publish with the trace context of the events, by
+// eventId (model.Enriched does not carry it: build the map with TraceOf
+// from the events of the batch). An enriched notification whose event has
+// a trace id gets the traceparent header (and tracestate when set), as the
+// source system does; indexed notifications get none.
+func (p *Publisher) PublishTraced(ctx context.Context, enriched []model.Enriched, indexed []model.Indexed, traces map[string]Trace) error {
+	topics := p.c.cfg.Topics
+	krs := make([]*kgo.Record, 0, 2*(len(enriched)+len(indexed)))
+	for _, e := range enriched {
+		kr, err := record(topics.Enriched, e.EventID, e, traces[e.EventID].headers())
+		if err != nil {
+			return err
+		}
+		krs = append(krs, kr)
+	}
+	for _, ix := range indexed {
+		kr, err := record(topics.Indexed, ix.EventID, ix, nil)
+		if err != nil {
+			return err
+		}
+		krs = append(krs, kr)
+	}
+	krs, err := p.c.withAudit(krs, p.now())
+	if err != nil {
+		return err
+	}
+	return p.c.produce(ctx, krs)
+}
+
+// Close closes the connection.
+func (p *Publisher) Close() error { return p.c.Close() }
+
+func record(topic, key string, v any, headers []kgo.RecordHeader) (*kgo.Record, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("kafka: encode %s payload of %s: %w", topic, key, err)
+	}
+	return &kgo.Record{Topic: topic, Key: []byte(key), Value: b, Headers: headers}, nil
+}
+
+// AuditRecord is the value of an audit mirror record.
+type AuditRecord struct {
+	OriginalTopic string          `json:"originalTopic"`
+	Payload       json.RawMessage `json:"payload"`
+	Timestamp     string          `json:"timestamp"` // ISO-8601, UTC, milliseconds
+}
+
+// auditTime is the audit timestamp format (JavaScript's toISOString).
+const auditTime = "2006-01-02T15:04:05.000Z"
+
+// withAudit appends a copy of each record to the audit topic, when one is
+// configured: same key and headers, value {"originalTopic", "payload",
+// "timestamp"} (payload: the JSON value as is; a value that is not JSON, as
+// a JSON string). The originals get the same timestamp.
+func (c *Client) withAudit(krs []*kgo.Record, now time.Time) ([]*kgo.Record, error) {
+	if c.cfg.Topics.Audit == "" {
+		return krs, nil
+	}
+	now = now.UTC().Truncate(time.Millisecond)
+	ts := now.Format(auditTime)
+	n := len(krs)
+	for _, kr := range krs[:n] {
+		kr.Timestamp = now
+		payload := json.RawMessage(kr.Value)
+		if !json.Valid(kr.Value) {
+			// A rejected raw record need not be JSON: mirror it as a string.
+			payload, _ = json.Marshal(string(kr.Value))
+		}
+		v, err := json.Marshal(AuditRecord{OriginalTopic: kr.Topic, Payload: payload, Timestamp: ts})
+		if err != nil {
+			return nil, fmt.Errorf("kafka: encode audit record of %s: %w", kr.Key, err)
+		}
+		krs = append(krs, &kgo.Record{Topic: c.cfg.Topics.Audit, Key: kr.Key, Value: v, Headers: kr.Headers, Timestamp: now})
+	}
+	return krs, nil
+}
