@@ -48,7 +48,7 @@ type ReindexSummary struct {
 	// Announced counts the created documents announced; Unannounced those
 	// whose notifications stay held in the outbox for the next run.
 	Announced, Unannounced int
-	ResumedAfter                            string
+	ResumedAfter           string
 	// CheckpointAfter is the key the checkpoint file ends at when Reindex
 	// returns, "" when there is none: where a re-run would resume.
 	CheckpointAfter string
