@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"engram/backend/dirarchive"
+	"engram/backend/kafka"
 	"engram/backend/osindex"
 	"engram/backend/s3archive"
 	"engram/backend/sqliteindex"
@@ -39,13 +40,17 @@ type indexStore interface {
 // (directory or S3) and the index (SQLite or OpenSearch). Notifications go
 // to the data directory's topic files.
 type backends struct {
-	data     string
-	archive  archiveStore
-	index    indexStore
-	topics   *publish.Topics
-	outbox   *ingest.Outbox
-	embedder ingest.Embedder
-	closers  []func() error
+	data    string
+	archive archiveStore
+	index   indexStore
+	// publisher takes the notifications: Kafka when kafka.brokers is set
+	// (kafkaCfg), else the topic files of the data directory (topics).
+	publisher ingest.Publisher
+	topics    *publish.Topics
+	kafkaCfg  *kafka.Config
+	outbox    *ingest.Outbox
+	embedder  ingest.Embedder
+	closers   []func() error
 }
 
 func (b *backends) Close() error {
@@ -72,7 +77,7 @@ const (
 // its notifications, its journal and the decoding every command shares.
 func (b *backends) pipeline() ingest.Config {
 	return ingest.Config{
-		Archive: b.archive, Index: b.index, Publisher: b.topics, Embedder: b.embedder,
+		Archive: b.archive, Index: b.index, Publisher: b.publisher, Embedder: b.embedder,
 		Decode: decodeOptions(), Journal: ingest.OpenJournal(filepath.Join(b.data, journalFile)),
 		Outbox: b.outbox,
 	}
@@ -94,15 +99,36 @@ func openBackends(ctx context.Context, conf *resolved, e *env) (*backends, error
 		b.Close()
 		return nil, err
 	}
-	t, err := publish.OpenTopics(filepath.Join(b.data, "topics"))
-	if err != nil {
+	if err := b.openPublisher(ctx, conf); err != nil {
 		b.Close()
 		return nil, err
 	}
-	b.topics = t
 	b.outbox = ingest.OpenOutbox(filepath.Join(b.data, outboxFile))
-	b.closers = append(b.closers, t.Close, b.outbox.Close)
+	b.closers = append(b.closers, b.outbox.Close)
 	return b, nil
+}
+
+func (b *backends) openPublisher(ctx context.Context, conf *resolved) error {
+	kcfg, ok, err := kafkaConfig(conf)
+	if err != nil {
+		return err
+	}
+	if ok {
+		p, err := openKafkaPublisher(ctx, kcfg, conf)
+		if err != nil {
+			return err
+		}
+		b.publisher, b.kafkaCfg = p, &kcfg
+		b.closers = append(b.closers, p.Close)
+		return nil
+	}
+	t, err := publish.OpenTopics(filepath.Join(b.data, "topics"))
+	if err != nil {
+		return err
+	}
+	b.publisher, b.topics = t, t
+	b.closers = append(b.closers, t.Close)
+	return nil
 }
 
 func (b *backends) openArchive(ctx context.Context, conf *resolved, e *env) error {

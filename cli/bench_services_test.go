@@ -127,7 +127,7 @@ func pipelineRate(b *testing.B, a map[string]string, p *prepared, workers int) f
 	}
 	defer st.Close()
 	defer httpDo(http.MethodDelete, a["os"]+"/"+name, nil)
-	pl, _ := ingest.New(ingest.Config{Archive: st.archive, Index: st.index, Publisher: st.topics, Embedder: st.embedder, Workers: workers, BatchSize: 500})
+	pl, _ := ingest.New(ingest.Config{Archive: st.archive, Index: st.index, Publisher: st.publisher, Embedder: st.embedder, Workers: workers, BatchSize: 500})
 	items := make(chan ingest.Item, len(p.items))
 	for i, raw := range p.items {
 		items <- ingest.Item{Src: ingest.Source{File: "bench", Line: i + 1}, Data: raw}

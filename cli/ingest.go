@@ -212,9 +212,7 @@ func recoverPending(ctx context.Context, e *env, p *ingest.Pipeline, j *ingest.J
 
 // announceHeld publishes what an earlier run left held in st's outbox.
 func announceHeld(ctx context.Context, e *env, st *backends) error {
-	n, err := st.outbox.Announce(ctx, st.index, func(en []model.Enriched, ix []model.Indexed) error {
-		return st.topics.Publish(ctx, en, ix)
-	})
+	n, err := st.outbox.Announce(ctx, st.index, func(as []ingest.Announcement) error { return st.publisher.Publish(ctx, as) })
 	reportAnnounced(e, n)
 	return err
 }

@@ -60,7 +60,7 @@ func runReindex(ctx context.Context, e *env, args []string) error {
 		if err := announceHeld(ctx, e, st); err != nil {
 			return err
 		}
-		cfg.Publisher, cfg.Outbox = st.topics, st.outbox
+		cfg.Publisher, cfg.Outbox = st.publisher, st.outbox
 	}
 	cfg.Notice = func(msg string) { fmt.Fprintln(e.stderr, "engram: "+safeLine(msg)) }
 	cfg.Progress = func(s ingest.ReindexSummary) {

@@ -161,8 +161,12 @@ func printVerify(e *env, r *verify.Report, asJSON bool, where string) {
 	}
 }
 
-// topicSources are the notification topics of b, as verify reads them.
+// topicSources are the notification topics of b, as verify reads them:
+// the Kafka topics when notifications go to Kafka, else the topic files.
 func (b *backends) topicSources() []verify.TopicSource {
+	if b.kafkaCfg != nil {
+		return kafkaTopicSources(*b.kafkaCfg)
+	}
 	dir := b.topics.Dir()
 	var out []verify.TopicSource
 	for _, name := range []string{model.TopicEnriched, model.TopicIndexed} {

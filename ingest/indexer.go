@@ -162,7 +162,10 @@ func (p *Pipeline) hold(batch []*work) error {
 }
 
 func (p *Pipeline) announcement(ev *model.Event) Announcement {
-	return Announcement{model.NewEnriched(ev), model.NewIndexed(ev, p.cfg.Index.Name())}
+	return Announcement{
+		Enriched: model.NewEnriched(ev), Indexed: model.NewIndexed(ev, p.cfg.Index.Name()),
+		TraceID: ev.Context.TraceID, SpanID: ev.Context.SpanID,
+	}
 }
 
 // release lets go of the batch's held notifications, but for those of events

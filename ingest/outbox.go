@@ -15,10 +15,15 @@ import (
 	"engram/model"
 )
 
-// Announcement is the two notifications of one indexed event.
+// Announcement is the two notifications of one indexed event, and the
+// trace context they carry (the event's own context.traceId and spanId, as
+// the source system attaches them; empty when it has none).
 type Announcement struct {
-	Enriched model.Enriched `json:"enriched"`
-	Indexed  model.Indexed  `json:"indexed"`
+	Enriched   model.Enriched `json:"enriched"`
+	Indexed    model.Indexed  `json:"indexed"`
+	TraceID    string         `json:"traceId,omitempty"`
+	SpanID     string         `json:"spanId,omitempty"`
+	TraceState string         `json:"traceState,omitempty"`
 }
 
 // Outbox makes notifications at-least-once. A batch's announcements are
@@ -247,16 +252,14 @@ func (p *Pipeline) Announce(ctx context.Context) (int, error) {
 	if p.cfg.Outbox == nil || p.cfg.Publisher == nil || p.cfg.DryRun {
 		return 0, nil
 	}
-	return p.cfg.Outbox.Announce(ctx, p.cfg.Index, func(e []model.Enriched, i []model.Indexed) error {
-		return p.retry(ctx, StagePublish, func() error { return p.cfg.Publisher.Publish(ctx, e, i) })
-	})
+	return p.cfg.Outbox.Announce(ctx, p.cfg.Index, func(as []Announcement) error { return p.publishAnnouncements(ctx, as) })
 }
 
 // Announce publishes, through publish, what an earlier run held and never
 // released, for the events ix holds (an event held but not indexed was
 // never committed, and is not announced), and keeps only what could not be
 // published. It returns how many were announced.
-func (o *Outbox) Announce(ctx context.Context, ix Index, publish func([]model.Enriched, []model.Indexed) error) (int, error) {
+func (o *Outbox) Announce(ctx context.Context, ix Index, publish func([]Announcement) error) (int, error) {
 	pending, err := o.Pending()
 	if err != nil || len(pending) == 0 {
 		return 0, err
@@ -269,7 +272,7 @@ func (o *Outbox) Announce(ctx context.Context, ix Index, publish func([]model.En
 	n := 0
 	for i := 0; i < len(due); i += batch {
 		part := due[i:min(i+batch, len(due))]
-		if err := publish(split(part)); err != nil {
+		if err := publish(part); err != nil {
 			return n, errors.Join(fmt.Errorf("announcing %d held notifications: %w", len(due)-n, err), o.Keep(due[i:]))
 		}
 		n += len(part)
@@ -298,18 +301,7 @@ func indexed(ctx context.Context, ix Index, as []Announcement) ([]Announcement, 
 	return due, nil
 }
 
-// split is the payloads of as, as a Publisher takes them.
-func split(as []Announcement) ([]model.Enriched, []model.Indexed) {
-	enriched := make([]model.Enriched, len(as))
-	indexed := make([]model.Indexed, len(as))
-	for i, a := range as {
-		enriched[i], indexed[i] = a.Enriched, a.Indexed
-	}
-	return enriched, indexed
-}
-
 // publishAnnouncements publishes as, retrying transient failures.
 func (p *Pipeline) publishAnnouncements(ctx context.Context, as []Announcement) error {
-	e, i := split(as)
-	return p.retry(ctx, StagePublish, func() error { return p.cfg.Publisher.Publish(ctx, e, i) })
+	return p.retry(ctx, StagePublish, func() error { return p.cfg.Publisher.Publish(ctx, as) })
 }

@@ -23,14 +23,16 @@ type recorder struct {
 	indexed  []model.Indexed
 }
 
-func (r *recorder) Publish(_ context.Context, e []model.Enriched, i []model.Indexed) error {
+func (r *recorder) Publish(_ context.Context, as []ingest.Announcement) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.err != nil {
 		return r.err
 	}
-	r.enriched = append(r.enriched, e...)
-	r.indexed = append(r.indexed, i...)
+	for _, a := range as {
+		r.enriched = append(r.enriched, a.Enriched)
+		r.indexed = append(r.indexed, a.Indexed)
+	}
 	return nil
 }
 

@@ -180,7 +180,7 @@ func (r *reindexer) batch(ctx context.Context, keys []string) error {
 
 func docAnnouncement(d *model.IndexDoc, index string) Announcement {
 	e, i := d.Notifications(index)
-	return Announcement{e, i}
+	return Announcement{Enriched: e, Indexed: i, TraceID: d.TraceID}
 }
 
 // hold puts the announcements of a batch's documents in the outbox before
@@ -212,8 +212,7 @@ func (r *reindexer) announce(ctx context.Context, batch []*model.IndexDoc, resul
 		}
 	}
 	if len(created) > 0 {
-		e, i := split(created)
-		if err := r.cfg.Publisher.Publish(ctx, e, i); err != nil {
+		if err := r.cfg.Publisher.Publish(ctx, created); err != nil {
 			r.sum.Unannounced += len(created)
 			r.note("notifications", fmt.Errorf("%w; held in %s for the next run", err, r.cfg.Outbox.Path()))
 		} else {

@@ -74,8 +74,10 @@ type Index interface {
 
 // Publisher delivers the downstream notifications of a batch of events that
 // were archived and newly indexed.
+// Publish returns once every notification is taken (acknowledged by the
+// broker, or written): only then do they count as announced.
 type Publisher interface {
-	Publish(ctx context.Context, enriched []model.Enriched, indexed []model.Indexed) error
+	Publish(ctx context.Context, as []Announcement) error
 	Close() error
 }
 

@@ -54,7 +54,7 @@ func TestCheckMissingTopic(t *testing.T) {
 	}
 	defer p.Close()
 	start := time.Now()
-	err = p.Publish(ctx, []model.Enriched{{EventID: "e1", Tags: []string{}}}, []model.Indexed{{EventID: "e1"}})
+	err = p.PublishPayloads(ctx, []model.Enriched{{EventID: "e1", Tags: []string{}}}, []model.Indexed{{EventID: "e1"}})
 	if !IsProblem(err, ProblemMissingTopic) || !strings.Contains(err.Error(), cfg.Topics.Indexed) {
 		t.Fatalf("Publish to a missing topic: %v", err)
 	}
@@ -103,7 +103,7 @@ func TestUnreachableBroker(t *testing.T) {
 	}
 	defer p.Close()
 	start = time.Now()
-	err = p.Publish(ctx, []model.Enriched{{EventID: "e1", Tags: []string{}}}, nil)
+	err = p.PublishPayloads(ctx, []model.Enriched{{EventID: "e1", Tags: []string{}}}, nil)
 	if err == nil {
 		t.Fatal("Publish to an unreachable broker succeeded")
 	}

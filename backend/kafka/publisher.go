@@ -9,6 +9,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"engram/ingest"
 	"engram/model"
 )
 
@@ -78,11 +79,25 @@ func NewPublisher(cfg Config) (*Publisher, error) {
 // Client is the publisher's connection, for Check and the admin calls.
 func (p *Publisher) Client() *Client { return p.c }
 
-// Publish produces the notifications of a batch and returns once the broker
-// has acknowledged all of them (and their audit copies), or with an error
-// after at most the delivery timeout. No traceparent headers: see
-// PublishTraced.
-func (p *Publisher) Publish(ctx context.Context, enriched []model.Enriched, indexed []model.Indexed) error {
+// Publish is the ingest Publisher: it produces the notifications of a batch
+// with the trace context of each event, and returns once the broker has
+// acknowledged all of them (and their audit copies), or with an error after
+// at most the delivery timeout.
+func (p *Publisher) Publish(ctx context.Context, as []ingest.Announcement) error {
+	enriched := make([]model.Enriched, len(as))
+	indexed := make([]model.Indexed, len(as))
+	traces := make(map[string]Trace, len(as))
+	for i, a := range as {
+		enriched[i], indexed[i] = a.Enriched, a.Indexed
+		if a.TraceID != "" {
+			traces[a.Enriched.EventID] = Trace{TraceID: a.TraceID, SpanID: a.SpanID, State: a.TraceState}
+		}
+	}
+	return p.PublishTraced(ctx, enriched, indexed, traces)
+}
+
+// PublishPayloads is Publish of bare payloads, without traceparent headers.
+func (p *Publisher) PublishPayloads(ctx context.Context, enriched []model.Enriched, indexed []model.Indexed) error {
 	return p.PublishTraced(ctx, enriched, indexed, nil)
 }
 

@@ -9,15 +9,11 @@ import (
 	"testing"
 	"time"
 
+	"engram/ingest"
 	"engram/model"
 )
 
-// Publisher is an ingest.Publisher (the interface is restated here, so
-// this package does not depend on ingest).
-var _ interface {
-	Publish(ctx context.Context, enriched []model.Enriched, indexed []model.Indexed) error
-	Close() error
-} = (*Publisher)(nil)
+var _ ingest.Publisher = (*Publisher)(nil)
 
 func TestPublishReadBack(t *testing.T) {
 	t.Parallel()
@@ -155,7 +151,7 @@ func TestPublishWithoutAuditMirror(t *testing.T) {
 	defer p.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := p.Publish(ctx, []model.Enriched{{EventID: "e", Tags: []string{}}}, []model.Indexed{{EventID: "e"}}); err != nil {
+	if err := p.PublishPayloads(ctx, []model.Enriched{{EventID: "e", Tags: []string{}}}, []model.Indexed{{EventID: "e"}}); err != nil {
 		t.Fatal(err)
 	}
 	ends, err := p.Client().EndOffsets(ctx, cfg.Topics.Enriched, cfg.Topics.Indexed, cfg.Topics.Audit)

@@ -53,12 +53,12 @@ func OpenTopics(dir string) (*Topics, error) {
 // short (a full disk) is taken back, so the file never holds one. A retry
 // after an error may announce the enriched notifications twice, as
 // at-least-once allows.
-func (t *Topics) Publish(_ context.Context, enriched []model.Enriched, indexed []model.Indexed) error {
-	eb, err := jsonLines(enriched)
+func (t *Topics) Publish(_ context.Context, as []ingest.Announcement) error {
+	eb, err := jsonLines(as, func(a ingest.Announcement) any { return a.Enriched })
 	if err != nil {
 		return err
 	}
-	ib, err := jsonLines(indexed)
+	ib, err := jsonLines(as, func(a ingest.Announcement) any { return a.Indexed })
 	if err != nil {
 		return err
 	}
@@ -73,11 +73,11 @@ func (t *Topics) Publish(_ context.Context, enriched []model.Enriched, indexed [
 	return nil
 }
 
-func jsonLines[T any](vs []T) ([]byte, error) {
+func jsonLines(as []ingest.Announcement, payload func(ingest.Announcement) any) ([]byte, error) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
-	for _, v := range vs {
-		if err := enc.Encode(v); err != nil {
+	for _, a := range as {
+		if err := enc.Encode(payload(a)); err != nil {
 			return nil, err
 		}
 	}

@@ -1,0 +1,96 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"engram/backend/kafka"
+	"engram/query/verify"
+)
+
+// kafkaConfig is the Kafka configuration of conf; ok is false when no
+// brokers are configured (the embedded default: topic files).
+func kafkaConfig(conf *resolved) (cfg kafka.Config, ok bool, err error) {
+	for b := range strings.SplitSeq(conf.get("kafka.brokers"), ",") {
+		if b = strings.TrimSpace(b); b != "" {
+			cfg.Brokers = append(cfg.Brokers, b)
+		}
+	}
+	if len(cfg.Brokers) == 0 {
+		return cfg, false, nil
+	}
+	cfg.ClientID, cfg.Group = conf.get("kafka.client_id"), conf.get("kafka.group")
+	cfg.Topics = kafka.Topics{
+		Raw: conf.get("kafka.topic_raw"), Enriched: conf.get("kafka.topic_enriched"), Indexed: conf.get("kafka.topic_indexed"),
+		Audit: conf.get("kafka.topic_audit"), Rejected: conf.get("kafka.topic_rejected"),
+	}
+	proto := conf.get("kafka.security_protocol")
+	cfg.TLS = kafka.TLS{
+		Enabled: conf.bool("kafka.tls") || proto == "SSL" || proto == "SASL_SSL",
+		CAFile:  conf.get("kafka.ca_file"), CAPEM: conf.get("kafka.ca_pem"),
+		CertFile: conf.get("kafka.cert_file"), CertPEM: conf.get("kafka.cert_pem"),
+		KeyFile: conf.get("kafka.key_file"), KeyPEM: conf.get("kafka.key_pem"),
+	}
+	cfg.SASL = kafka.SASL{Mechanism: conf.get("kafka.sasl_mechanism"), User: conf.get("kafka.sasl_username"), Password: conf.get("kafka.sasl_password")}
+	if strings.HasPrefix(proto, "SASL_") && cfg.SASL.Mechanism == "" {
+		return cfg, true, errors.New("kafka.security_protocol " + proto + " needs kafka.sasl_mechanism (KAFKA_SASL_MECHANISM)")
+	}
+	cfg = cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		return cfg, true, errors.New(conf.redact(err.Error()))
+	}
+	return cfg, true, nil
+}
+
+// kafkaCheckTimeout bounds the start-up check of the brokers and topics.
+const kafkaCheckTimeout = 15 * time.Second
+
+// openKafkaPublisher connects the notifications to Kafka and checks, once,
+// that the brokers answer and the topics exist (engram never creates them
+// in a deployment: engram kafka create-topics does, when asked).
+func openKafkaPublisher(ctx context.Context, cfg kafka.Config, conf *resolved) (*kafka.Publisher, error) {
+	p, err := kafka.NewPublisher(cfg)
+	if err != nil {
+		return nil, errors.New(conf.redact(err.Error()))
+	}
+	ctx, cancel := context.WithTimeout(ctx, kafkaCheckTimeout)
+	defer cancel()
+	topics := []string{cfg.Topics.Enriched, cfg.Topics.Indexed}
+	if cfg.Topics.Audit != "" {
+		topics = append(topics, cfg.Topics.Audit)
+	}
+	if err := p.Client().CheckTopics(ctx, topics...); err != nil {
+		p.Close()
+		return nil, errors.New(conf.redact(err.Error()))
+	}
+	return p, nil
+}
+
+// kafkaTopicSources reads the notification topics for verify.
+func kafkaTopicSources(cfg kafka.Config) []verify.TopicSource {
+	var out []verify.TopicSource
+	for _, name := range []string{cfg.Topics.Enriched, cfg.Topics.Indexed} {
+		out = append(out, verify.TopicSource{Name: name, Scan: func(ctx context.Context, fn func(verify.Notice) error) error {
+			return kafka.Scan(ctx, cfg, name, func(r *kafka.Record) error {
+				n := verify.Notice{Where: fmt.Sprintf("%s[%d]@%d", r.Topic, r.Partition, r.Offset)}
+				var v struct {
+					EventID string `json:"eventId"`
+					Key     string `json:"objectStorageKey"`
+				}
+				switch err := json.Unmarshal(r.Value, &v); {
+				case err != nil:
+					n.Err = errors.New("not a JSON notification")
+				case v.EventID == "" || v.EventID != string(r.Key):
+					n.Err = fmt.Errorf("eventId %q does not match the key %q", v.EventID, r.Key)
+				}
+				n.EventID, n.Key = v.EventID, v.Key
+				return fn(n)
+			})
+		}})
+	}
+	return out
+}
