@@ -59,6 +59,8 @@ func commands() []command {
 			runSimilar, func(e *env) *flag.FlagSet { fs, _ := similarFlags(e); return fs }},
 		{"tail", "[flags] [EXPR]", "print events as they are indexed (only those matching EXPR when given), one JSON line each, until interrupted",
 			runTail, func(e *env) *flag.FlagSet { fs, _ := tailFlags(e); return fs }},
+		{"worker", "[flags]", "consume experience.raw in the consumer group and ingest every message into the configured stores, until interrupted (needs kafka.brokers)",
+			runWorker, func(e *env) *flag.FlagSet { fs, _ := workerFlags(e); return fs }},
 		{"help", "[COMMAND]", "describe engram's commands and their flags", runHelp, nil},
 	}
 }

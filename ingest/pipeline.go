@@ -19,6 +19,9 @@ type Item struct {
 	Data  []byte
 	Event *model.Event
 	Err   error
+	// Ref is the caller's own: it comes back in the item's Trace (the
+	// worker keeps the Kafka record there, to commit or reject it).
+	Ref any
 }
 
 // Config wires a pipeline.
@@ -172,7 +175,7 @@ type work struct {
 
 func (p *Pipeline) worker(ctx context.Context, items <-chan Item, toIndex chan<- *work, finished chan<- *Trace) {
 	for it := range items {
-		w := &work{t: &Trace{Seq: p.seq.Add(1), Src: it.Src, Start: time.Now()}}
+		w := &work{t: &Trace{Seq: p.seq.Add(1), Src: it.Src, Ref: it.Ref, Start: time.Now()}}
 		if ctx.Err() != nil {
 			p.finish(w.t, OutcomeCanceled, ctx.Err())
 			finished <- w.t

@@ -107,6 +107,7 @@ type Trace struct {
 	Input    []byte         // the raw input, kept only when rejected
 	Start    time.Time
 	Total    time.Duration
+	Ref      any // the Item's Ref
 }
 
 // Slowest is the stage that took longest.

@@ -212,3 +212,10 @@ func (c Config) dialCheck(ctx context.Context, broker string) error {
 	}
 	return nil
 }
+
+// Transient says whether the failure may pass by itself (the ingest
+// pipeline retries such failures, and reports them as an outage meanwhile):
+// a broker that cannot be reached or does not answer in time.
+func (e *Error) Transient() bool {
+	return e.Problem == ProblemUnreachable || e.Problem == ProblemTimeout
+}

@@ -1,0 +1,204 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"math"
+	"net"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"engram/backend/kafka"
+	"engram/ingest"
+	"engram/ingest/worker"
+)
+
+type workerOpts struct {
+	common
+	drain time.Duration
+	every time.Duration
+}
+
+func workerFlags(e *env) (*flag.FlagSet, *workerOpts) {
+	o := &workerOpts{}
+	fs := newFlagSet("worker", e)
+	o.common.bind(fs)
+	fs.DurationVar(&o.drain, "drain", 10*time.Second, "on SIGINT/SIGTERM, how long the events in flight may take to finish (the rest are read again by the next worker)")
+	fs.DurationVar(&o.every, "status-every", 10*time.Second, "how often a status line is printed when stderr is not a terminal")
+	return fs, o
+}
+
+// runWorker consumes the raw topic in the consumer group and runs every
+// message through the pipeline into the configured stores, until
+// interrupted.
+func runWorker(ctx context.Context, e *env, args []string) error {
+	fs, o := workerFlags(e)
+	if err := parseNone(fs, args, e); err != nil {
+		return err
+	}
+	conf, err := o.common.resolve(fs, e.getenv)
+	if err != nil {
+		return err
+	}
+	kcfg, ok, err := kafkaConfig(conf)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return errors.New("worker needs Kafka: set kafka.brokers (--kafka-brokers or KAFKA_BROKERS)")
+	}
+	st, err := openBackends(ctx, conf, e)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	cons, err := openConsumer(ctx, kcfg, conf)
+	if err != nil {
+		return err
+	}
+	defer cons.Close()
+	m := worker.NewMetrics()
+	rep := newReporter(e, false, nil)
+	rep.redact = conf.redact
+	cfg := st.pipeline()
+	cfg.Observer, cfg.Transient = workerObserver{rep, m}, transient
+	// A worker outlives outages: transient failures are retried until they
+	// pass or the worker is stopped, never given up on after a budget.
+	cfg.Retry = ingest.RetryPolicy{Attempts: math.MaxInt32, Budget: 100 * 365 * 24 * time.Hour}
+	p, err := ingest.New(cfg)
+	if err != nil {
+		return err
+	}
+	if err := recoverPending(ctx, e, p, cfg.Journal, st.archive); err != nil {
+		return err
+	}
+	if stop, err := serveHealth(conf, m, e); err != nil {
+		return err
+	} else {
+		defer stop()
+	}
+	fmt.Fprintf(e.stderr, "engram worker: group %s on %s (%s), into %s\n", safeLine(kcfg.Group), safeLine(kcfg.Topics.Raw), safeLine(joinComma(kcfg.Brokers)), safeLine(st.describe()))
+	var finished atomic.Int64
+	stopStatus := workerStatus(ctx, e, o.every, kcfg, m, &finished)
+	sum, err := worker.Run(ctx, worker.Config{
+		Pipeline: p, Consumer: cons, Drain: o.drain,
+		Done: func(t *ingest.Trace, _ *kafka.Record) { m.Observe(t); finished.Add(1); rep.done(t) },
+		Logf: func(f string, a ...any) { rep.printErr(fmt.Sprintf(f, a...)) },
+	})
+	stopStatus()
+	fmt.Fprintf(e.stderr, "engram worker: stopped: ingested %d, duplicates %d, rejected %d, failed %d\n", sum.Ingested, sum.Duplicates, sum.Rejected, sum.Failed)
+	return err
+}
+
+func joinComma(ss []string) string {
+	out := ""
+	for i, s := range ss {
+		if i > 0 {
+			out += ","
+		}
+		out += s
+	}
+	return out
+}
+
+// openConsumer joins the group once the raw and rejected topics are known
+// to exist.
+func openConsumer(ctx context.Context, cfg kafka.Config, conf *resolved) (*kafka.Consumer, error) {
+	c, err := kafka.New(cfg)
+	if err != nil {
+		return nil, errors.New(conf.redact(err.Error()))
+	}
+	cctx, cancel := context.WithTimeout(ctx, kafkaCheckTimeout)
+	err = c.CheckTopics(cctx, cfg.Topics.Raw, cfg.Topics.Rejected)
+	cancel()
+	c.Close()
+	if err != nil {
+		return nil, errors.New(conf.redact(err.Error()))
+	}
+	cons, err := kafka.NewConsumer(cfg, kafka.ConsumerOptions{})
+	if err != nil {
+		return nil, errors.New(conf.redact(err.Error()))
+	}
+	return cons, nil
+}
+
+// workerObserver reports outages to the terminal and to /health.
+type workerObserver struct {
+	rep *reporter
+	m   *worker.Metrics
+}
+
+func (w workerObserver) Stage(ingest.StageEvent) {}
+func (w workerObserver) Done(*ingest.Trace)      {}
+func (w workerObserver) Outage(o ingest.Outage) {
+	w.rep.Outage(o)
+	w.m.SetOutage(o.Stage.String() + ": " + w.rep.redact(o.Err.Error()))
+}
+func (w workerObserver) Recovered(s ingest.Stage) { w.rep.Recovered(s); w.m.SetOutage("") }
+
+// serveHealth serves GET /health and GET /metrics when a port is set.
+func serveHealth(conf *resolved, m *worker.Metrics, e *env) (stop func(), err error) {
+	port := conf.get("worker.health_port")
+	if port == "" || conf.bool("worker.disable_health") {
+		return func() {}, nil
+	}
+	addr := net.JoinHostPort(conf.get("worker.health_addr"), port)
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("health server on %s: %w (set HEALTH_PORT to a free port, or DISABLE_HEALTH_SERVER=true)", addr, err)
+	}
+	srv := &http.Server{Handler: m.Handler(), ReadHeaderTimeout: 5 * time.Second}
+	go srv.Serve(ln)
+	fmt.Fprintf(e.stderr, "engram worker: health on http://%s/health, metrics on /metrics\n", ln.Addr())
+	return func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		srv.Shutdown(ctx)
+	}, nil
+}
+
+// workerStatus prints the worker's progress every so often, and keeps the
+// group's lag current for /health and /metrics.
+func workerStatus(ctx context.Context, e *env, every time.Duration, cfg kafka.Config, m *worker.Metrics, finished *atomic.Int64) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		admin, err := kafka.New(cfg)
+		if err != nil {
+			return
+		}
+		defer admin.Close()
+		tick := time.NewTicker(every)
+		defer tick.Stop()
+		last, lastAt := int64(0), time.Now()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			lctx, lcancel := context.WithTimeout(ctx, 5*time.Second)
+			lag, err := admin.GroupLag(lctx, cfg.Group)
+			lcancel()
+			m.SetLag(lag, err)
+			n, now := finished.Load(), time.Now()
+			h := m.Health()
+			fmt.Fprintf(e.stderr, "engram worker: %d finished (%.0f/s), ingested %d, duplicates %d, rejected %d, failed %d, lag %d, %d members%s\n",
+				n, float64(n-last)/now.Sub(lastAt).Seconds(), h.Events["ingested"], h.Events["duplicate"], h.Events["rejected"], h.Events["failed"],
+				h.Lag, h.Members, outageNote(h.Outage))
+			last, lastAt = n, now
+		}
+	}()
+	return func() { cancel(); <-done }
+}
+
+func outageNote(s string) string {
+	if s == "" {
+		return ""
+	}
+	return "; outage: " + safeLine(s)
+}
