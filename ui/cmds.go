@@ -2,7 +2,6 @@ package ui
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -174,33 +173,21 @@ func exportFile(dir, eventID string) string {
 	return filepath.Join(dir, "engram-"+safe+".json")
 }
 
-// export writes the index document and the archived event of doc, in the
-// shape of `engram show`.
+// export writes what `engram show` prints for doc: its index document and
+// its archived event.
 func export(ctx context.Context, ar ingest.ArchiveReader, doc *model.IndexDoc, dir string) tea.Cmd {
 	return func() tea.Msg {
-		out := struct {
-			Index        *model.IndexDoc `json:"index"`
-			Archive      json.RawMessage `json:"archive"`
-			ArchiveError string          `json:"archiveError,omitempty"`
-		}{Index: doc, Archive: json.RawMessage("null")}
-		a, err := query.FetchArchive(ctx, ar, doc, 0)
-		if a != nil && json.Valid(a.Body) {
-			out.Archive = a.Body
-		}
-		if err != nil {
-			out.ArchiveError = err.Error()
-		}
-		b, err := json.MarshalIndent(out, "", "  ")
-		if err != nil {
-			return statusMsg{"export: " + err.Error(), true}
+		out, archErr := query.ShowJSON(ctx, ar, doc)
+		if out == nil {
+			return statusMsg{"export: " + archErr.Error(), true}
 		}
 		path := exportFile(dir, doc.EventID)
-		if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+		if err := os.WriteFile(path, out, 0o644); err != nil {
 			return statusMsg{"export: " + err.Error(), true}
 		}
 		note := ""
-		if out.ArchiveError != "" {
-			note = " (index document only: " + out.ArchiveError + ")"
+		if archErr != nil {
+			note = " (index document only: " + archErr.Error() + ")"
 		}
 		return statusMsg{fmt.Sprintf("exported %s%s", path, note), false}
 	}
