@@ -105,24 +105,23 @@ func (m *Model) followTick() tea.Cmd {
 		}
 		f.busy = true
 		m.followRun++
-		cmds = append(cmds, followRound(m.c.ctx, m.c.Deps.Recorder, *f, m.events, m.followRun))
+		cmds = append(cmds, followRound(m.c.ctx, m.c.Deps.Recorder, f.File, m.events, m.followRun))
 	}
 	return tea.Batch(cmds...)
 }
 
 func (m *Model) onFollowed(msg followedMsg) tea.Cmd {
 	for _, f := range m.followers {
-		if f.file != msg.file {
+		if f.Name != msg.file {
 			continue
 		}
 		f.busy = false
+		f.File = msg.at // on an error, past a skipped line, else unchanged
 		if msg.err != nil {
-			f.offset, f.line = msg.offset, msg.line // past a skipped line, else unchanged
-			return statusCmd("following "+clean(f.file)+": "+errorText(msg.err), true)
+			return statusCmd("following "+clean(f.Name)+": "+errorText(msg.err), true)
 		}
-		f.offset, f.line = msg.offset, msg.line
 		if bad := msg.sum.Rejected + msg.sum.Failed; bad > 0 {
-			return statusCmd(fmt.Sprintf("following %s: %d of %d lines not ingested (see Pipeline)", clean(f.file), bad, msg.sum.Total()), true)
+			return statusCmd(fmt.Sprintf("following %s: %d of %d lines not ingested (see Pipeline)", clean(f.Name), bad, msg.sum.Total()), true)
 		}
 	}
 	return nil

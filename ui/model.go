@@ -7,6 +7,7 @@ import (
 	"charm.land/bubbles/v2/spinner"
 	tea "charm.land/bubbletea/v2"
 
+	"engram/ingest/follow"
 	"engram/themes"
 )
 
@@ -89,7 +90,7 @@ func New(deps Deps, opts Options) *Model {
 		opts.Follow = nil
 	}
 	for _, f := range opts.Follow {
-		m.followers = append(m.followers, &follower{file: f})
+		m.followers = append(m.followers, &follower{File: follow.File{Name: f}})
 	}
 	return m
 }

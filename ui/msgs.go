@@ -4,6 +4,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"engram/ingest"
+	"engram/ingest/follow"
 	"engram/model"
 	"engram/query"
 )
@@ -102,13 +103,12 @@ type recordedMsg struct {
 // followTickMsg: time to look for new lines in the followed files.
 type followTickMsg struct{}
 
-// followedMsg: a followed file was read up to offset.
+// followedMsg: a round on a followed file ended at at.
 type followedMsg struct {
-	file   string
-	offset int64
-	line   int
-	sum    ingest.Summary
-	err    error
+	file string
+	at   follow.File
+	sum  ingest.Summary
+	err  error
 }
 
 // docMsg is one index document looked up by id (to select it).

@@ -1,11 +1,8 @@
 package ui
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -252,27 +249,6 @@ func TestDetailNextPagesPastLoadedRows(t *testing.T) {
 	if got := m.detail.doc.EventID; got != "ev-000439" {
 		t.Fatalf("] stopped on %s, the 50th row, with %d rows loaded and more below (end=%v): %q",
 			got, m.stream.buf.len(), m.stream.buf.end, m.status)
-	}
-}
-
-// Regression: a followed file with one line over 4 MiB stalls the follower for
-// good: every round errors at the same offset, later lines never ingest.
-func TestFollowSkipsLongLine(t *testing.T) {
-	dir := t.TempDir()
-	name := filepath.Join(dir, "f.jsonl")
-	long := strings.Repeat("x", followChunk+10)
-	os.WriteFile(name, []byte(long+"\n{\"ok\":1}\n"), 0o644)
-	f := follower{file: name}
-	msg := followRound(context.Background(), nil, f, nil, 1)().(followedMsg)
-	if msg.err == nil || !strings.Contains(msg.err.Error(), "skipped a line") {
-		t.Fatalf("the long line was not reported as skipped: %v", msg.err)
-	}
-	if want := int64(len(long) + 1); msg.offset != want || msg.line != 1 {
-		t.Fatalf("follower at offset %d line %d, want %d and 1 (just past the long line)", msg.offset, msg.line, want)
-	}
-	chunk, _, err := readAppended(name, msg.offset)
-	if err != nil || string(chunk) != "{\"ok\":1}\n" {
-		t.Fatalf("the next round reads %q, %v; want the line after the long one", chunk, err)
 	}
 }
 
