@@ -1,7 +1,6 @@
 package ui
 
 import (
-	"engram/ingest"
 	"fmt"
 	"strings"
 	"time"
@@ -9,6 +8,7 @@ import (
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"engram/ingest"
 	"engram/model"
 )
 
