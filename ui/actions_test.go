@@ -138,7 +138,7 @@ func TestFollowFile(t *testing.T) {
 	o.Follow = []string{file}
 	m := newTestModel(t, d, o, 100, 30)
 	send(t, m, followTickMsg{})
-	if n, _ := r.Count(m.c.ctx); n != 2 {
+	if n, _ := r.Count(m.c.Ctx); n != 2 {
 		t.Fatalf("%d docs after following, want 2", n)
 	}
 	f, _ := os.OpenFile(file, os.O_APPEND|os.O_WRONLY, 0)
@@ -147,7 +147,7 @@ func TestFollowFile(t *testing.T) {
 	f.WriteString("{\"eventId\": \"bad\"}\n{\"partial\":")
 	f.Close()
 	send(t, m, followTickMsg{})
-	if n, _ := r.Count(m.c.ctx); n != 3 {
+	if n, _ := r.Count(m.c.Ctx); n != 3 {
 		t.Fatalf("%d docs after the append, want 3", n)
 	}
 	mustContain(t, screen(m), "1 of 2 lines not ingested")

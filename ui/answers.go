@@ -5,7 +5,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"engram/ingest"
+	"engram/ui/uikit"
 )
 
 // onAnswer routes the answers of commands to the views that asked.
@@ -18,18 +18,18 @@ func (m *Model) onAnswer(msg tea.Msg) tea.Cmd {
 	case tailMsg:
 		m.newSeen += msg.seen
 		return m.stream.Update(msg)
-	case countMsg:
-		if msg.err != nil {
-			return statusCmd("counting documents: "+errorText(msg.err), true)
+	case uikit.CountMsg:
+		if msg.Err != nil {
+			return uikit.StatusCmd("counting documents: "+uikit.ErrorText(msg.Err), true)
 		}
-		m.count, m.countKnown = msg.n, true
+		m.count, m.countKnown = msg.N, true
 	case archiveMsg:
 		return m.detail.Update(msg)
 	case turnsMsg, chainMsg:
 		return m.turns.Update(msg)
-	case pipeMsg:
+	case uikit.PipeMsg:
 		m.pipeline.onPipe(msg)
-		if msg.record {
+		if msg.Record {
 			m.record.Update(msg)
 		}
 		return m.listen()
@@ -39,21 +39,21 @@ func (m *Model) onAnswer(msg tea.Msg) tea.Cmd {
 		return m.followTick()
 	case followedMsg:
 		return m.onFollowed(msg)
-	case openDetailMsg:
+	case uikit.OpenDetailMsg:
 		m.back, m.focus = m.focus, viewDetail
-		return m.detail.open(msg.doc, msg.nav)
+		return m.detail.open(msg.Doc, msg.Nav)
 	case docMsg:
 		if msg.err != nil {
-			return statusCmd("event "+clean(msg.id)+": "+errorText(msg.err), true)
+			return uikit.StatusCmd("event "+uikit.Clean(msg.id)+": "+uikit.ErrorText(msg.err), true)
 		}
 		m.back, m.focus = m.focus, viewDetail
 		return m.detail.open(msg.doc, nil)
 	case seekDoneMsg:
 		return m.afterJump(nil)
-	case statusMsg:
-		m.status, m.statusErr = msg.text, msg.err
-	case observedMsg:
-		m.status, m.statusErr = msg.text, msg.err
+	case uikit.StatusMsg:
+		m.status, m.statusErr = msg.Text, msg.Err
+	case uikit.ObservedMsg:
+		m.status, m.statusErr = msg.Text, msg.Err
 		return m.listen()
 	}
 	return nil
@@ -88,24 +88,24 @@ func (m *Model) onHead(msg headMsg) tea.Cmd {
 func (m *Model) onRecorded(msg recordedMsg) tea.Cmd {
 	if !m.record.onRecorded(msg) {
 		if msg.err != nil {
-			return statusCmd("recording failed: "+errorText(msg.err), true)
+			return uikit.StatusCmd("recording failed: "+uikit.ErrorText(msg.err), true)
 		}
 		return nil
 	}
 	return tea.Batch(m.stream.selectID(msg.id),
-		statusCmd(fmt.Sprintf("recorded %s: selected in the stream", clean(msg.id)), false))
+		uikit.StatusCmd(fmt.Sprintf("recorded %s: selected in the stream", uikit.Clean(msg.id)), false))
 }
 
 // followTick starts a round on every followed file not already in one.
 func (m *Model) followTick() tea.Cmd {
-	cmds := []tea.Cmd{m.c.after(m.c.Opts.Poll, followTickMsg{})}
+	cmds := []tea.Cmd{m.c.After(m.c.Opts.Poll, followTickMsg{})}
 	for _, f := range m.followers {
 		if f.busy {
 			continue
 		}
 		f.busy = true
 		m.followRun++
-		cmds = append(cmds, followRound(m.c.ctx, m.c.Deps.Recorder, f.File, m.events, m.followRun))
+		cmds = append(cmds, followRound(m.c.Ctx, m.c.Deps.Recorder, f.File, m.events, m.followRun))
 	}
 	return tea.Batch(cmds...)
 }
@@ -118,13 +118,11 @@ func (m *Model) onFollowed(msg followedMsg) tea.Cmd {
 		f.busy = false
 		f.File = msg.at // on an error, past a skipped line, else unchanged
 		if msg.err != nil {
-			return statusCmd("following "+clean(f.Name)+": "+errorText(msg.err), true)
+			return uikit.StatusCmd("following "+uikit.Clean(f.Name)+": "+uikit.ErrorText(msg.err), true)
 		}
 		if bad := msg.sum.Rejected + msg.sum.Failed; bad > 0 {
-			return statusCmd(fmt.Sprintf("following %s: %d of %d lines not ingested (see Pipeline)", clean(f.Name), bad, msg.sum.Total()), true)
+			return uikit.StatusCmd(fmt.Sprintf("following %s: %d of %d lines not ingested (see Pipeline)", uikit.Clean(f.Name), bad, msg.sum.Total()), true)
 		}
 	}
 	return nil
 }
-
-var _ ingest.Observer = chanObserver{}

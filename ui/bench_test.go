@@ -16,6 +16,7 @@ import (
 	"engram/model"
 	"engram/query"
 	"engram/query/sqlite"
+	"engram/ui/uikit"
 )
 
 // synthReader is a listing of n documents made on demand, so a million of
@@ -273,7 +274,7 @@ func TestKeyLatencyMillionDocsSQLite(t *testing.T) {
 	sort.Slice(loads, func(i, j int) bool { return loads[i] < loads[j] })
 	p99 := times[len(times)*99/100]
 	t.Logf("160x48 over %s docs: %d frames, p50 %v, p99 %v, max %v; %d page loads off the UI goroutine, p50 %v, max %v",
-		thousands(m.count), len(times), times[len(times)/2], p99, times[len(times)-1],
+		uikit.Thousands(m.count), len(times), times[len(times)/2], p99, times[len(times)-1],
 		len(loads), loads[len(loads)/2], loads[len(loads)-1])
 	if p99 > 16*time.Millisecond && !raceEnabled {
 		t.Errorf("p99 %v over 16ms", p99)

@@ -9,12 +9,13 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"engram/model"
+	"engram/ui/uikit"
 )
 
 // chainView is one turn as its causal chain: observation → action →
 // outcome, each step with its key fields.
 type chainView struct {
-	c             *Common
+	c             *uikit.Common
 	open, loading bool
 	key           string
 	docs          []*model.IndexDoc
@@ -27,9 +28,9 @@ type chainView struct {
 // to the next.
 const stepH = 4
 
-var _ navigator = (*chainView)(nil)
+var _ uikit.Navigator = (*chainView)(nil)
 
-func newChainView(c *Common) *chainView { return &chainView{c: c} }
+func newChainView(c *uikit.Common) *chainView { return &chainView{c: c} }
 
 func (v *chainView) SetSize(w, h int) { v.w, v.h = w, h; v.scroll() }
 
@@ -39,7 +40,7 @@ func (v *chainView) visible() int { return max(1, (v.h-2)/stepH) }
 func (v *chainView) load(key string) tea.Cmd {
 	v.open, v.loading, v.key = true, true, key
 	v.docs, v.err, v.sel, v.top = nil, nil, 0, 0
-	return loadChain(v.c.ctx, v.c.Deps.Reader, key)
+	return loadChain(v.c.Ctx, v.c.Deps.Reader, key)
 }
 
 func (v *chainView) onChain(msg chainMsg) tea.Cmd {
@@ -62,22 +63,22 @@ func (v *chainView) Update(msg tea.Msg) tea.Cmd {
 	}
 	km := v.c.Keys
 	switch {
-	case is(k, km.Up):
+	case key.Matches(k, km.Up):
 		v.move(-1)
-	case is(k, km.Down):
+	case key.Matches(k, km.Down):
 		v.move(1)
-	case is(k, km.PageUp):
+	case key.Matches(k, km.PageUp):
 		v.move(-v.visible())
-	case is(k, km.PageDown):
+	case key.Matches(k, km.PageDown):
 		v.move(v.visible())
-	case is(k, km.Home):
+	case key.Matches(k, km.Home):
 		v.move(-len(v.docs))
-	case is(k, km.End):
+	case key.Matches(k, km.End):
 		v.move(len(v.docs))
-	case is(k, km.Enter):
+	case key.Matches(k, km.Enter):
 		if v.sel < len(v.docs) {
 			d := v.docs[v.sel]
-			return func() tea.Msg { return openDetailMsg{doc: d, nav: v} }
+			return func() tea.Msg { return uikit.OpenDetailMsg{Doc: d, Nav: v} }
 		}
 	}
 	return nil
@@ -98,8 +99,8 @@ func (v *chainView) scroll() {
 	v.top = max(0, v.top)
 }
 
-// step moves through the chain for the detail view.
-func (v *chainView) step(from string, delta int) (*model.IndexDoc, tea.Cmd) {
+// Step moves through the chain for the detail view.
+func (v *chainView) Step(from string, delta int) (*model.IndexDoc, tea.Cmd) {
 	for i, d := range v.docs {
 		if d.EventID == from {
 			j := i + delta
@@ -117,13 +118,13 @@ func (v *chainView) step(from string, delta int) (*model.IndexDoc, tea.Cmd) {
 // View draws the turn's title and its steps joined by arrows.
 func (v *chainView) View() string {
 	st := v.c.Styles
-	title := " " + st.Title.Render("turn "+clean(v.key))
+	title := " " + st.Title.Render("turn "+uikit.Clean(v.key))
 	var body []string
 	switch {
 	case v.loading:
-		body = []string{" " + v.c.spin.View() + st.Muted.Render(" loading the turn…")}
+		body = []string{" " + v.c.Spin.View() + st.Muted.Render(" loading the turn…")}
 	case v.err != nil:
-		body = []string{" " + st.Error.Render("✗ "+errorText(v.err))}
+		body = []string{" " + st.Error.Render("✗ "+uikit.ErrorText(v.err))}
 	case len(v.docs) == 0:
 		body = []string{st.Muted.Render(" this turn has no events")}
 	default:
@@ -132,7 +133,7 @@ func (v *chainView) View() string {
 			body = append(body, v.stepLines(i)...)
 		}
 	}
-	return padLines(title+"\n\n"+strings.Join(body, "\n"), v.w, v.h)
+	return uikit.PadLines(title+"\n\n"+strings.Join(body, "\n"), v.w, v.h)
 }
 
 // chainPhases summarises the chain: "observation → action → outcome".
@@ -159,26 +160,26 @@ func (v *chainView) stepLines(i int) []string {
 	if t, err := time.Parse(time.RFC3339Nano, ts); err == nil {
 		ts = t.In(v.c.Opts.Location).Format("15:04:05.000")
 	}
-	head := fmt.Sprintf("%s %-11s %s", phaseGlyph(ph), ph, clean(d.EventType))
-	headLine := gut + st.Phase[ph].Render(head) + "  " + st.Muted.Render(clean(ts)+"  "+clean(d.EventID))
+	head := fmt.Sprintf("%s %-11s %s", uikit.PhaseGlyph(ph), ph, uikit.Clean(d.EventType))
+	headLine := gut + st.Phase[ph].Render(head) + "  " + st.Muted.Render(uikit.Clean(ts)+"  "+uikit.Clean(d.EventID))
 	if i == v.sel {
-		headLine = gut + st.Selected.Render(head) + "  " + st.Muted.Render(clean(ts)+"  "+clean(d.EventID))
+		headLine = gut + st.Selected.Render(head) + "  " + st.Muted.Render(uikit.Clean(ts)+"  "+uikit.Clean(d.EventID))
 	}
-	summary := "    " + trunc(clean(d.Summary), v.w-6)
+	summary := "    " + uikit.Trunc(uikit.Clean(d.Summary), v.w-6)
 	var facts []string
 	if d.AgentID != "" {
-		facts = append(facts, "agent "+clean(d.AgentID))
+		facts = append(facts, "agent "+uikit.Clean(d.AgentID))
 	}
 	if d.Tool != "" {
-		facts = append(facts, "tool "+clean(d.Tool))
+		facts = append(facts, "tool "+uikit.Clean(d.Tool))
 	}
 	if d.Success != nil {
-		facts = append(facts, successStyle(st, d.Success).Render(successMark(d.Success)))
+		facts = append(facts, uikit.SuccessStyle(st, d.Success).Render(uikit.SuccessMark(d.Success)))
 	}
 	if d.LatencyMs != nil {
-		facts = append(facts, fmtLatency(d.LatencyMs))
+		facts = append(facts, uikit.FormatLatency(d.LatencyMs))
 	}
-	facts = append(facts, "importance "+st.Accent.Render(bar(d.ImportanceScore, 4)))
+	facts = append(facts, "importance "+st.Accent.Render(uikit.Bar(d.ImportanceScore, 4)))
 	arrow := ""
 	if i < len(v.docs)-1 {
 		arrow = "    " + st.Subtle.Render("↓")

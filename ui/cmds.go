@@ -2,7 +2,6 @@ package ui
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,6 +12,7 @@ import (
 	"engram/ingest"
 	"engram/model"
 	"engram/query"
+	"engram/ui/uikit"
 )
 
 // Every function here returns a tea.Cmd: the I/O runs in the command's
@@ -57,13 +57,6 @@ func pollTail(ctx context.Context, r Reader, from query.Cursor, expr string, seq
 			msg.docs, msg.err = query.Filter(ctx, r, expr, page.Docs)
 		}
 		return msg
-	}
-}
-
-func loadCount(ctx context.Context, r Reader) tea.Cmd {
-	return func() tea.Msg {
-		n, err := r.Count(ctx)
-		return countMsg{n, err}
 	}
 }
 
@@ -123,41 +116,9 @@ func listen(ctx context.Context, ch <-chan tea.Msg) tea.Cmd {
 	}
 }
 
-// chanObserver forwards a pipeline's stages and traces to the program.
-type chanObserver struct {
-	ctx    context.Context
-	ch     chan<- tea.Msg
-	run    uint64 // tells apart the pipelines (each numbers its events from 1)
-	record bool
-}
-
-func (o chanObserver) send(m tea.Msg) {
-	select {
-	case o.ch <- m:
-	case <-o.ctx.Done():
-	}
-}
-
-func (o chanObserver) Stage(e ingest.StageEvent) {
-	o.send(pipeMsg{run: o.run, stage: &e, record: o.record})
-}
-
-func (o chanObserver) Done(t *ingest.Trace) { o.send(pipeMsg{run: o.run, trace: t, record: o.record}) }
-
-// Outage shows, in the status line, that a server is not answering and the
-// pipeline is retrying; Recovered says it answers again.
-func (o chanObserver) Outage(out ingest.Outage) {
-	o.send(observedMsg{statusMsg{"outage: " + out.String(), true}})
-}
-
-// Recovered: see Outage.
-func (o chanObserver) Recovered(s ingest.Stage) {
-	o.send(observedMsg{statusMsg{s.String() + ": server answering again, resuming", false}})
-}
-
 func recordCmd(ctx context.Context, rec Recorder, ev *model.Event, ch chan<- tea.Msg, run uint64) tea.Cmd {
 	return func() tea.Msg {
-		t, err := rec.Record(ctx, ev, chanObserver{ctx, ch, run, true})
+		t, err := rec.Record(ctx, ev, uikit.Observer{Ctx: ctx, Ch: ch, Run: run, Record: true})
 		return recordedMsg{id: ev.EventID, trace: t, err: err}
 	}
 }
@@ -179,26 +140,16 @@ func export(ctx context.Context, ar ingest.ArchiveReader, doc *model.IndexDoc, d
 	return func() tea.Msg {
 		out, archErr := query.ShowJSON(ctx, ar, doc)
 		if out == nil {
-			return statusMsg{"export: " + archErr.Error(), true}
+			return uikit.StatusMsg{Text: "export: " + archErr.Error(), Err: true}
 		}
 		path := exportFile(dir, doc.EventID)
 		if err := os.WriteFile(path, out, 0o644); err != nil {
-			return statusMsg{"export: " + err.Error(), true}
+			return uikit.StatusMsg{Text: "export: " + err.Error(), Err: true}
 		}
 		note := ""
 		if archErr != nil {
 			note = " (index document only: " + archErr.Error() + ")"
 		}
-		return statusMsg{fmt.Sprintf("exported %s%s", path, note), false}
+		return uikit.StatusMsg{Text: fmt.Sprintf("exported %s%s", path, note)}
 	}
-}
-
-// errorText is an error made safe and short for one line.
-func errorText(err error) string {
-	s := clean(err.Error())
-	var d *query.LayersDisagreeError
-	if errors.As(err, &d) {
-		s = clean(d.Reason)
-	}
-	return s
 }

@@ -9,14 +9,15 @@ import (
 
 	"engram/model"
 	"engram/query"
+	"engram/ui/uikit"
 )
 
 // detailView is one event: its index document at once, its archived event
 // fetched on demand, both as foldable JSON (or side by side).
 type detailView struct {
-	c    *Common
+	c    *uikit.Common
 	doc  *model.IndexDoc
-	nav  navigator
+	nav  uikit.Navigator
 	w, h int
 
 	folds       map[string]bool // kept while moving between events
@@ -39,7 +40,7 @@ type detailView struct {
 // Lines above the JSON: title, facts, archive status.
 const detailHeadH = 3
 
-func newDetailView(c *Common) *detailView {
+func newDetailView(c *uikit.Common) *detailView {
 	folds := map[string]bool{}
 	v := &detailView{c: c, folds: folds, input: lineInput{prompt: "/", placeholder: "search the JSON"}}
 	v.one, v.left, v.right = newJSONView(c, folds), newJSONView(c, folds), newJSONView(c, folds)
@@ -59,7 +60,7 @@ func (v *detailView) SetSize(w, h int) {
 
 // open shows doc, cancelling the fetch of the previous event and starting
 // this one's.
-func (v *detailView) open(doc *model.IndexDoc, nav navigator) tea.Cmd {
+func (v *detailView) open(doc *model.IndexDoc, nav uikit.Navigator) tea.Cmd {
 	if v.cancel != nil {
 		v.cancel()
 	}
@@ -69,11 +70,11 @@ func (v *detailView) open(doc *model.IndexDoc, nav navigator) tea.Cmd {
 	if t, err := parseJSON(b, "index"); err == nil {
 		v.idxTree = rekey(t, "index", "index")
 	} else { // never the previous event's tree under this one's title
-		v.idxTree = noteNode("index", "index", "cannot show the index document: "+errorText(err), true, false)
+		v.idxTree = noteNode("index", "index", "cannot show the index document: "+uikit.ErrorText(err), true, false)
 	}
 	v.req++
 	v.fetching = true
-	ctx, cancel := context.WithTimeout(v.c.ctx, v.c.Opts.ArchiveTimeout)
+	ctx, cancel := context.WithTimeout(v.c.Ctx, v.c.Opts.ArchiveTimeout)
 	v.cancel = cancel
 	v.rebuild()
 	return fetchArchive(ctx, v.c.Deps.Archive, doc, v.c.Opts.ArchiveLimit, v.req)
@@ -105,9 +106,9 @@ func (v *detailView) onArchive(msg archiveMsg) {
 	}
 	v.arch, v.archTree, v.archErr = msg.arch, msg.tree, msg.err
 	if query.IsLayersDisagree(msg.err) && msg.arch == nil {
-		v.c.missing[msg.id] = true
+		v.c.Missing[msg.id] = true
 	} else if msg.err == nil {
-		delete(v.c.missing, msg.id)
+		delete(v.c.Missing, msg.id)
 	}
 	v.rebuild()
 }
@@ -120,10 +121,10 @@ func (v *detailView) archiveNode() *jnode {
 	case v.fetching:
 		return noteNode("archive", "archive", "fetching "+v.doc.ObjectStorageKey+"…", false, true)
 	case v.archErr != nil:
-		return noteNode("archive", "archive", errorText(v.archErr), true, false)
+		return noteNode("archive", "archive", uikit.ErrorText(v.archErr), true, false)
 	case v.arch != nil && v.arch.Truncated:
-		text := fmt.Sprintf("%s bytes: more than the %s this view reads", thousands(v.arch.Size), thousands(v.c.Opts.ArchiveLimit))
-		if v.c.canWrite() {
+		text := fmt.Sprintf("%s bytes: more than the %s this view reads", uikit.Thousands(v.arch.Size), uikit.Thousands(v.c.Opts.ArchiveLimit))
+		if v.c.CanWrite() {
 			text += "; export it whole with e"
 		}
 		return noteNode("archive", "archive", text, true, false)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"engram/model"
+	"engram/ui/uikit"
 )
 
 func openDetail(t *testing.T, n int, keys ...string) (*Model, *memReader, *memArchive) {
@@ -183,7 +184,7 @@ func TestDetailWrapsLongStrings(t *testing.T) {
 	typeText(t, m, "折り返す")
 	press(t, m, "enter")
 	for i, l := range strings.Split(screen(m), "\n") {
-		if w := width(l); w > 80 {
+		if w := uikit.Width(l); w > 80 {
 			t.Fatalf("line %d is %d cells: %q", i, w, l)
 		}
 	}

@@ -7,6 +7,8 @@ import (
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
+
+	"engram/ui/uikit"
 )
 
 func (v *detailView) onKey(msg tea.KeyPressMsg) tea.Cmd {
@@ -20,42 +22,42 @@ func (v *detailView) onKey(msg tea.KeyPressMsg) tea.Cmd {
 	switch {
 	case v.doc == nil:
 		return nil
-	case is(msg, km.Up):
+	case key.Matches(msg, km.Up):
 		each(func(p *jsonView) { p.move(-1) })
-	case is(msg, km.Down):
+	case key.Matches(msg, km.Down):
 		each(func(p *jsonView) { p.move(1) })
-	case is(msg, km.PageUp):
+	case key.Matches(msg, km.PageUp):
 		each(func(p *jsonView) { p.move(-p.h) })
-	case is(msg, km.PageDown):
+	case key.Matches(msg, km.PageDown):
 		each(func(p *jsonView) { p.move(p.h) })
-	case is(msg, km.Home):
+	case key.Matches(msg, km.Home):
 		each((*jsonView).home)
-	case is(msg, km.End):
+	case key.Matches(msg, km.End):
 		each((*jsonView).end)
-	case is(msg, km.Fold):
+	case key.Matches(msg, km.Fold):
 		each(func(p *jsonView) { p.setFold(nil) })
-	case is(msg, km.Expand):
+	case key.Matches(msg, km.Expand):
 		each(func(p *jsonView) { p.setFold(&no) })
-	case is(msg, km.Collapse):
+	case key.Matches(msg, km.Collapse):
 		each(func(p *jsonView) { p.setFold(&yes) })
-	case is(msg, km.ExpandAll):
+	case key.Matches(msg, km.ExpandAll):
 		each(func(p *jsonView) { p.foldAll(false) })
-	case is(msg, km.CollapseAll):
+	case key.Matches(msg, km.CollapseAll):
 		each(func(p *jsonView) { p.foldAll(true) })
-	case is(msg, km.Search):
+	case key.Matches(msg, km.Search):
 		v.searching = true
 		v.input.SetValue("")
 		v.input.Focus()
-	case is(msg, km.NextMatch):
+	case key.Matches(msg, km.NextMatch):
 		each(func(p *jsonView) { p.nextMatch(1) })
-	case is(msg, km.PrevMatch):
+	case key.Matches(msg, km.PrevMatch):
 		each(func(p *jsonView) { p.nextMatch(-1) })
-	case is(msg, km.SideBySide):
+	case key.Matches(msg, km.SideBySide):
 		v.side = !v.side
-	case is(msg, km.Retry):
+	case key.Matches(msg, km.Retry):
 		return v.open(v.doc, v.nav)
-	case is(msg, km.NextEvent), is(msg, km.PrevEvent):
-		return v.stepEvent(is(msg, km.NextEvent))
+	case key.Matches(msg, km.NextEvent), key.Matches(msg, km.PrevEvent):
+		return v.stepEvent(key.Matches(msg, km.NextEvent))
 	}
 	return nil
 }
@@ -70,12 +72,12 @@ func (v *detailView) stepEvent(next bool) tea.Cmd {
 	if next {
 		delta = 1
 	}
-	d, more := v.nav.step(v.doc.EventID, delta)
+	d, more := v.nav.Step(v.doc.EventID, delta)
 	switch {
 	case d == nil && more != nil:
-		return tea.Batch(more, statusCmd("loading more rows…", false))
+		return tea.Batch(more, uikit.StatusCmd("loading more rows…", false))
 	case d == nil:
-		return statusCmd("no more events that way", false)
+		return uikit.StatusCmd("no more events that way", false)
 	}
 	return tea.Batch(v.open(d, v.nav), more)
 }
@@ -109,17 +111,17 @@ func (v *detailView) View() string {
 	st := v.c.Styles
 	if v.doc == nil {
 		msg := "No event selected. Pick one in the stream (enter) or in a turn."
-		return padLines(st.Muted.Render(" "+msg), v.w, v.h)
+		return uikit.PadLines(st.Muted.Render(" "+msg), v.w, v.h)
 	}
 	var body string
 	if v.side {
 		sep := strings.TrimSuffix(strings.Repeat(st.Border.Render("│")+"\n", v.left.h), "\n")
-		body = joinH(v.left.View(), sep, v.right.View())
+		body = uikit.JoinH(v.left.View(), sep, v.right.View())
 	} else {
 		body = v.one.View()
 	}
 	lines := []string{v.title(), v.facts(), v.archiveLine(), body, v.searchLine()}
-	return padLines(strings.Join(lines, "\n"), v.w, v.h)
+	return uikit.PadLines(strings.Join(lines, "\n"), v.w, v.h)
 }
 
 func (v *detailView) title() string {
@@ -130,8 +132,8 @@ func (v *detailView) title() string {
 	if t, err := time.Parse(time.RFC3339Nano, ts); err == nil {
 		ts = t.In(v.c.Opts.Location).Format("2006-01-02 15:04:05.000 MST")
 	}
-	return " " + st.Phase[ph].Render(phaseGlyph(ph)+" "+clean(d.EventType)) + "  " +
-		st.Bold.Render(clean(d.EventID)) + "  " + st.Muted.Render(clean(ts))
+	return " " + st.Phase[ph].Render(uikit.PhaseGlyph(ph)+" "+uikit.Clean(d.EventType)) + "  " +
+		st.Bold.Render(uikit.Clean(d.EventID)) + "  " + st.Muted.Render(uikit.Clean(ts))
 }
 
 func (v *detailView) facts() string {
@@ -140,7 +142,7 @@ func (v *detailView) facts() string {
 	var parts []string
 	add := func(label, val string) {
 		if val != "" {
-			parts = append(parts, st.Muted.Render(label+" ")+clean(val))
+			parts = append(parts, st.Muted.Render(label+" ")+uikit.Clean(val))
 		}
 	}
 	add("agent", d.AgentID)
@@ -148,23 +150,23 @@ func (v *detailView) facts() string {
 	add("turn", d.TurnKey())
 	add("tool", d.Tool)
 	if d.Success != nil {
-		parts = append(parts, successStyle(st, d.Success).Render(successMark(d.Success)))
+		parts = append(parts, uikit.SuccessStyle(st, d.Success).Render(uikit.SuccessMark(d.Success)))
 	}
-	add("latency", fmtLatency(d.LatencyMs))
-	parts = append(parts, st.Muted.Render("imp ")+st.Accent.Render(bar(d.ImportanceScore, 4))+fmt.Sprintf(" %.3g", d.ImportanceScore))
+	add("latency", uikit.FormatLatency(d.LatencyMs))
+	parts = append(parts, st.Muted.Render("imp ")+st.Accent.Render(uikit.Bar(d.ImportanceScore, 4))+fmt.Sprintf(" %.3g", d.ImportanceScore))
 	return " " + strings.Join(parts, st.Subtle.Render(" · "))
 }
 
 func (v *detailView) archiveLine() string {
 	st := v.c.Styles
-	key := clean(v.doc.ObjectStorageKey)
+	key := uikit.Clean(v.doc.ObjectStorageKey)
 	switch {
 	case v.fetching:
-		return " " + st.Accent.Render(v.c.spin.View()) + st.Muted.Render(" fetching archive "+key)
+		return " " + st.Accent.Render(v.c.Spin.View()) + st.Muted.Render(" fetching archive "+key)
 	case v.archErr != nil:
-		return " " + st.Error.Render("✗ archive: "+errorText(v.archErr)) + st.Muted.Render(" · r refetch")
+		return " " + st.Error.Render("✗ archive: "+uikit.ErrorText(v.archErr)) + st.Muted.Render(" · r refetch")
 	case v.arch != nil:
-		s := fmt.Sprintf("✓ archive %s · %s bytes", key, thousands(v.arch.Size))
+		s := fmt.Sprintf("✓ archive %s · %s bytes", key, uikit.Thousands(v.arch.Size))
 		if v.side {
 			s += " · " + st.JSON.Marker.Render("+") + st.Muted.Render(" only in the archive")
 		}
@@ -179,7 +181,7 @@ func (v *detailView) searchLine() string {
 		return " " + v.input.View(st, v.w-24) + "  " + st.Muted.Render(v.matchCount())
 	}
 	if t := v.input.Value(); t != "" {
-		return " " + st.Muted.Render("search ") + clean(t) + "  " + st.Muted.Render(v.matchCount()+" · n/N")
+		return " " + st.Muted.Render("search ") + uikit.Clean(t) + "  " + st.Muted.Render(v.matchCount()+" · n/N")
 	}
 	return ""
 }
@@ -192,32 +194,11 @@ func (v *detailView) matchCount() string {
 	return fmt.Sprintf("%d/%d", p.mi+1, len(p.matches))
 }
 
-// joinH puts blocks of equal height side by side.
-func joinH(blocks ...string) string {
-	split := make([][]string, len(blocks))
-	h := 0
-	for i, b := range blocks {
-		split[i] = strings.Split(b, "\n")
-		h = max(h, len(split[i]))
-	}
-	out := make([]string, h)
-	for r := range h {
-		var b strings.Builder
-		for _, s := range split {
-			if r < len(s) {
-				b.WriteString(s[r])
-			}
-		}
-		out[r] = b.String()
-	}
-	return strings.Join(out, "\n")
-}
-
 // ShortHelp: the detail's keys that work now.
 func (v *detailView) ShortHelp() []key.Binding {
 	km := v.c.Keys
 	if v.searching {
-		return []key.Binding{bind(k("enter"), "enter", "done"), bind(k("esc"), "esc", "clear")}
+		return []key.Binding{uikit.Binding("enter", "done", "enter"), uikit.Binding("esc", "clear", "esc")}
 	}
 	if v.doc == nil {
 		return nil
@@ -240,7 +221,7 @@ func (v *detailView) ShortHelp() []key.Binding {
 func (v *detailView) FullHelp() [][]key.Binding {
 	km := v.c.Keys
 	return [][]key.Binding{
-		km.listKeys(),
+		km.ListKeys(),
 		{km.Fold, km.Expand, km.Collapse, km.ExpandAll, km.CollapseAll},
 		{km.Search, km.NextMatch, km.PrevMatch, km.SideBySide, km.Retry, km.NextEvent, km.PrevEvent},
 	}

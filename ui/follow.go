@@ -7,6 +7,7 @@ import (
 
 	"engram/ingest"
 	"engram/ingest/follow"
+	"engram/ui/uikit"
 )
 
 // follower is one followed file and whether a round on it is running.
@@ -20,7 +21,7 @@ type follower struct {
 func followRound(ctx context.Context, rec Recorder, f follow.File, ch chan<- tea.Msg, run uint64) tea.Cmd {
 	return func() tea.Msg {
 		next, sum, err := f.Next(ctx, func(ctx context.Context, items <-chan ingest.Item) ingest.Summary {
-			return rec.Ingest(ctx, items, chanObserver{ctx: ctx, ch: ch, run: run})
+			return rec.Ingest(ctx, items, uikit.Observer{Ctx: ctx, Ch: ch, Run: run})
 		})
 		return followedMsg{file: f.Name, at: next, sum: sum, err: err}
 	}

@@ -12,6 +12,7 @@ import (
 
 	"engram/ingest"
 	"engram/model"
+	"engram/ui/uikit"
 )
 
 // goldenWorld is the data every snapshot shows: turns of three phases,
@@ -79,9 +80,9 @@ func TestGolden(t *testing.T) {
 			typeText(t, m, "slow")
 		}, func(d *Deps) { d.Recorder = PipelineRecorder{} }},
 		{"pipeline", func(t *testing.T, m *Model) {
-			send(t, m, pipeMsg{run: 1, trace: fixedTrace(1, "ev-a", -1)})
-			send(t, m, pipeMsg{run: 1, trace: fixedTrace(2, "ev-b", ingest.StageArchive)})
-			send(t, m, pipeMsg{run: 1, trace: fixedTrace(3, "ev-c", -1)})
+			send(t, m, uikit.PipeMsg{Run: 1, Trace: fixedTrace(1, "ev-a", -1)})
+			send(t, m, uikit.PipeMsg{Run: 1, Trace: fixedTrace(2, "ev-b", ingest.StageArchive)})
+			send(t, m, uikit.PipeMsg{Run: 1, Trace: fixedTrace(3, "ev-c", -1)})
 			press(t, m, "tab", "tab", "tab", "down")
 		}, nil},
 		{"help", func(t *testing.T, m *Model) { press(t, m, "?") }, nil},

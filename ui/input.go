@@ -7,6 +7,8 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
+
+	"engram/ui/uikit"
 )
 
 // lineInput is a one-line text field: the filter bar, the detail search and
@@ -114,17 +116,17 @@ func (in *lineInput) insert(s string) bool {
 
 // View draws the field in w cells, scrolled so the cursor shows. Typed text
 // is cleaned like event text: a paste cannot drive the terminal either.
-func (in *lineInput) View(st *Styles, w int) string {
+func (in *lineInput) View(st *uikit.Styles, w int) string {
 	pw := ansi.StringWidth(in.prompt)
 	room := max(1, w-pw)
 	if len(in.val) == 0 && !in.focused {
-		return st.Accent.Render(in.prompt) + st.Subtle.Render(trunc(in.placeholder, room))
+		return st.Accent.Render(in.prompt) + st.Subtle.Render(uikit.Trunc(in.placeholder, room))
 	}
 	show := func(rs []rune) string {
 		if in.multiline {
-			return clean(strings.ReplaceAll(string(rs), "\n", "↵"))
+			return uikit.Clean(strings.ReplaceAll(string(rs), "\n", "↵"))
 		}
-		return clean(string(rs))
+		return uikit.Clean(string(rs))
 	}
 	before := show(in.val[:in.pos])
 	at, after := " ", ""
@@ -140,10 +142,10 @@ func (in *lineInput) View(st *Styles, w int) string {
 	if !in.focused {
 		cursor = lipgloss.NewStyle()
 	}
-	rest := trunc(after, max(0, room-ansi.StringWidth(before)-ansi.StringWidth(at)))
+	rest := uikit.Trunc(after, max(0, room-ansi.StringWidth(before)-ansi.StringWidth(at)))
 	if len(in.val) == 0 && in.placeholder != "" {
 		ph := []rune(in.placeholder)
-		return st.Accent.Render(in.prompt) + cursor.Render(string(ph[0])) + st.Subtle.Render(trunc(string(ph[1:]), room-1))
+		return st.Accent.Render(in.prompt) + cursor.Render(string(ph[0])) + st.Subtle.Render(uikit.Trunc(string(ph[1:]), room-1))
 	}
 	return st.Accent.Render(in.prompt) + before + cursor.Render(at) + rest
 }

@@ -6,6 +6,8 @@ import (
 	"unicode"
 
 	"charm.land/lipgloss/v2"
+
+	"engram/ui/uikit"
 )
 
 // move shifts the cursor by delta lines.
@@ -99,7 +101,7 @@ func (j *jsonView) searchAgain() {
 		return
 	}
 	walk(j.root, func(n *jnode) {
-		if containsFold(clean(n.key), j.term) || !n.container() && containsFold(clean(n.text), j.term) {
+		if containsFold(uikit.Clean(n.key), j.term) || !n.container() && containsFold(uikit.Clean(n.text), j.term) {
 			j.matches = append(j.matches, n)
 		}
 	})
@@ -152,7 +154,7 @@ func (j *jsonView) View() string {
 	for i := j.off; i < min(len(j.lines), j.off+j.h); i++ {
 		lines = append(lines, j.line(i))
 	}
-	return padLines(strings.Join(lines, "\n"), j.w, j.h)
+	return uikit.PadLines(strings.Join(lines, "\n"), j.w, j.h)
 }
 
 func (j *jsonView) line(i int) string {
@@ -184,7 +186,7 @@ func (j *jsonView) paint(s seg) string {
 	}[s.role]
 	text := s.text
 	if s.role == rSpin {
-		text = j.c.spin.View() + " " + text
+		text = j.c.Spin.View() + " " + text
 	}
 	if j.term == "" || s.role == rPunct {
 		return style.Render(text)

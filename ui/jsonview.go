@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/charmbracelet/x/ansi"
+
+	"engram/ui/uikit"
 )
 
 // role is how a piece of a JSON line is coloured.
@@ -38,7 +40,7 @@ type jline struct {
 // jsonView draws a JSON tree as pretty, coloured, foldable lines, with long
 // strings wrapped and their own line breaks kept, and a search.
 type jsonView struct {
-	c     *Common
+	c     *uikit.Common
 	root  *jnode
 	folds map[string]bool // by path: true folded, false unfolded; shared across events
 	marks bool            // show the archive-only marks
@@ -53,7 +55,7 @@ type jsonView struct {
 	mi      int
 }
 
-func newJSONView(c *Common, folds map[string]bool) *jsonView {
+func newJSONView(c *uikit.Common, folds map[string]bool) *jsonView {
 	return &jsonView{c: c, folds: folds}
 }
 
@@ -132,7 +134,7 @@ func (j *jsonView) emit(n *jnode, depth int, last bool) {
 		} else if n.spin {
 			r = rSpin
 		}
-		j.add(n, depth, append(pre, seg{clean(n.text), r})...)
+		j.add(n, depth, append(pre, seg{uikit.Clean(n.text), r})...)
 	case n.container() && len(n.kids) == 0:
 		j.add(n, depth, append(pre, seg{open + close, rPunct}, comma)...)
 	case n.container() && j.folded(n):
@@ -157,7 +159,7 @@ func keySegs(n *jnode, root bool) []seg {
 	if n.idx >= 0 || root && n.key == "" {
 		return nil
 	}
-	return []seg{{`"` + clean(n.key) + `"`, rKey}, {": ", rPunct}}
+	return []seg{{`"` + uikit.Clean(n.key) + `"`, rKey}, {": ", rPunct}}
 }
 
 func countOf(n *jnode) string {
@@ -175,12 +177,12 @@ func countOf(n *jnode) string {
 // to the width with its line breaks kept, continuation lines indented
 // under the key, so reasoning and outputs read as paragraphs.
 func (j *jsonView) emitString(n *jnode, depth int, pre []seg, comma seg) {
-	avail := j.w - gutterW - 2*depth
+	avail := j.w - uikit.GutterW - 2*depth
 	preW := 0
 	for _, s := range pre {
 		preW += ansi.StringWidth(s.text)
 	}
-	one := clean(n.text)
+	one := uikit.Clean(n.text)
 	if !strings.Contains(n.text, "\n") && preW+ansi.StringWidth(one)+3 <= avail {
 		j.add(n, depth, append(pre, seg{`"` + one + `"`, rString}, comma)...)
 		return
@@ -192,7 +194,7 @@ func (j *jsonView) emitString(n *jnode, depth int, pre []seg, comma seg) {
 		if i == 0 {
 			chunks = append(chunks, wrapFirst(para, firstW, contW)...)
 		} else {
-			chunks = append(chunks, wrapText(para, contW)...)
+			chunks = append(chunks, uikit.WrapText(para, contW)...)
 		}
 	}
 	for i, ch := range chunks {
@@ -217,14 +219,14 @@ func (j *jsonView) emitString(n *jnode, depth int, pre []seg, comma seg) {
 // wrapFirst wraps one paragraph whose first line has w1 cells and the
 // others w2.
 func wrapFirst(para string, w1, w2 int) []string {
-	lines := wrapText(para, w1)
+	lines := uikit.WrapText(para, w1)
 	if len(lines) <= 1 {
 		return lines
 	}
-	whole := clean(strings.ReplaceAll(para, "\t", "    "))
+	whole := uikit.Clean(strings.ReplaceAll(para, "\t", "    "))
 	if !strings.HasPrefix(whole, lines[0]) {
-		return wrapText(para, w2)
+		return uikit.WrapText(para, w2)
 	}
 	rest := strings.TrimLeft(whole[len(lines[0]):], " ")
-	return append([]string{lines[0]}, wrapText(rest, w2)...)
+	return append([]string{lines[0]}, uikit.WrapText(rest, w2)...)
 }

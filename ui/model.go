@@ -9,6 +9,7 @@ import (
 
 	"engram/ingest/follow"
 	"engram/themes"
+	"engram/ui/uikit"
 )
 
 // viewID names the views Tab moves between.
@@ -38,7 +39,7 @@ type view interface {
 // open overlay, then the focused view) and draws the frame around the
 // focused view.
 type Model struct {
-	c      *Common
+	c      *uikit.Common
 	cancel context.CancelFunc
 	focus  viewID
 	back   viewID // where Esc leaves the detail for
@@ -72,10 +73,10 @@ type Model struct {
 
 // New builds the inspector over deps. Run it with tea.NewProgram, or use Run.
 func New(deps Deps, opts Options) *Model {
-	deps, opts = deps.withDefaults(), opts.withDefaults()
+	deps, opts = deps.WithDefaults(), opts.WithDefaults()
 	ctx, cancel := context.WithCancel(context.Background())
-	c := &Common{Keys: DefaultKeyMap(), Deps: deps, Opts: opts, ctx: ctx, missing: map[string]bool{}}
-	c.spin = spinner.New(spinner.WithSpinner(spinner.MiniDot))
+	c := &uikit.Common{Keys: uikit.DefaultKeyMap(), Deps: deps, Opts: opts, Ctx: ctx, Missing: map[string]bool{}}
+	c.Spin = spinner.New(spinner.WithSpinner(spinner.MiniDot))
 	m := &Model{c: c, cancel: cancel, events: make(chan tea.Msg, 1024), fatal: deps.Err, hint: deps.Hint}
 	m.themeFixed = m.applyTheme(opts)
 	m.stream = newStreamView(c)
@@ -86,7 +87,7 @@ func New(deps Deps, opts Options) *Model {
 	m.filter = newFilterBar(c)
 	m.help = help.New()
 	m.help.Styles = c.Styles.Help
-	if !c.canWrite() {
+	if !c.CanWrite() {
 		opts.Follow = nil
 	}
 	for _, f := range opts.Follow {
@@ -117,8 +118,8 @@ func (m *Model) applyTheme(o Options) bool {
 }
 
 func (m *Model) setPalette(p themes.Palette) {
-	m.c.Styles = NewStyles(p)
-	m.c.spin.Style = m.c.Styles.Accent
+	m.c.Styles = uikit.NewStyles(p)
+	m.c.Spin.Style = m.c.Styles.Accent
 	m.help.Styles = m.c.Styles.Help
 }
 
@@ -131,9 +132,9 @@ func (m *Model) Init() tea.Cmd {
 	if m.fatal != nil {
 		return tea.Batch(cmds...)
 	}
-	cmds = append(cmds, m.stream.init(), loadCount(m.c.ctx, m.c.Deps.Reader))
+	cmds = append(cmds, m.stream.init(), uikit.LoadCount(m.c.Ctx, m.c.Deps.Reader))
 	if len(m.followers) > 0 {
-		cmds = append(cmds, m.c.after(m.c.Opts.Poll, followTickMsg{}))
+		cmds = append(cmds, m.c.After(m.c.Opts.Poll, followTickMsg{}))
 	}
 	return tea.Batch(append(cmds, m.startSpin())...)
 }
@@ -197,23 +198,23 @@ func (m *Model) busy() bool {
 
 // listen waits for the next stage or trace of this process's pipelines.
 func (m *Model) listen() tea.Cmd {
-	if m.c.manual {
+	if m.c.Manual {
 		return nil
 	}
-	return listen(m.c.ctx, m.events)
+	return listen(m.c.Ctx, m.events)
 }
 
 func (m *Model) startSpin() tea.Cmd {
-	if m.spinning || m.c.manual || !m.busy() {
+	if m.spinning || m.c.Manual || !m.busy() {
 		return nil
 	}
 	m.spinning = true
-	return m.c.spin.Tick
+	return m.c.Spin.Tick
 }
 
 func (m *Model) onSpin(msg spinner.TickMsg) tea.Cmd {
 	var cmd tea.Cmd
-	m.c.spin, cmd = m.c.spin.Update(msg)
+	m.c.Spin, cmd = m.c.Spin.Update(msg)
 	if !m.busy() {
 		m.spinning = false
 		return nil
@@ -224,7 +225,7 @@ func (m *Model) onSpin(msg spinner.TickMsg) tea.Cmd {
 // views lists the views Tab cycles through: without writes, no Record.
 func (m *Model) views() []viewID {
 	ids := []viewID{viewStream, viewTurns, viewDetail}
-	if m.c.canWrite() {
+	if m.c.CanWrite() {
 		ids = append(ids, viewRecord)
 	}
 	return append(ids, viewPipeline)

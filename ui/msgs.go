@@ -1,8 +1,6 @@
 package ui
 
 import (
-	tea "charm.land/bubbletea/v2"
-
 	"engram/ingest"
 	"engram/ingest/follow"
 	"engram/model"
@@ -52,12 +50,6 @@ type tailMsg struct {
 	err  error
 }
 
-// countMsg is the number of documents in the index.
-type countMsg struct {
-	n   int64
-	err error
-}
-
 // archiveMsg answers one archive fetch.
 type archiveMsg struct {
 	req  uint64
@@ -84,15 +76,6 @@ type chainMsg struct {
 	err  error
 }
 
-// pipeMsg is a stage or a finished trace from a pipeline this process runs.
-type pipeMsg struct {
-	run   uint64
-	stage *ingest.StageEvent
-	trace *ingest.Trace
-	// record is set for the record form's own event.
-	record bool
-}
-
 // recordedMsg: the record form's event went through the pipeline.
 type recordedMsg struct {
 	id    string
@@ -116,28 +99,4 @@ type docMsg struct {
 	id  string
 	doc *model.IndexDoc
 	err error
-}
-
-// observedMsg is a status line from a pipeline's observer: it comes
-// through the pipeline channel, whose listener must then listen again.
-type observedMsg struct{ statusMsg }
-
-// statusMsg puts a line in the status bar.
-type statusMsg struct {
-	text string
-	err  bool
-}
-
-// openDetailMsg asks the root to show a document in the detail view.
-type openDetailMsg struct {
-	doc *model.IndexDoc
-	// nav steps from this document to the next and previous ones.
-	nav navigator
-}
-
-// navigator moves the detail view through the list it was opened from.
-type navigator interface {
-	// step returns the document delta away from from (nil at an end), and
-	// what the list needs to load because of the move.
-	step(from string, delta int) (*model.IndexDoc, tea.Cmd)
 }

@@ -11,6 +11,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"engram/ingest"
+	"engram/ui/uikit"
 )
 
 // pipeRun is one input going through a pipeline of this process: live
@@ -32,7 +33,7 @@ func (r *pipeRun) failed() bool {
 // pipelineView is the stage waterfalls of the ingestions this process ran
 // (the record form, followed files): failures first, then the newest.
 type pipelineView struct {
-	c     *Common
+	c     *uikit.Common
 	runs  map[uint64]*pipeRun
 	order []*pipeRun // sorted for drawing
 	sel   int
@@ -43,7 +44,7 @@ type pipelineView struct {
 // Runs kept; the oldest finished successes go first.
 const maxRuns = 1000
 
-func newPipelineView(c *Common) *pipelineView {
+func newPipelineView(c *uikit.Common) *pipelineView {
 	return &pipelineView{c: c, runs: map[uint64]*pipeRun{}}
 }
 
@@ -54,29 +55,29 @@ func (v *pipelineView) SetSize(w, h int) { v.w, v.h = w, h }
 func (v *pipelineView) listH() int { return max(1, v.h-12) }
 
 // onPipe records a stage or a finished trace.
-func (v *pipelineView) onPipe(msg pipeMsg) {
+func (v *pipelineView) onPipe(msg uikit.PipeMsg) {
 	var seq uint64
 	var src, id string
-	if msg.stage != nil {
-		seq, src, id = msg.stage.Seq, msg.stage.Src.String(), msg.stage.EventID
+	if msg.Stage != nil {
+		seq, src, id = msg.Stage.Seq, msg.Stage.Src.String(), msg.Stage.EventID
 	} else {
-		seq, src, id = msg.trace.Seq, msg.trace.Src.String(), msg.trace.EventID
+		seq, src, id = msg.Trace.Seq, msg.Trace.Src.String(), msg.Trace.EventID
 	}
-	key := msg.run<<32 | seq
+	key := msg.Run<<32 | seq
 	r := v.runs[key]
 	if r == nil {
-		r = &pipeRun{id: key, src: src, record: msg.record, start: v.c.Deps.Now()}
+		r = &pipeRun{id: key, src: src, record: msg.Record, start: v.c.Deps.Now()}
 		v.runs[key] = r
 	}
 	if id != "" {
 		r.eventID = id
 	}
-	if msg.stage != nil {
-		r.stages[msg.stage.Stage] = msg.stage.StageRecord
+	if msg.Stage != nil {
+		r.stages[msg.Stage.Stage] = msg.Stage.StageRecord
 	} else {
-		r.trace = msg.trace
-		r.stages = msg.trace.Stages
-		r.start = msg.trace.Start
+		r.trace = msg.Trace
+		r.stages = msg.Trace.Stages
+		r.start = msg.Trace.Start
 	}
 	v.sort()
 }
@@ -142,22 +143,22 @@ func (v *pipelineView) Update(msg tea.Msg) tea.Cmd {
 		v.move(map[bool]int{true: -3, false: 3}[msg.Button == tea.MouseWheelUp])
 	case tea.KeyPressMsg:
 		switch {
-		case is(msg, km.Up):
+		case key.Matches(msg, km.Up):
 			v.move(-1)
-		case is(msg, km.Down):
+		case key.Matches(msg, km.Down):
 			v.move(1)
-		case is(msg, km.PageUp):
+		case key.Matches(msg, km.PageUp):
 			v.move(-v.listH())
-		case is(msg, km.PageDown):
+		case key.Matches(msg, km.PageDown):
 			v.move(v.listH())
-		case is(msg, km.Home):
+		case key.Matches(msg, km.Home):
 			v.move(-len(v.order))
-		case is(msg, km.End):
+		case key.Matches(msg, km.End):
 			v.move(len(v.order))
-		case is(msg, km.Enter):
+		case key.Matches(msg, km.Enter):
 			if r := v.selected(); r != nil && r.trace != nil && r.eventID != "" {
 				id := r.eventID
-				return loadDoc(v.c.ctx, v.c.Deps.Reader, id)
+				return loadDoc(v.c.Ctx, v.c.Deps.Reader, id)
 			}
 		}
 	}
@@ -184,7 +185,7 @@ func (v *pipelineView) View() string {
 	st := v.c.Styles
 	if len(v.order) == 0 {
 		msg := " No ingestion has run in this session yet. Record an event (R) or start engram with --follow FILE;\n its stages show here as a waterfall."
-		return padLines(st.Muted.Render(msg), v.w, v.h)
+		return uikit.PadLines(st.Muted.Render(msg), v.w, v.h)
 	}
 	var lines []string
 	for i := v.top; i < min(len(v.order), v.top+v.listH()); i++ {
@@ -197,15 +198,15 @@ func (v *pipelineView) View() string {
 	if r := v.selected(); r != nil {
 		lines = append(lines, waterfall(st, r, v.w)...)
 	}
-	return padLines(strings.Join(lines, "\n"), v.w, v.h)
+	return uikit.PadLines(strings.Join(lines, "\n"), v.w, v.h)
 }
 
-func outcomeText(st *Styles, r *pipeRun) string {
+func outcomeText(st *uikit.Styles, r *pipeRun) string {
 	if r.trace == nil {
-		return st.Stage.Running.Render(fit("running", 9))
+		return st.Stage.Running.Render(uikit.Fit("running", 9))
 	}
 	o := r.trace.Outcome
-	s := fit(strings.Fields(o.String())[0], 9)
+	s := uikit.Fit(strings.Fields(o.String())[0], 9)
 	switch o {
 	case ingest.OutcomeFailed, ingest.OutcomeRejected, ingest.OutcomeCanceled:
 		return st.Error.Render(s)
@@ -219,7 +220,7 @@ func (v *pipelineView) runLine(r *pipeRun, selected bool) string {
 	st := v.c.Styles
 	total := ""
 	if r.trace != nil {
-		total = fmtDuration(r.trace.Total)
+		total = uikit.FormatDuration(r.trace.Total)
 	}
 	src := filepath.Base(r.src)
 	if r.record {
@@ -227,7 +228,7 @@ func (v *pipelineView) runLine(r *pipeRun, selected bool) string {
 	}
 	idW := max(10, (v.w-34)/2)
 	line := fmt.Sprintf("%s %s %s %s %s", map[bool]string{true: "›", false: " "}[selected], outcomeText(st, r),
-		fit(clean(r.eventID), idW), fitRight(total, 9), trunc(clean(src), max(0, v.w-idW-23)))
+		uikit.Fit(uikit.Clean(r.eventID), idW), uikit.FitRight(total, 9), uikit.Trunc(uikit.Clean(src), max(0, v.w-idW-23)))
 	if selected {
 		return st.Bold.Render(line)
 	}
@@ -250,5 +251,5 @@ func (v *pipelineView) ShortHelp() []key.Binding {
 
 // FullHelp: every key of the pipeline view.
 func (v *pipelineView) FullHelp() [][]key.Binding {
-	return [][]key.Binding{v.c.Keys.listKeys(), {v.c.Keys.Enter}}
+	return [][]key.Binding{v.c.Keys.ListKeys(), {v.c.Keys.Enter}}
 }

@@ -8,6 +8,7 @@ import (
 
 	"engram/ingest"
 	"engram/themes"
+	"engram/ui/uikit"
 )
 
 // recorderFor is the real pipeline writing into the fakes.
@@ -59,7 +60,7 @@ func TestRecordRunsPipelineAndSelectsEvent(t *testing.T) {
 	press(t, m, "ctrl+s")
 	// The stages were drawn as they ran (the listener delivers them).
 	mustContain(t, screen(m), "✓ receive", "✓ archive", "✓ index", "ingested in")
-	if n, _ := r.Count(m.c.ctx); n != 4 {
+	if n, _ := r.Count(m.c.Ctx); n != 4 {
 		t.Fatalf("%d docs after recording, want 4", n)
 	}
 	send(t, m, tailTickMsg{})
@@ -114,7 +115,7 @@ func TestRecordFormNarrow(t *testing.T) {
 	send(t, m, tea.WindowSizeMsg{Width: 80, Height: 24})
 	press(t, m, "R")
 	for i, l := range strings.Split(screen(m), "\n") {
-		if width(l) > 80 {
+		if uikit.Width(l) > 80 {
 			t.Fatalf("line %d too wide: %q", i, l)
 		}
 	}
@@ -135,7 +136,7 @@ func TestMultilineFieldsKeepLineBreaks(t *testing.T) {
 	if got, want := in.Value(), "first paragraph\n\nsecond\nx"; got != want {
 		t.Fatalf("reasoning = %q, want %q", got, want)
 	}
-	if v := in.View(NewStyles(themes.Dark()), 80); strings.Contains(v, "\n") || !strings.Contains(v, "paragraph↵↵second↵") {
+	if v := in.View(uikit.NewStyles(themes.Dark()), 80); strings.Contains(v, "\n") || !strings.Contains(v, "paragraph↵↵second↵") {
 		t.Fatalf("view %q: want the breaks shown as ↵ on one line", v)
 	}
 	tool := &f.inputs[fTool]

@@ -9,12 +9,13 @@ import (
 
 	"engram/ingest"
 	"engram/model"
+	"engram/ui/uikit"
 )
 
 // recordView is the form for a test event and the live stage trace of its
 // ingestion.
 type recordView struct {
-	c     *Common
+	c     *uikit.Common
 	f     *form
 	focus fieldID
 	top   int // first form line drawn
@@ -24,7 +25,7 @@ type recordView struct {
 	ch    chan<- tea.Msg
 }
 
-func newRecordView(c *Common, ch chan<- tea.Msg) *recordView {
+func newRecordView(c *uikit.Common, ch chan<- tea.Msg) *recordView {
 	v := &recordView{c: c, f: newForm(), focus: fSession, ch: ch}
 	v.f.inputs[v.focus].Focus()
 	return v
@@ -62,7 +63,7 @@ func (v *recordView) Update(msg tea.Msg) tea.Cmd {
 		v.edit(msg)
 	case tea.KeyPressMsg:
 		return v.onKey(msg)
-	case pipeMsg:
+	case uikit.PipeMsg:
 		v.onStage(msg)
 	}
 	return nil
@@ -71,18 +72,18 @@ func (v *recordView) Update(msg tea.Msg) tea.Cmd {
 func (v *recordView) onKey(msg tea.KeyPressMsg) tea.Cmd {
 	km := v.c.Keys
 	switch {
-	case is(msg, km.Submit), msg.String() == "enter" && v.focus == fSubmit:
+	case key.Matches(msg, km.Submit), msg.String() == "enter" && v.focus == fSubmit:
 		return v.submit()
 	case msg.String() == "enter":
 		v.setFocus(v.focus + 1)
-	case is(msg, km.NextField):
+	case key.Matches(msg, km.NextField):
 		v.setFocus(v.focus + 1)
-	case is(msg, km.PrevField):
+	case key.Matches(msg, km.PrevField):
 		v.setFocus(v.focus - 1)
-	case v.focus == fType && is(msg, km.Choice):
+	case v.focus == fType && key.Matches(msg, km.Choice):
 		v.f.typ = cycle(v.f.typ, len(model.EventTypes), msg.String() == "right")
 		v.touch()
-	case v.focus == fSuccess && is(msg, km.Choice):
+	case v.focus == fSuccess && key.Matches(msg, km.Choice):
 		v.f.success = cycle(v.f.success, len(successChoices), msg.String() == "right")
 		v.touch()
 	default:
@@ -117,7 +118,7 @@ func (v *recordView) touch() {
 // the pipeline in this process.
 func (v *recordView) submit() tea.Cmd {
 	if v.busy() {
-		return statusCmd("an event is being recorded", false)
+		return uikit.StatusCmd("an event is being recorded", false)
 	}
 	if _, ok := v.f.validate(true); !ok {
 		for i := range v.f.errs {
@@ -126,7 +127,7 @@ func (v *recordView) submit() tea.Cmd {
 				break
 			}
 		}
-		return statusCmd("the event is not valid: see the fields marked ✗", true)
+		return uikit.StatusCmd("the event is not valid: see the fields marked ✗", true)
 	}
 	id := v.c.Deps.NewID()
 	ev, _ := v.f.event(id, v.c.Deps.Now())
@@ -135,23 +136,23 @@ func (v *recordView) submit() tea.Cmd {
 	for i := range v.live.stages {
 		v.live.stages[i].Stage = ingest.Stage(i)
 	}
-	return recordCmd(v.c.ctx, v.c.Deps.Recorder, ev, v.ch, recordRun(v.runs))
+	return recordCmd(v.c.Ctx, v.c.Deps.Recorder, ev, v.ch, recordRun(v.runs))
 }
 
 // recordRun numbers the form's pipelines apart from the followers'.
 func recordRun(n uint64) uint64 { return 1<<31 | n }
 
 // onStage draws a stage of the form's event as it starts and ends.
-func (v *recordView) onStage(msg pipeMsg) {
-	if v.live == nil || msg.run != recordRun(v.runs) {
+func (v *recordView) onStage(msg uikit.PipeMsg) {
+	if v.live == nil || msg.Run != recordRun(v.runs) {
 		return
 	}
-	if msg.stage != nil {
-		v.live.stages[msg.stage.Stage] = msg.stage.StageRecord
+	if msg.Stage != nil {
+		v.live.stages[msg.Stage.Stage] = msg.Stage.StageRecord
 	}
-	if msg.trace != nil {
-		v.live.stages, v.live.trace = msg.trace.Stages, msg.trace
-		v.live.start = msg.trace.Start
+	if msg.Trace != nil {
+		v.live.stages, v.live.trace = msg.Trace.Stages, msg.Trace
+		v.live.start = msg.Trace.Start
 	}
 }
 
@@ -182,10 +183,10 @@ func (v *recordView) View() string {
 		v.top = fl - v.h + 1
 	}
 	form = form[min(v.top, len(form)):]
-	left := padLines(strings.Join(form, "\n"), fw, v.h)
+	left := uikit.PadLines(strings.Join(form, "\n"), fw, v.h)
 	sep := strings.TrimSuffix(strings.Repeat(v.c.Styles.Border.Render("│")+"\n", v.h), "\n")
-	right := padLines(strings.Join(v.traceLines(tw), "\n"), tw, v.h)
-	return joinH(left, sep, right)
+	right := uikit.PadLines(strings.Join(v.traceLines(tw), "\n"), tw, v.h)
+	return uikit.JoinH(left, sep, right)
 }
 
 // ShortHelp: the form's keys.
@@ -216,7 +217,7 @@ func (v *recordView) formLines(w int) []string {
 	for i := fType; i < fSubmit; i++ {
 		lines = append(lines, v.fieldLine(i, w))
 		if e := v.f.errs[i]; e != "" {
-			lines = append(lines, strings.Repeat(" ", labelW+3)+st.Error.Render(trunc("✗ "+clean(e), w-labelW-3)))
+			lines = append(lines, strings.Repeat(" ", labelW+3)+st.Error.Render(uikit.Trunc("✗ "+uikit.Clean(e), w-labelW-3)))
 		}
 	}
 	button := "[ record ]"
@@ -225,7 +226,7 @@ func (v *recordView) formLines(w int) []string {
 	}
 	lines = append(lines, "", strings.Repeat(" ", labelW+3)+button+st.Muted.Render("  ctrl+s"))
 	if v.f.general != "" {
-		lines = append(lines, " "+st.Error.Render(trunc("✗ "+clean(v.f.general), w-2)))
+		lines = append(lines, " "+st.Error.Render(uikit.Trunc("✗ "+uikit.Clean(v.f.general), w-2)))
 	}
 	return lines
 }
@@ -247,7 +248,7 @@ func (v *recordView) focusLine() int {
 
 func (v *recordView) fieldLine(fid fieldID, w int) string {
 	st := v.c.Styles
-	label := fit(fieldLabels[fid], labelW)
+	label := uikit.Fit(fieldLabels[fid], labelW)
 	mark := " "
 	if v.focus == fid {
 		label, mark = st.Accent.Render(label), st.Accent.Render("›")
@@ -274,7 +275,7 @@ func (v *recordView) fieldLine(fid fieldID, w int) string {
 			val += st.Subtle.Render("  " + h)
 		}
 	}
-	return mark + label + "  " + trunc(val, room)
+	return mark + label + "  " + uikit.Trunc(val, room)
 }
 
 // traceLines draws the live trace: each stage pending, running, done or
@@ -283,14 +284,14 @@ func (v *recordView) traceLines(w int) []string {
 	st := v.c.Styles
 	lines := []string{st.Title.Render(" Stage trace"), ""}
 	if v.live == nil {
-		return append(lines, st.Muted.Render(trunc(" ctrl+s records the event;", w)), st.Muted.Render(trunc(" its stages show here live.", w)))
+		return append(lines, st.Muted.Render(uikit.Trunc(" ctrl+s records the event;", w)), st.Muted.Render(uikit.Trunc(" its stages show here live.", w)))
 	}
-	lines = append(lines, " "+trunc(clean(v.live.id), w-2))
+	lines = append(lines, " "+uikit.Trunc(uikit.Clean(v.live.id), w-2))
 	for i, s := range v.live.stages {
 		glyph, style := "·", st.Stage.Pending
 		switch s.Status {
 		case ingest.StatusRunning:
-			glyph, style = v.c.spin.View(), st.Stage.Running
+			glyph, style = v.c.Spin.View(), st.Stage.Running
 		case ingest.StatusDone:
 			glyph, style = "✓", st.Stage.Done
 		case ingest.StatusFailed:
@@ -300,11 +301,11 @@ func (v *recordView) traceLines(w int) []string {
 		}
 		dur := ""
 		if s.Status == ingest.StatusDone || s.Status == ingest.StatusFailed {
-			dur = fmtDuration(s.Duration)
+			dur = uikit.FormatDuration(s.Duration)
 		}
-		lines = append(lines, fmt.Sprintf(" %s %s %s", style.Render(glyph), fit(ingest.Stage(i).String(), 9), st.Muted.Render(fitRight(dur, 9))))
+		lines = append(lines, fmt.Sprintf(" %s %s %s", style.Render(glyph), uikit.Fit(ingest.Stage(i).String(), 9), st.Muted.Render(uikit.FitRight(dur, 9))))
 		if s.Err != nil {
-			for _, l := range wrapText(errorText(s.Err), w-4) {
+			for _, l := range uikit.WrapText(uikit.ErrorText(s.Err), w-4) {
 				lines = append(lines, "   "+st.Error.Render(l))
 			}
 		}
@@ -316,14 +317,14 @@ func (v *recordView) outcomeLine(w int) string {
 	st := v.c.Styles
 	switch t := v.live.trace; {
 	case v.live.running:
-		return " " + st.Accent.Render(v.c.spin.View()+" recording…")
+		return " " + st.Accent.Render(v.c.Spin.View()+" recording…")
 	case v.live.err != nil:
-		return " " + st.Error.Render(trunc("✗ "+errorText(v.live.err), w-2))
+		return " " + st.Error.Render(uikit.Trunc("✗ "+uikit.ErrorText(v.live.err), w-2))
 	case t == nil:
 		return ""
 	case t.Outcome == ingest.OutcomeIngested || t.Outcome == ingest.OutcomeDuplicate:
-		return " " + st.Success.Render(trunc("✓ "+t.Outcome.String()+" in "+fmtDuration(t.Total), w-2)) +
-			"\n" + st.Muted.Render(trunc(" selected in the stream (esc)", w))
+		return " " + st.Success.Render(uikit.Trunc("✓ "+t.Outcome.String()+" in "+uikit.FormatDuration(t.Total), w-2)) +
+			"\n" + st.Muted.Render(uikit.Trunc(" selected in the stream (esc)", w))
 	}
-	return " " + st.Error.Render(trunc("✗ "+v.live.trace.Outcome.String(), w-2))
+	return " " + st.Error.Render(uikit.Trunc("✗ "+v.live.trace.Outcome.String(), w-2))
 }

@@ -13,6 +13,7 @@ import (
 
 	"engram/ingest"
 	"engram/model"
+	"engram/ui/uikit"
 )
 
 // runSync runs cmd and every batch it holds synchronously, returning the
@@ -57,7 +58,7 @@ func TestPipelineListenerSurvivesOutageNotice(t *testing.T) {
 	m := New(testDeps(r, a), testOpts(t)) // not manual: the real listener
 	t.Cleanup(m.cancel)
 	m.Update(tea.WindowSizeMsg{Width: 100, Height: 30})
-	obs := chanObserver{ctx: m.c.ctx, ch: m.events, run: 7}
+	obs := uikit.Observer{Ctx: m.c.Ctx, Ch: m.events, Run: 7}
 	obs.Outage(ingest.Outage{})
 	obs.Stage(ingest.StageEvent{Seq: 1, StageRecord: ingest.StageRecord{Stage: ingest.StageReceive, Status: ingest.StatusRunning}})
 	// One program loop: run the listener, deliver, run what Update returns.
@@ -314,8 +315,8 @@ func TestYankCutArchiveCopiesIndexJSON(t *testing.T) {
 	press(t, m, "enter", "y")
 	_, cmd := m.Update(keyMsg("j"))
 	for _, msg := range runSync(cmd, time.Second) {
-		if s, ok := msg.(statusMsg); ok {
-			t.Logf("status: %s", s.text)
+		if s, ok := msg.(uikit.StatusMsg); ok {
+			t.Logf("status: %s", s.Text)
 		}
 	}
 	if m.detail.arch == nil || !m.detail.arch.Truncated {

@@ -6,6 +6,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"engram/model"
+	"engram/ui/uikit"
 )
 
 // seek is a jump (g t, g s, g r…) that found no loaded row sharing the
@@ -31,7 +32,7 @@ func (v *streamView) startSeek(start int, keyOf func(*model.IndexDoc) string, wa
 		return false, nil
 	}
 	if v.loadingHead {
-		return true, statusCmd("the stream is loading; jump again once it shows", false)
+		return true, uikit.StatusCmd("the stream is loading; jump again once it shows", false)
 	}
 	v.sel = start
 	v.seeking = &seek{keyOf: keyOf, want: want, from: v.buf.rows[start].EventID, dir: dir}
@@ -55,7 +56,7 @@ func (v *streamView) seekMore() tea.Cmd {
 			return v.endSeek()
 		}
 		v.loadingOlder = true
-		return loadOlder(v.c.ctx, v.c.Deps.Reader, v.expr, v.seq, v.buf.next, page)
+		return loadOlder(v.c.Ctx, v.c.Deps.Reader, v.expr, v.seq, v.buf.next, page)
 	}
 	if v.loadingNewer || v.loadingHead {
 		return nil
@@ -69,7 +70,7 @@ func (v *streamView) seekMore() tea.Cmd {
 		return v.endSeek() // a reload, or evicting the start row, would be needed
 	}
 	v.loadingNewer = true
-	return loadNewer(v.c.ctx, v.c.Deps.Reader, v.expr, v.seq, v.headAware(ev))
+	return loadNewer(v.c.Ctx, v.c.Deps.Reader, v.expr, v.seq, v.headAware(ev))
 }
 
 // onSeekPage continues the seek after a page of n rows landed.
@@ -103,5 +104,5 @@ func (v *streamView) endSeek() tea.Cmd {
 	if s.dir < 0 {
 		where = "newer"
 	}
-	return statusCmd(fmt.Sprintf("no row shares it within %d %s rows (filter by it with /)", s.rows, where), false)
+	return uikit.StatusCmd(fmt.Sprintf("no row shares it within %d %s rows (filter by it with /)", s.rows, where), false)
 }

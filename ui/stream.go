@@ -9,6 +9,7 @@ import (
 
 	"engram/model"
 	"engram/query"
+	"engram/ui/uikit"
 )
 
 // streamView is the newest experiences, following the tail. Following
@@ -16,7 +17,7 @@ import (
 // above it; moving away pauses, and while paused new documents are only
 // counted.
 type streamView struct {
-	c    *Common
+	c    *uikit.Common
 	buf  *rowBuf[*model.IndexDoc]
 	w, h int
 	sel  int // selected row, an index into buf.rows
@@ -42,7 +43,7 @@ type streamView struct {
 	seeking                    *seek  // a jump looking beyond the loaded rows
 }
 
-func newStreamView(c *Common) *streamView {
+func newStreamView(c *uikit.Common) *streamView {
 	return &streamView{
 		c:         c,
 		buf:       newRowBuf(c.Opts.BufferRows, func(d *model.IndexDoc) string { return d.EventID }),
@@ -54,7 +55,7 @@ func newStreamView(c *Common) *streamView {
 func (v *streamView) init() tea.Cmd {
 	v.seq++
 	v.loadingHead = true
-	return loadHead(v.c.ctx, v.c.Deps.Reader, v.expr, v.seq, v.c.Opts.PageSize, true)
+	return loadHead(v.c.Ctx, v.c.Deps.Reader, v.expr, v.seq, v.c.Opts.PageSize, true)
 }
 
 // SetSize gives the view its area; two lines go to the column titles and
@@ -86,7 +87,7 @@ func (v *streamView) reloadHead() tea.Cmd {
 	v.loadingHead, v.loadingOlder, v.loadingNewer = true, false, false
 	// What came while paused stays counted until the head lands: a filter
 	// the index refuses keeps the old rows, and these with them.
-	return loadHead(v.c.ctx, v.c.Deps.Reader, v.expr, v.seq, v.c.Opts.PageSize, false)
+	return loadHead(v.c.Ctx, v.c.Deps.Reader, v.expr, v.seq, v.c.Opts.PageSize, false)
 }
 
 // Update handles the stream's keys and answers.
@@ -118,27 +119,27 @@ func (v *streamView) Update(msg tea.Msg) tea.Cmd {
 func (v *streamView) onKey(msg tea.KeyPressMsg) tea.Cmd {
 	km := v.c.Keys
 	switch {
-	case is(msg, km.Up):
+	case key.Matches(msg, km.Up):
 		return v.move(-1)
-	case is(msg, km.Down):
+	case key.Matches(msg, km.Down):
 		return v.move(1)
-	case is(msg, km.PageUp):
+	case key.Matches(msg, km.PageUp):
 		return v.move(-v.rowsH())
-	case is(msg, km.PageDown):
+	case key.Matches(msg, km.PageDown):
 		return v.move(v.rowsH())
-	case is(msg, km.Home):
+	case key.Matches(msg, km.Home):
 		return v.resume()
-	case is(msg, km.End):
+	case key.Matches(msg, km.End):
 		return v.move(v.buf.len())
-	case is(msg, km.Pause):
+	case key.Matches(msg, km.Pause):
 		if v.following {
 			v.following = false
 			return nil
 		}
 		return v.resume()
-	case is(msg, km.Enter):
+	case key.Matches(msg, km.Enter):
 		if d := v.selected(); d != nil {
-			return func() tea.Msg { return openDetailMsg{doc: d, nav: v} }
+			return func() tea.Msg { return uikit.OpenDetailMsg{Doc: d, Nav: v} }
 		}
 	}
 	return nil
@@ -179,7 +180,7 @@ func (v *streamView) pageIn() tea.Cmd {
 	var cmds []tea.Cmd
 	if !v.loadingOlder && !v.loadingHead && !v.buf.end && v.sel >= v.buf.len()-half {
 		v.loadingOlder = true
-		cmds = append(cmds, loadOlder(v.c.ctx, v.c.Deps.Reader, v.expr, v.seq, v.buf.next, v.c.Opts.PageSize))
+		cmds = append(cmds, loadOlder(v.c.Ctx, v.c.Deps.Reader, v.expr, v.seq, v.buf.next, v.c.Opts.PageSize))
 	}
 	if !v.loadingNewer && !v.loadingHead && !v.buf.atHead() && v.sel < half {
 		ev := v.buf.above[len(v.buf.above)-1]
@@ -187,7 +188,7 @@ func (v *streamView) pageIn() tea.Cmd {
 			return tea.Batch(append(cmds, v.reloadHead())...)
 		}
 		v.loadingNewer = true
-		cmds = append(cmds, loadNewer(v.c.ctx, v.c.Deps.Reader, v.expr, v.seq, v.headAware(ev)))
+		cmds = append(cmds, loadNewer(v.c.Ctx, v.c.Deps.Reader, v.expr, v.seq, v.headAware(ev)))
 	}
 	return tea.Batch(cmds...)
 }
@@ -223,7 +224,7 @@ func (v *streamView) onHead(msg headMsg) tea.Cmd {
 	v.loadingHead = false
 	v.seeking = nil // the window it looked through is gone
 	if msg.err != nil {
-		return statusCmd("loading the stream: "+errorText(msg.err), true)
+		return uikit.StatusCmd("loading the stream: "+uikit.ErrorText(msg.err), true)
 	}
 	keep := ""
 	if d := v.selected(); d != nil && !v.following {
@@ -240,7 +241,7 @@ func (v *streamView) onHead(msg headMsg) tea.Cmd {
 	v.scrollTo(v.sel)
 	if msg.first {
 		v.tail, v.tailReady = msg.tail, true
-		return v.c.after(v.c.Opts.Poll, tailTickMsg{})
+		return v.c.After(v.c.Opts.Poll, tailTickMsg{})
 	}
 	return nil
 }
@@ -254,7 +255,7 @@ func (v *streamView) onOlder(msg olderMsg) tea.Cmd {
 		return v.pageOn()
 	}
 	if msg.err != nil {
-		return statusCmd("loading older rows: "+errorText(msg.err), true)
+		return uikit.StatusCmd("loading older rows: "+uikit.ErrorText(msg.err), true)
 	}
 	dropped := v.buf.appendOlder(msg.after, msg.page.Docs, msg.page.Next)
 	v.sel = max(0, v.sel-dropped)
@@ -285,7 +286,7 @@ func (v *streamView) onNewer(msg newerMsg) tea.Cmd {
 		return v.pageOn() // the window's top moved meanwhile: ask again
 	}
 	if msg.err != nil {
-		return statusCmd("loading newer rows: "+errorText(msg.err), true)
+		return uikit.StatusCmd("loading newer rows: "+uikit.ErrorText(msg.err), true)
 	}
 	docs := msg.page.Docs
 	if msg.ev.head {
@@ -334,27 +335,27 @@ func (v *streamView) poll() tea.Cmd {
 		return nil
 	}
 	v.polling = true
-	return pollTail(v.c.ctx, v.c.Deps.Reader, v.tail, v.expr, v.seq, v.c.Opts.PageSize)
+	return pollTail(v.c.Ctx, v.c.Deps.Reader, v.tail, v.expr, v.seq, v.c.Opts.PageSize)
 }
 
 func (v *streamView) onTail(msg tailMsg) tea.Cmd {
 	v.polling = false
 	if msg.err != nil {
-		return tea.Batch(statusCmd("following: "+errorText(msg.err), true), v.c.after(v.c.Opts.Poll, tailTickMsg{}))
+		return tea.Batch(uikit.StatusCmd("following: "+uikit.ErrorText(msg.err), true), v.c.After(v.c.Opts.Poll, tailTickMsg{}))
 	}
 	if msg.seq != v.seq || v.loadingHead {
 		// Filtered for another expression, or a head load is on its way:
 		// poll again from the same place once it has landed.
-		return v.c.after(v.c.Opts.Poll, tailTickMsg{})
+		return v.c.After(v.c.Opts.Poll, tailTickMsg{})
 	}
 	v.tail = msg.next
-	next := v.c.after(v.c.Opts.Poll, tailTickMsg{})
+	next := v.c.After(v.c.Opts.Poll, tailTickMsg{})
 	if msg.seen == v.c.Opts.PageSize {
 		next = v.poll() // more is waiting: read on at once
 	}
 	var cmds []tea.Cmd
 	if msg.seen > 0 {
-		cmds = append(cmds, loadCount(v.c.ctx, v.c.Deps.Reader))
+		cmds = append(cmds, uikit.LoadCount(v.c.Ctx, v.c.Deps.Reader))
 	}
 	return tea.Batch(append(cmds, next, v.addNew(msg.docs))...)
 }
@@ -428,9 +429,9 @@ func (v *streamView) selectID(id string) tea.Cmd {
 	return nil
 }
 
-// step is the navigator for the detail view: the row delta away from id,
+// Step is the navigator for the detail view: the row delta away from id,
 // moved to as the keys would (so rows page in near the window's ends).
-func (v *streamView) step(from string, delta int) (*model.IndexDoc, tea.Cmd) {
+func (v *streamView) Step(from string, delta int) (*model.IndexDoc, tea.Cmd) {
 	i := v.buf.index(from)
 	if i < 0 {
 		return nil, nil
@@ -470,7 +471,7 @@ func (v *streamView) View() string {
 	st := v.c.Styles
 	cols := layoutStream(v.w)
 	var b strings.Builder
-	b.WriteString(st.Table.Head.Render(fit(streamHead(cols), v.w)))
+	b.WriteString(st.Table.Head.Render(uikit.Fit(streamHead(cols), v.w)))
 	now := v.c.Deps.Now()
 	end := min(v.buf.len(), v.top+v.rowsH())
 	for i := v.top; i < end; i++ {
@@ -481,7 +482,7 @@ func (v *streamView) View() string {
 		b.WriteByte('\n')
 	}
 	b.WriteByte('\n')
-	b.WriteString(st.Muted.Render(fit(v.position(), v.w)))
+	b.WriteString(st.Muted.Render(uikit.Fit(v.position(), v.w)))
 	return b.String()
 }
 
@@ -489,7 +490,7 @@ func (v *streamView) View() string {
 // window, whether more is loading, what filter applies.
 func (v *streamView) position() string {
 	n := v.buf.len()
-	s := fmt.Sprintf(" row %s of %s loaded", thousands(int64(v.sel+1)), thousands(int64(n)))
+	s := fmt.Sprintf(" row %s of %s loaded", uikit.Thousands(int64(v.sel+1)), uikit.Thousands(int64(n)))
 	if n == 0 {
 		s = " no rows"
 	}
@@ -500,10 +501,10 @@ func (v *streamView) position() string {
 		s += " · newer above"
 	}
 	if v.loadingOlder || v.loadingNewer || v.loadingHead {
-		s += " · loading " + v.c.spin.View()
+		s += " · loading " + v.c.Spin.View()
 	}
 	if v.expr != "" {
-		s += " · filter: " + clean(v.expr)
+		s += " · filter: " + uikit.Clean(v.expr)
 	}
 	return s
 }
@@ -528,9 +529,5 @@ func (v *streamView) ShortHelp() []key.Binding {
 // FullHelp is every key of the stream, grouped.
 func (v *streamView) FullHelp() [][]key.Binding {
 	km := v.c.Keys
-	return [][]key.Binding{km.listKeys(), {km.Enter, km.Pause, km.Filter}}
-}
-
-func statusCmd(text string, isErr bool) tea.Cmd {
-	return func() tea.Msg { return statusMsg{text, isErr} }
+	return [][]key.Binding{km.ListKeys(), {km.Enter, km.Pause, km.Filter}}
 }

@@ -9,6 +9,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"engram/model"
+	"engram/ui/uikit"
 )
 
 // addEvents indexes n more events of the test world into r.
@@ -235,7 +236,7 @@ func TestStartupFailureIsFullScreen(t *testing.T) {
 func TestStatusClearsOnNextKey(t *testing.T) {
 	r, a := world(5, testBase)
 	m := newTestModel(t, testDeps(r, a), testOpts(t), 80, 24)
-	send(t, m, statusMsg{"something failed", true})
+	send(t, m, uikit.StatusMsg{Text: "something failed", Err: true})
 	mustContain(t, screen(m), "something failed")
 	press(t, m, "j")
 	mustNotContain(t, screen(m), "something failed")
@@ -250,7 +251,7 @@ func TestResizeReachesHiddenViews(t *testing.T) {
 			m.detail.w, m.turns.h, m.pipeline.w, m.record.h)
 	}
 	for i, l := range strings.Split(screen(m), "\n") {
-		if w := width(l); w != 160 {
+		if w := uikit.Width(l); w != 160 {
 			t.Fatalf("line %d is %d cells wide, want 160", i, w)
 		}
 	}
@@ -262,7 +263,7 @@ func TestNarrowWindows(t *testing.T) {
 	for _, keys := range [][]string{{}, {"enter"}, {"tab"}, {"tab"}, {"?"}} {
 		press(t, m, keys...)
 		for i, l := range strings.Split(screen(m), "\n") {
-			if w := width(l); w > 40 {
+			if w := uikit.Width(l); w > 40 {
 				t.Fatalf("after %v line %d is %d cells wide", keys, i, w)
 			}
 		}

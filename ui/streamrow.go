@@ -1,13 +1,13 @@
 package ui
 
 import (
-	"strconv"
 	"strings"
 	"time"
 
 	"charm.land/lipgloss/v2"
 
 	"engram/model"
+	"engram/ui/uikit"
 )
 
 // streamCols is the width of each stream column at one window width. A
@@ -15,10 +15,6 @@ import (
 type streamCols struct {
 	time, typ, agent, turn, summary, imp, lat int
 }
-
-// Fixed parts of a row: the two-cell gutter (selection, archive missing),
-// the phase glyph and the success mark.
-const gutterW = 2
 
 func layoutStream(w int) streamCols {
 	c := streamCols{time: 8, typ: 11, agent: 10, turn: 8, imp: 4, lat: 6}
@@ -39,7 +35,7 @@ func layoutStream(w int) streamCols {
 	}
 	// Every shown column but the summary, each with the space that
 	// separates it from the next: gutter, time, phase, type, imp, success.
-	used := gutterW + 1 + c.time + 1 + 1 + 1 + c.typ + 1 + c.imp + 1 + 1 + 1
+	used := uikit.GutterW + 1 + c.time + 1 + 1 + 1 + c.typ + 1 + c.imp + 1 + 1 + 1
 	for _, x := range []int{c.agent, c.turn, c.lat} {
 		if x > 0 {
 			used += x + 1
@@ -51,20 +47,20 @@ func layoutStream(w int) streamCols {
 
 // streamHead is the column titles.
 func streamHead(c streamCols) string {
-	parts := []string{strings.Repeat(" ", gutterW-1), fit("time", c.time), " ", fit("type", c.typ)}
+	parts := []string{strings.Repeat(" ", uikit.GutterW-1), uikit.Fit("time", c.time), " ", uikit.Fit("type", c.typ)}
 	if c.agent > 0 {
-		parts = append(parts, fit("agent", c.agent))
+		parts = append(parts, uikit.Fit("agent", c.agent))
 	}
 	if c.turn > 0 {
-		parts = append(parts, fit("turn", c.turn))
+		parts = append(parts, uikit.Fit("turn", c.turn))
 	}
-	parts = append(parts, fit("summary", c.summary), fit("imp", c.imp), "✓")
+	parts = append(parts, uikit.Fit("summary", c.summary), uikit.Fit("imp", c.imp), "✓")
 	if c.lat > 0 {
 		title := "latency"
 		if c.lat < len(title) {
 			title = "took"
 		}
-		parts = append(parts, fitRight(title, c.lat))
+		parts = append(parts, uikit.FitRight(title, c.lat))
 	}
 	return strings.Join(parts, " ")
 }
@@ -85,59 +81,33 @@ func (v *streamView) streamRow(d *model.IndexDoc, c streamCols, selected bool, n
 		gut = "›"
 	}
 	miss := " "
-	if v.c.missing[d.EventID] {
+	if v.c.Missing[d.EventID] {
 		miss = paint("!", st.Error)
 	}
 	ph := d.Phase()
 	parts := []string{
 		gut + miss,
-		paint(fit(fmtTime(d.Timestamp, now, v.c.Opts.Location, c.time), c.time), st.Muted),
-		paint(phaseGlyph(ph), st.Phase[ph]),
-		fit(clean(d.EventType), c.typ),
+		paint(uikit.Fit(uikit.FormatTime(d.Timestamp, now, v.c.Opts.Location, c.time), c.time), st.Muted),
+		paint(uikit.PhaseGlyph(ph), st.Phase[ph]),
+		uikit.Fit(uikit.Clean(d.EventType), c.typ),
 	}
 	if c.agent > 0 {
-		parts = append(parts, fit(clean(d.AgentID), c.agent))
+		parts = append(parts, uikit.Fit(uikit.Clean(d.AgentID), c.agent))
 	}
 	if c.turn > 0 {
-		parts = append(parts, paint(fit(clean(d.TurnKey()), c.turn), st.Muted))
+		parts = append(parts, paint(uikit.Fit(uikit.Clean(d.TurnKey()), c.turn), st.Muted))
 	}
 	parts = append(parts,
-		fit(clean(d.Summary), c.summary),
-		paint(bar(d.ImportanceScore, c.imp), st.Accent),
-		paint(successMark(d.Success), successStyle(st, d.Success)),
+		uikit.Fit(uikit.Clean(d.Summary), c.summary),
+		paint(uikit.Bar(d.ImportanceScore, c.imp), st.Accent),
+		paint(uikit.SuccessMark(d.Success), uikit.SuccessStyle(st, d.Success)),
 	)
 	if c.lat > 0 {
-		parts = append(parts, paint(fitRight(fmtLatency(d.LatencyMs), c.lat), st.Muted))
+		parts = append(parts, paint(uikit.FitRight(uikit.FormatLatency(d.LatencyMs), c.lat), st.Muted))
 	}
 	line := strings.Join(parts, " ")
 	if selected {
 		return st.Selected.Render(line)
 	}
 	return line
-}
-
-func successStyle(st *Styles, ok *bool) lipgloss.Style {
-	switch {
-	case ok == nil:
-		return st.Muted
-	case *ok:
-		return st.Success
-	}
-	return st.Error
-}
-
-// thousands formats n with thin separators: 1,000,000.
-func thousands(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	if n < 0 {
-		return "-" + thousands(-n)
-	}
-	var b strings.Builder
-	for i, r := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }

@@ -9,11 +9,12 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"engram/query"
+	"engram/ui/uikit"
 )
 
 // turnsView is one row per turn; Enter opens the turn as its causal chain.
 type turnsView struct {
-	c    *Common
+	c    *uikit.Common
 	buf  *rowBuf[query.TurnSummary]
 	w, h int
 	sel  int
@@ -29,7 +30,7 @@ type turnsView struct {
 	chain *chainView
 }
 
-func newTurnsView(c *Common) *turnsView {
+func newTurnsView(c *uikit.Common) *turnsView {
 	return &turnsView{
 		c:     c,
 		buf:   newRowBuf(c.Opts.BufferRows, func(t query.TurnSummary) string { return t.Key }),
@@ -50,7 +51,7 @@ func (v *turnsView) reload(stamp int) tea.Cmd {
 	v.seq++
 	v.loading, v.loadingOlder, v.loadingNewer = true, false, false
 	v.stamp = stamp
-	return loadTurns(v.c.ctx, v.c.Deps.Reader, v.expr, v.seq, "", false, nil, v.c.Opts.PageSize)
+	return loadTurns(v.c.Ctx, v.c.Deps.Reader, v.expr, v.seq, "", false, nil, v.c.Opts.PageSize)
 }
 
 // shown is called when the view is focused: a list older than what the
@@ -112,22 +113,22 @@ func (v *turnsView) Update(msg tea.Msg) tea.Cmd {
 func (v *turnsView) onKey(msg tea.KeyPressMsg) tea.Cmd {
 	km := v.c.Keys
 	switch {
-	case is(msg, km.Up):
+	case key.Matches(msg, km.Up):
 		return v.move(-1)
-	case is(msg, km.Down):
+	case key.Matches(msg, km.Down):
 		return v.move(1)
-	case is(msg, km.PageUp):
+	case key.Matches(msg, km.PageUp):
 		return v.move(-v.rowsH())
-	case is(msg, km.PageDown):
+	case key.Matches(msg, km.PageDown):
 		return v.move(v.rowsH())
-	case is(msg, km.Home):
+	case key.Matches(msg, km.Home):
 		if !v.buf.atHead() {
 			return v.reload(v.stamp)
 		}
 		return v.move(-v.sel)
-	case is(msg, km.End):
+	case key.Matches(msg, km.End):
 		return v.move(v.buf.len())
-	case is(msg, km.Enter):
+	case key.Matches(msg, km.Enter):
 		if t := v.selected(); t != nil {
 			return v.chain.load(t.Key)
 		}
@@ -148,7 +149,7 @@ func (v *turnsView) move(delta int) tea.Cmd {
 	}
 	if !v.loadingOlder && !v.buf.end && v.sel >= v.buf.len()-half {
 		v.loadingOlder = true
-		cmds = append(cmds, loadTurns(v.c.ctx, v.c.Deps.Reader, v.expr, v.seq, v.buf.next, true, nil, v.c.Opts.PageSize))
+		cmds = append(cmds, loadTurns(v.c.Ctx, v.c.Deps.Reader, v.expr, v.seq, v.buf.next, true, nil, v.c.Opts.PageSize))
 	}
 	if !v.loadingNewer && !v.buf.atHead() && v.sel < half {
 		ev := v.buf.above[len(v.buf.above)-1]
@@ -156,7 +157,7 @@ func (v *turnsView) move(delta int) tea.Cmd {
 			return v.reload(v.stamp)
 		}
 		v.loadingNewer = true
-		cmds = append(cmds, loadTurns(v.c.ctx, v.c.Deps.Reader, v.expr, v.seq, "", false, &ev, 0))
+		cmds = append(cmds, loadTurns(v.c.Ctx, v.c.Deps.Reader, v.expr, v.seq, "", false, &ev, 0))
 	}
 	return tea.Batch(cmds...)
 }
@@ -177,7 +178,7 @@ func (v *turnsView) onTurns(msg turnsMsg) tea.Cmd {
 	}
 	if msg.err != nil {
 		v.loading, v.loadingOlder, v.loadingNewer = false, false, false
-		return statusCmd("loading turns: "+errorText(msg.err), true)
+		return uikit.StatusCmd("loading turns: "+uikit.ErrorText(msg.err), true)
 	}
 	switch {
 	case msg.ev != nil:
@@ -222,7 +223,7 @@ func (v *turnsView) View() string {
 	st := v.c.Styles
 	cols := layoutTurns(v.w)
 	var b strings.Builder
-	b.WriteString(st.Table.Head.Render(fit(turnsHead(cols), v.w)))
+	b.WriteString(st.Table.Head.Render(uikit.Fit(turnsHead(cols), v.w)))
 	now := v.c.Deps.Now()
 	end := min(v.buf.len(), v.top+v.rowsH())
 	for i := v.top; i < end; i++ {
@@ -232,17 +233,17 @@ func (v *turnsView) View() string {
 	for i := end - v.top; i < v.rowsH(); i++ {
 		b.WriteByte('\n')
 	}
-	pos := fmt.Sprintf(" turn %s of %s loaded", thousands(int64(v.sel+1)), thousands(int64(v.buf.len())))
+	pos := fmt.Sprintf(" turn %s of %s loaded", uikit.Thousands(int64(v.sel+1)), uikit.Thousands(int64(v.buf.len())))
 	switch {
 	case v.loading:
-		pos = " loading turns " + v.c.spin.View()
+		pos = " loading turns " + v.c.Spin.View()
 	case v.buf.len() == 0:
 		pos = " no turns"
 	}
 	if v.expr != "" {
-		pos += " · filter: " + clean(v.expr)
+		pos += " · filter: " + uikit.Clean(v.expr)
 	}
-	b.WriteString("\n" + st.Muted.Render(fit(pos, v.w)))
+	b.WriteString("\n" + st.Muted.Render(uikit.Fit(pos, v.w)))
 	return b.String()
 }
 
@@ -263,7 +264,7 @@ func (v *turnsView) ShortHelp() []key.Binding {
 // FullHelp: every key of the turns.
 func (v *turnsView) FullHelp() [][]key.Binding {
 	km := v.c.Keys
-	return [][]key.Binding{km.listKeys(), {km.Enter, km.Back, km.Filter}}
+	return [][]key.Binding{km.ListKeys(), {km.Enter, km.Back, km.Filter}}
 }
 
 // turnCols are the widths of the turn list's columns.
@@ -274,7 +275,7 @@ func layoutTurns(w int) turnCols {
 	if w < 72 {
 		c.session = 0
 	}
-	used := gutterW + c.time + 1 + c.agent + 1 + c.events + 1 + 1 + 1 + c.dur + 1 + c.imp + 1
+	used := uikit.GutterW + c.time + 1 + c.agent + 1 + c.events + 1 + 1 + 1 + c.dur + 1 + c.imp + 1
 	if c.session > 0 {
 		used += c.session + 1
 	}
@@ -283,11 +284,11 @@ func layoutTurns(w int) turnCols {
 }
 
 func turnsHead(c turnCols) string {
-	parts := []string{" ", fit("last", c.time), fit("turn", c.key)}
+	parts := []string{" ", uikit.Fit("last", c.time), uikit.Fit("turn", c.key)}
 	if c.session > 0 {
-		parts = append(parts, fit("session", c.session))
+		parts = append(parts, uikit.Fit("session", c.session))
 	}
-	return strings.Join(append(parts, fit("agent", c.agent), fitRight("events", c.events), "✗", fitRight("span", c.dur), fit("imp", c.imp)), " ")
+	return strings.Join(append(parts, uikit.Fit("agent", c.agent), uikit.FitRight("events", c.events), "✗", uikit.FitRight("span", c.dur), uikit.Fit("imp", c.imp)), " ")
 }
 
 func (v *turnsView) turnRow(t query.TurnSummary, c turnCols, selected bool, now time.Time) string {
@@ -301,14 +302,14 @@ func (v *turnsView) turnRow(t query.TurnSummary, c turnCols, selected bool, now 
 	}
 	ts := ""
 	if !t.Last.IsZero() {
-		ts = fmtTime(t.Last.Format(time.RFC3339Nano), now, v.c.Opts.Location, c.time)
+		ts = uikit.FormatTime(t.Last.Format(time.RFC3339Nano), now, v.c.Opts.Location, c.time)
 	}
-	parts := []string{gut, fit(ts, c.time), fit(clean(t.Key), c.key)}
+	parts := []string{gut, uikit.Fit(ts, c.time), uikit.Fit(uikit.Clean(t.Key), c.key)}
 	if c.session > 0 {
-		parts = append(parts, fit(clean(t.SessionID), c.session))
+		parts = append(parts, uikit.Fit(uikit.Clean(t.SessionID), c.session))
 	}
-	parts = append(parts, fit(clean(t.AgentID), c.agent), fitRight(fmt.Sprint(t.Events), c.events), fail,
-		fitRight(fmtMillis(float64(t.Last.Sub(t.First).Milliseconds())), c.dur), bar(t.MaxImportance, c.imp))
+	parts = append(parts, uikit.Fit(uikit.Clean(t.AgentID), c.agent), uikit.FitRight(fmt.Sprint(t.Events), c.events), fail,
+		uikit.FitRight(uikit.FormatMillis(float64(t.Last.Sub(t.First).Milliseconds())), c.dur), uikit.Bar(t.MaxImportance, c.imp))
 	line := strings.Join(parts, " ")
 	if selected {
 		return st.Selected.Render(line)

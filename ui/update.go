@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
 	"engram/model"
+	"engram/ui/uikit"
 )
 
 // onKey handles a key press: the status clears, then global keys, the
@@ -19,7 +21,7 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 	case msg.String() == "ctrl+c":
 		return m.quit()
 	case m.fatal != nil:
-		if is(msg, km.Quit, km.Back) {
+		if key.Matches(msg, km.Quit, km.Back) {
 			return m.quit()
 		}
 		return nil
@@ -36,11 +38,11 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 	case m.focus == viewRecord:
 		// The form takes typed keys; Tab still moves between views.
 		switch {
-		case is(msg, km.Back):
+		case key.Matches(msg, km.Back):
 			return m.setFocus(viewStream)
-		case is(msg, km.NextView):
+		case key.Matches(msg, km.NextView):
 			return m.cycle(1)
-		case is(msg, km.PrevView):
+		case key.Matches(msg, km.PrevView):
 			return m.cycle(-1)
 		}
 		return m.record.Update(msg)
@@ -52,29 +54,29 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 
 func (m *Model) onGlobalKey(msg tea.KeyPressMsg) tea.Cmd {
 	km := m.c.Keys
-	write := m.c.canWrite()
+	write := m.c.CanWrite()
 	switch {
-	case is(msg, km.Quit):
+	case key.Matches(msg, km.Quit):
 		return m.quit()
-	case is(msg, km.Help):
+	case key.Matches(msg, km.Help):
 		m.showHelp = true
-	case is(msg, km.NextView):
+	case key.Matches(msg, km.NextView):
 		return m.cycle(1)
-	case is(msg, km.PrevView):
+	case key.Matches(msg, km.PrevView):
 		return m.cycle(-1)
-	case is(msg, km.Filter) && m.focus != viewDetail:
+	case key.Matches(msg, km.Filter) && m.focus != viewDetail:
 		m.filter.show()
-	case is(msg, km.Back):
+	case key.Matches(msg, km.Back):
 		return m.goBack()
-	case is(msg, km.Yank) && m.current() != nil:
+	case key.Matches(msg, km.Yank) && m.current() != nil:
 		m.chord = "y"
-	case is(msg, km.Go) && m.canJump():
+	case key.Matches(msg, km.Go) && m.canJump():
 		m.chord = "g"
-	case is(msg, km.Export) && write && m.current() != nil:
-		return export(m.c.ctx, m.c.Deps.Archive, m.current(), m.c.Opts.ExportDir)
-	case is(msg, km.Duplicate) && write && m.current() != nil:
+	case key.Matches(msg, km.Export) && write && m.current() != nil:
+		return export(m.c.Ctx, m.c.Deps.Archive, m.current(), m.c.Opts.ExportDir)
+	case key.Matches(msg, km.Duplicate) && write && m.current() != nil:
 		return m.duplicate()
-	case is(msg, km.Record) && write:
+	case key.Matches(msg, km.Record) && write:
 		return m.setFocus(viewRecord)
 	default:
 		return m.focused().Update(msg)
@@ -111,7 +113,7 @@ func (m *Model) current() *model.IndexDoc {
 // canJump: g works on the stream, and on the detail of a stream row.
 func (m *Model) canJump() bool {
 	return m.focus == viewStream && m.stream.selected() != nil ||
-		m.focus == viewDetail && m.detail.nav == navigator(m.stream)
+		m.focus == viewDetail && m.detail.nav == uikit.Navigator(m.stream)
 }
 
 // goBack is Esc outside any overlay.
@@ -143,7 +145,7 @@ func (m *Model) onChord(msg tea.KeyPressMsg) tea.Cmd {
 		return m.yank(msg)
 	}
 	km := m.c.Keys
-	if is(msg, km.GoTop) {
+	if key.Matches(msg, km.GoTop) {
 		m.stream.want = ""
 		return m.afterJump(m.stream.resume())
 	}
@@ -166,7 +168,7 @@ func (m *Model) onChord(msg tea.KeyPressMsg) tea.Cmd {
 	}
 	found, cmd := m.stream.jump(from, keyOf, dir)
 	if !found {
-		return statusCmd("no other row shares it that way", false)
+		return uikit.StatusCmd("no other row shares it that way", false)
 	}
 	return m.afterJump(cmd)
 }
@@ -190,16 +192,16 @@ func (m *Model) yank(msg tea.KeyPressMsg) tea.Cmd {
 	}
 	var text, what string
 	switch {
-	case is(msg, km.YankID):
+	case key.Matches(msg, km.YankID):
 		text, what = d.EventID, "event id"
-	case is(msg, km.YankKey):
+	case key.Matches(msg, km.YankKey):
 		text, what = d.ObjectStorageKey, "archive key"
-	case is(msg, km.YankJSON):
+	case key.Matches(msg, km.YankJSON):
 		text, what = m.eventJSON(d), "JSON"
 	default:
 		return nil
 	}
-	return tea.Batch(tea.SetClipboard(text), statusCmd(fmt.Sprintf("copied the %s (%d bytes)", what, len(text)), false))
+	return tea.Batch(tea.SetClipboard(text), uikit.StatusCmd(fmt.Sprintf("copied the %s (%d bytes)", what, len(text)), false))
 }
 
 // eventJSON is the archived event when the detail holds all of it, else
@@ -223,5 +225,5 @@ func (m *Model) duplicate() tea.Cmd {
 		}
 	}
 	m.record.fill(ev)
-	return tea.Batch(m.setFocus(viewRecord), statusCmd("a copy of "+clean(d.EventID)+"; it gets a new id when recorded", false))
+	return tea.Batch(m.setFocus(viewRecord), uikit.StatusCmd("a copy of "+uikit.Clean(d.EventID)+"; it gets a new id when recorded", false))
 }

@@ -6,11 +6,12 @@ import (
 	"time"
 
 	"engram/ingest"
+	"engram/ui/uikit"
 )
 
 // waterfall draws a run's stages as bars on one time axis: where each
 // started and how long it took, the slowest highlighted, errors in place.
-func waterfall(st *Styles, r *pipeRun, w int) []string {
+func waterfall(st *uikit.Styles, r *pipeRun, w int) []string {
 	total := time.Duration(0)
 	for _, s := range r.stages {
 		if s.Status == ingest.StatusPending || s.Status == ingest.StatusSkipped || s.Start.IsZero() {
@@ -22,17 +23,17 @@ func waterfall(st *Styles, r *pipeRun, w int) []string {
 		total = max(total, r.trace.Total)
 	}
 	slowest := slowestStage(r)
-	title := fmt.Sprintf(" %s  %s", clean(r.eventID), clean(r.src))
+	title := fmt.Sprintf(" %s  %s", uikit.Clean(r.eventID), uikit.Clean(r.src))
 	if r.trace != nil {
-		title += "  " + r.trace.Outcome.String() + " in " + fmtDuration(r.trace.Total)
+		title += "  " + r.trace.Outcome.String() + " in " + uikit.FormatDuration(r.trace.Total)
 	}
-	lines := []string{st.Bold.Render(trunc(title, w))}
+	lines := []string{st.Bold.Render(uikit.Trunc(title, w))}
 	barW := max(10, w-34)
 	for i, s := range r.stages {
 		lines = append(lines, stageLine(st, ingest.Stage(i), s, r.start, total, barW, ingest.Stage(i) == slowest))
 	}
 	if r.trace != nil && r.trace.Err != nil {
-		lines = append(lines, st.Error.Render(trunc(" ✗ "+errorText(r.trace.Err), w)))
+		lines = append(lines, st.Error.Render(uikit.Trunc(" ✗ "+uikit.ErrorText(r.trace.Err), w)))
 	}
 	return lines
 }
@@ -49,7 +50,7 @@ func slowestStage(r *pipeRun) ingest.Stage {
 	return best
 }
 
-func stageLine(st *Styles, stage ingest.Stage, s ingest.StageRecord, start time.Time, total time.Duration, barW int, slowest bool) string {
+func stageLine(st *uikit.Styles, stage ingest.Stage, s ingest.StageRecord, start time.Time, total time.Duration, barW int, slowest bool) string {
 	glyph, style := "·", st.Stage.Pending
 	switch s.Status {
 	case ingest.StatusRunning:
@@ -63,11 +64,11 @@ func stageLine(st *Styles, stage ingest.Stage, s ingest.StageRecord, start time.
 	}
 	dur := ""
 	if s.Status == ingest.StatusDone || s.Status == ingest.StatusFailed {
-		dur = fmtDuration(s.Duration)
+		dur = uikit.FormatDuration(s.Duration)
 	}
 	note := ""
 	if s.Note != "" {
-		note = " (" + clean(s.Note) + ")"
+		note = " (" + uikit.Clean(s.Note) + ")"
 	}
 	bar := strings.Repeat(" ", barW)
 	if total > 0 && !s.Start.IsZero() && s.Status != ingest.StatusSkipped {
@@ -87,7 +88,7 @@ func stageLine(st *Styles, stage ingest.Stage, s ingest.StageRecord, start time.
 	}
 	line += st.Muted.Render(note)
 	if s.Err != nil {
-		line += " " + st.Error.Render(errorText(s.Err))
+		line += " " + st.Error.Render(uikit.ErrorText(s.Err))
 	}
 	return line
 }

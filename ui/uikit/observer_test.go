@@ -1,4 +1,4 @@
-package ui
+package uikit
 
 import (
 	"context"
@@ -12,18 +12,18 @@ import (
 	"engram/ingest"
 )
 
-var _ ingest.OutageObserver = chanObserver{}
+var _ ingest.OutageObserver = Observer{}
 
 func TestOutageShownInStatusLine(t *testing.T) {
 	ch := make(chan tea.Msg, 2)
-	o := chanObserver{ctx: context.Background(), ch: ch}
+	o := Observer{Ctx: context.Background(), Ch: ch}
 	o.Outage(ingest.Outage{Stage: ingest.StageIndex, Err: errors.New("connection refused"), Attempt: 3, Wait: time.Second})
 	o.Recovered(ingest.StageIndex)
-	first, second := (<-ch).(observedMsg), (<-ch).(observedMsg)
-	if !first.err || !strings.Contains(first.text, "outage: index: connection refused; retrying in 1s (attempt 3)") {
+	first, second := (<-ch).(ObservedMsg), (<-ch).(ObservedMsg)
+	if !first.Err || !strings.Contains(first.Text, "outage: index: connection refused; retrying in 1s (attempt 3)") {
 		t.Fatalf("outage status %+v", first)
 	}
-	if second.err || !strings.Contains(second.text, "index: server answering again") {
+	if second.Err || !strings.Contains(second.Text, "index: server answering again") {
 		t.Fatalf("recovered status %+v", second)
 	}
 }

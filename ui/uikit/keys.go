@@ -1,8 +1,7 @@
-package ui
+package uikit
 
 import (
 	"charm.land/bubbles/v2/key"
-	tea "charm.land/bubbletea/v2"
 )
 
 // KeyMap is every binding of the inspector. Views pick the ones that work
@@ -93,10 +92,11 @@ func DefaultKeyMap() *KeyMap {
 	}
 }
 
-// listKeys are the movement keys every list view shares.
-func (km *KeyMap) listKeys() []key.Binding {
+// ListKeys are the movement keys every list view shares.
+func (km *KeyMap) ListKeys() []key.Binding {
 	return []key.Binding{km.Up, km.Down, km.PageUp, km.PageDown, km.Home, km.End}
 }
 
-// is reports whether msg matches any of bs.
-func is(msg tea.KeyPressMsg, bs ...key.Binding) bool { return key.Matches(msg, bs...) }
+// Binding is a binding made on the spot, for help that names a key in
+// one state (enter while typing a search).
+func Binding(help, desc string, keys ...string) key.Binding { return bind(keys, help, desc) }

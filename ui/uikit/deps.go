@@ -1,7 +1,4 @@
-// Package ui is engram's terminal inspector: a Bubble Tea program over the
-// query and ingest packages. All I/O happens inside tea.Cmd functions that
-// return typed messages; Update and View only move state and draw it.
-package ui
+package uikit
 
 import (
 	"context"
@@ -53,7 +50,8 @@ type Deps struct {
 	Hint string
 
 	// CheckFilter checks a filter expression as it is typed (no I/O); its
-	// error may carry the column (see errorColumn). Default: expr.Parse.
+	// error may carry the column (a Column() int method, or "column N" in
+	// its text). Default: expr.Parse.
 	CheckFilter func(expr string) error
 
 	// NewID makes the event id of a recorded event; Now is the clock.
@@ -91,7 +89,8 @@ type Options struct {
 	Out io.Writer
 }
 
-func (o Options) withDefaults() Options {
+// WithDefaults fills in what was left unset.
+func (o Options) WithDefaults() Options {
 	if o.BufferRows <= 0 {
 		o.BufferRows = 10000
 	}
@@ -116,7 +115,9 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-func (d Deps) withDefaults() Deps {
+// WithDefaults fills in what was left unset; without a reader or an
+// archive, Err says so.
+func (d Deps) WithDefaults() Deps {
 	if d.CheckFilter == nil {
 		d.CheckFilter = func(s string) error { _, err := expr.Parse(s); return err }
 	}
