@@ -10,6 +10,7 @@ import (
 	"engram/model"
 	"engram/query"
 	"engram/ui/uikit"
+	"engram/ui/widget/textinput"
 )
 
 // detailView is one event: its index document at once, its archived event
@@ -34,7 +35,7 @@ type detailView struct {
 	cancel   context.CancelFunc
 
 	searching bool
-	input     lineInput
+	input     textinput.Model
 }
 
 // Lines above the JSON: title, facts, archive status.
@@ -42,7 +43,7 @@ const detailHeadH = 3
 
 func newDetailView(c *uikit.Common) *detailView {
 	folds := map[string]bool{}
-	v := &detailView{c: c, folds: folds, input: lineInput{prompt: "/", placeholder: "search the JSON"}}
+	v := &detailView{c: c, folds: folds, input: textinput.Model{Prompt: "/", Placeholder: "search the JSON"}}
 	v.one, v.left, v.right = newJSONView(c, folds), newJSONView(c, folds), newJSONView(c, folds)
 	v.right.marks = true
 	return v

@@ -10,6 +10,7 @@ import (
 
 	"engram/query/expr"
 	"engram/ui/uikit"
+	"engram/ui/widget/textinput"
 )
 
 // filterBar edits the query expression the stream and the turns are
@@ -18,13 +19,13 @@ import (
 type filterBar struct {
 	c       *uikit.Common
 	open    bool
-	input   lineInput
+	input   textinput.Model
 	applied string
 	err     error
 }
 
 func newFilterBar(c *uikit.Common) filterBar {
-	return filterBar{c: c, input: lineInput{prompt: "/ ", placeholder: "filter, e.g. type:action agent:planner", limit: 2000}}
+	return filterBar{c: c, input: textinput.Model{Prompt: "/ ", Placeholder: "filter, e.g. type:action agent:planner", Limit: 2000}}
 }
 
 func (f *filterBar) show() {
@@ -88,7 +89,7 @@ func (f *filterBar) view(w int) (string, string) {
 	}
 	if col := errorColumn(f.err); col > 0 {
 		// The caret sits under the column, counted in cells of the input.
-		pad := uikit.Width(f.input.prompt) + cellsBefore(f.input.Value(), col-1)
+		pad := uikit.Width(f.input.Prompt) + cellsBefore(f.input.Value(), col-1)
 		caret := strings.Repeat(" ", max(0, min(pad, w-2))) + "^"
 		return line, st.Error.Render(uikit.Fit(caret+" column "+strconv.Itoa(col)+": "+msg, w))
 	}

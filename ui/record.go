@@ -9,6 +9,7 @@ import (
 
 	"engram/ingest"
 	"engram/model"
+	"engram/ui/widget/textinput"
 )
 
 // fieldID names the record form's fields, in the order they are shown.
@@ -56,7 +57,7 @@ var successChoices = []string{"unknown", "true", "false"}
 // form is the record form's values. Its event is built as JSON and read
 // back with model.Decode, so it is checked exactly as an ingested line is.
 type form struct {
-	inputs  [numFields]lineInput
+	inputs  [numFields]textinput.Model
 	typ     int // index in model.EventTypes
 	success int // index in successChoices
 	touched [numFields]bool
@@ -67,11 +68,11 @@ type form struct {
 func newForm() *form {
 	f := &form{}
 	for i := range f.inputs {
-		f.inputs[i].limit = 100000
+		f.inputs[i].Limit = 100000
 	}
 	// Perceptions, reasoning and outputs are often several paragraphs.
 	for _, fid := range []fieldID{fText, fReasoning, fOutput} {
-		f.inputs[fid].multiline = true
+		f.inputs[fid].Multiline = true
 	}
 	return f
 }

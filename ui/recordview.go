@@ -196,7 +196,7 @@ func (v *recordView) ShortHelp() []key.Binding {
 	if v.focus == fType || v.focus == fSuccess {
 		bs = append(bs, km.Choice)
 	}
-	if v.focus < fSubmit && v.f.inputs[v.focus].multiline {
+	if v.focus < fSubmit && v.f.inputs[v.focus].Multiline {
 		bs = append(bs, km.LineBreak)
 	}
 	return append(bs, km.Back)
@@ -264,7 +264,7 @@ func (v *recordView) fieldLine(fid fieldID, w int) string {
 		val = "‹ " + successChoices[v.f.success] + " ›"
 	default:
 		in := &v.f.inputs[fid]
-		in.placeholder = fieldHints[fid]
+		in.Placeholder = fieldHints[fid]
 		val = in.View(st, room)
 	}
 	if fid == fType || fid == fSuccess {

@@ -1,4 +1,9 @@
-package ui
+// Package textinput is a one-line text field: the filter bar, the detail
+// search and the record form's fields. (bubbles' textinput needs a
+// clipboard module this build does not carry; this is the little of it
+// engram uses.) The cursor is drawn in reverse video, so it does not blink
+// and snapshots are stable.
+package textinput
 
 import (
 	"strings"
@@ -11,41 +16,43 @@ import (
 	"engram/ui/uikit"
 )
 
-// lineInput is a one-line text field: the filter bar, the detail search and
-// the record form's fields. (bubbles' textinput needs a clipboard module
-// this build does not carry; this is the little of it engram uses.) The
-// cursor is drawn in reverse video, so it does not blink and snapshots are
-// stable.
-type lineInput struct {
-	prompt      string
-	placeholder string
-	val         []rune
-	pos         int
-	focused     bool
-	limit       int // runes; 0 = no limit
-	// multiline fields keep line breaks (ctrl+j or alt+enter types one, a
+// Model is one text field.
+type Model struct {
+	Prompt      string
+	Placeholder string
+	Limit       int // runes; 0 = no limit
+	// Multiline fields keep line breaks (ctrl+j or alt+enter types one, a
 	// paste keeps them) and show each as ↵ on their one line.
-	multiline bool
+	Multiline bool
+
+	val     []rune
+	pos     int
+	focused bool
 }
 
-func (in *lineInput) Value() string { return string(in.val) }
+// Value is the text typed.
+func (in *Model) Value() string { return string(in.val) }
 
-func (in *lineInput) SetValue(s string) {
+// SetValue replaces the text, cut to Limit, with the cursor at its end.
+func (in *Model) SetValue(s string) {
 	in.val = []rune(s)
-	if in.limit > 0 && len(in.val) > in.limit {
-		in.val = in.val[:in.limit]
+	if in.Limit > 0 && len(in.val) > in.Limit {
+		in.val = in.val[:in.Limit]
 	}
 	in.pos = len(in.val)
 }
 
-func (in *lineInput) Focus() { in.focused = true }
-func (in *lineInput) Blur()  { in.focused = false }
+// Focus shows the cursor; Blur hides it.
+func (in *Model) Focus() { in.focused = true }
+
+// Blur: see Focus.
+func (in *Model) Blur() { in.focused = false }
 
 // Update edits the value; it reports whether the value changed.
-func (in *lineInput) Update(msg tea.Msg) bool {
+func (in *Model) Update(msg tea.Msg) bool {
 	switch msg := msg.(type) {
 	case tea.PasteMsg:
-		if in.multiline {
+		if in.Multiline {
 			return in.insert(strings.ReplaceAll(msg.Content, "\r\n", "\n"))
 		}
 		return in.insert(strings.Join(strings.Fields(msg.Content), " "))
@@ -55,7 +62,7 @@ func (in *lineInput) Update(msg tea.Msg) bool {
 	return false
 }
 
-func (in *lineInput) key(msg tea.KeyPressMsg) bool {
+func (in *Model) key(msg tea.KeyPressMsg) bool {
 	before := string(in.val)
 	switch msg.String() {
 	case "left", "ctrl+b":
@@ -86,7 +93,7 @@ func (in *lineInput) key(msg tea.KeyPressMsg) bool {
 		in.val = append(in.val[:i], in.val[in.pos:]...)
 		in.pos = i
 	case "ctrl+j", "alt+enter":
-		if in.multiline {
+		if in.Multiline {
 			return in.insert("\n")
 		}
 	case "ctrl+u":
@@ -101,10 +108,10 @@ func (in *lineInput) key(msg tea.KeyPressMsg) bool {
 	return string(in.val) != before
 }
 
-func (in *lineInput) insert(s string) bool {
+func (in *Model) insert(s string) bool {
 	rs := []rune(s)
-	if in.limit > 0 {
-		rs = rs[:max(0, min(len(rs), in.limit-len(in.val)))]
+	if in.Limit > 0 {
+		rs = rs[:max(0, min(len(rs), in.Limit-len(in.val)))]
 	}
 	if len(rs) == 0 {
 		return false
@@ -116,14 +123,14 @@ func (in *lineInput) insert(s string) bool {
 
 // View draws the field in w cells, scrolled so the cursor shows. Typed text
 // is cleaned like event text: a paste cannot drive the terminal either.
-func (in *lineInput) View(st *uikit.Styles, w int) string {
-	pw := ansi.StringWidth(in.prompt)
+func (in *Model) View(st *uikit.Styles, w int) string {
+	pw := ansi.StringWidth(in.Prompt)
 	room := max(1, w-pw)
 	if len(in.val) == 0 && !in.focused {
-		return st.Accent.Render(in.prompt) + st.Subtle.Render(uikit.Trunc(in.placeholder, room))
+		return st.Accent.Render(in.Prompt) + st.Subtle.Render(uikit.Trunc(in.Placeholder, room))
 	}
 	show := func(rs []rune) string {
-		if in.multiline {
+		if in.Multiline {
 			return uikit.Clean(strings.ReplaceAll(string(rs), "\n", "↵"))
 		}
 		return uikit.Clean(string(rs))
@@ -143,9 +150,9 @@ func (in *lineInput) View(st *uikit.Styles, w int) string {
 		cursor = lipgloss.NewStyle()
 	}
 	rest := uikit.Trunc(after, max(0, room-ansi.StringWidth(before)-ansi.StringWidth(at)))
-	if len(in.val) == 0 && in.placeholder != "" {
-		ph := []rune(in.placeholder)
-		return st.Accent.Render(in.prompt) + cursor.Render(string(ph[0])) + st.Subtle.Render(uikit.Trunc(string(ph[1:]), room-1))
+	if len(in.val) == 0 && in.Placeholder != "" {
+		ph := []rune(in.Placeholder)
+		return st.Accent.Render(in.Prompt) + cursor.Render(string(ph[0])) + st.Subtle.Render(uikit.Trunc(string(ph[1:]), room-1))
 	}
-	return st.Accent.Render(in.prompt) + before + cursor.Render(at) + rest
+	return st.Accent.Render(in.Prompt) + before + cursor.Render(at) + rest
 }
