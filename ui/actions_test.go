@@ -103,12 +103,12 @@ func TestMouseWheelScrolls(t *testing.T) {
 	r, a := world(20, testBase)
 	m := newTestModel(t, testDeps(r, a), testOpts(t), 80, 24)
 	send(t, m, tea.MouseWheelMsg{Button: tea.MouseWheelDown})
-	if m.stream.sel != 3 {
-		t.Fatalf("wheel moved to %d", m.stream.sel)
+	if m.stream.cur.Sel() != 3 {
+		t.Fatalf("wheel moved to %d", m.stream.cur.Sel())
 	}
 	send(t, m, tea.MouseWheelMsg{Button: tea.MouseWheelUp})
-	if m.stream.sel != 0 {
-		t.Fatalf("wheel moved back to %d", m.stream.sel)
+	if m.stream.cur.Sel() != 0 {
+		t.Fatalf("wheel moved back to %d", m.stream.cur.Sel())
 	}
 }
 
@@ -189,7 +189,7 @@ func TestJumpSeeksBeyondLoadedRows(t *testing.T) {
 	o := testOpts(t)
 	o.PageSize, o.BufferRows = 20, 300
 	m := newTestModel(t, testDeps(r, a), o, 80, 24)
-	if m.stream.buf.index("ev-000050") >= 0 {
+	if m.stream.buf.Index("ev-000050") >= 0 {
 		t.Fatal("the target is loaded already: nothing to seek")
 	}
 	press(t, m, "g", "r") // from ev-000299 to ev-000285, loaded
@@ -207,8 +207,8 @@ func TestJumpSeeksBeyondLoadedRows(t *testing.T) {
 	m = newTestModel(t, testDeps(r, a), o, 80, 24)
 	selectDown(t, m, "ev-000100", "down")
 	selectDown(t, m, "ev-000120", "up")
-	if m.stream.buf.index("ev-000285") >= 0 {
-		t.Fatalf("ev-000285 is still loaded: nothing to seek (%d rows from %s, %d above)", m.stream.buf.len(), m.stream.buf.rows[0].EventID, len(m.stream.buf.above))
+	if m.stream.buf.Index("ev-000285") >= 0 {
+		t.Fatalf("ev-000285 is still loaded: nothing to seek (%d rows from %s, %d above)", m.stream.buf.Len(), m.stream.buf.Row(0).EventID, m.stream.buf.Evictions())
 	}
 	press(t, m, "g", "R")
 	if got := m.stream.selected().EventID; got != "ev-000285" {

@@ -140,14 +140,14 @@ func TestKeyLatencyMillionDocs(t *testing.T) {
 		sort.Slice(times, func(i, j int) bool { return times[i] < times[j] })
 		p50, p99, worst := times[len(times)/2], times[len(times)*99/100], times[len(times)-1]
 		t.Logf("%dx%d: %d frames, p50 %v, p99 %v, max %v; window %d rows, %d evicted pages",
-			size[0], size[1], len(times), p50, p99, worst, m.stream.buf.len(), len(m.stream.buf.above))
+			size[0], size[1], len(times), p50, p99, worst, m.stream.buf.Len(), m.stream.buf.Evictions())
 		if p99 > 16*time.Millisecond && !raceEnabled {
 			t.Errorf("p99 %v over 16ms", p99)
 		}
-		if m.stream.buf.len() > 10000+200 {
-			t.Errorf("window grew to %d rows", m.stream.buf.len())
+		if m.stream.buf.Len() > 10000+200 {
+			t.Errorf("window grew to %d rows", m.stream.buf.Len())
 		}
-		if !raceEnabled && len(m.stream.buf.above) == 0 {
+		if !raceEnabled && m.stream.buf.Evictions() == 0 {
 			t.Errorf("no page was evicted: the window did not move through the listing")
 		}
 		checkPosition(t, m, 3000)

@@ -10,6 +10,7 @@ import (
 
 	"engram/model"
 	"engram/ui/uikit"
+	"engram/ui/widget/list"
 )
 
 // chainView is one turn as its causal chain: observation → action →
@@ -20,7 +21,7 @@ type chainView struct {
 	key           string
 	docs          []*model.IndexDoc
 	err           error
-	sel, top      int // selected step; first step drawn
+	cur           list.Cursor // selected step; first step drawn
 	w, h          int
 }
 
@@ -32,14 +33,19 @@ var _ uikit.Navigator = (*chainView)(nil)
 
 func newChainView(c *uikit.Common) *chainView { return &chainView{c: c} }
 
-func (v *chainView) SetSize(w, h int) { v.w, v.h = w, h; v.scroll() }
+func (v *chainView) SetSize(w, h int) {
+	v.w, v.h = w, h
+	v.cur.SetHeight(v.visible())
+	v.cur.Scroll(len(v.docs))
+}
 
 func (v *chainView) visible() int { return max(1, (v.h-2)/stepH) }
 
 // load opens the chain of a turn.
 func (v *chainView) load(key string) tea.Cmd {
 	v.open, v.loading, v.key = true, true, key
-	v.docs, v.err, v.sel, v.top = nil, nil, 0, 0
+	v.docs, v.err = nil, nil
+	v.cur.Reset()
 	return loadChain(v.c.Ctx, v.c.Deps.Reader, key)
 }
 
@@ -62,41 +68,24 @@ func (v *chainView) Update(msg tea.Msg) tea.Cmd {
 		return nil
 	}
 	km := v.c.Keys
-	switch {
-	case key.Matches(k, km.Up):
-		v.move(-1)
-	case key.Matches(k, km.Down):
-		v.move(1)
-	case key.Matches(k, km.PageUp):
-		v.move(-v.visible())
-	case key.Matches(k, km.PageDown):
-		v.move(v.visible())
-	case key.Matches(k, km.Home):
-		v.move(-len(v.docs))
-	case key.Matches(k, km.End):
-		v.move(len(v.docs))
-	case key.Matches(k, km.Enter):
-		if v.sel < len(v.docs) {
-			d := v.docs[v.sel]
-			return func() tea.Msg { return uikit.OpenDetailMsg{Doc: d, Nav: v} }
-		}
+	if delta, ok := list.Step(k, km, v.visible(), len(v.docs)); ok {
+		v.move(delta)
+		return nil
+	}
+	if d := v.selected(); d != nil && key.Matches(k, km.Enter) {
+		return func() tea.Msg { return uikit.OpenDetailMsg{Doc: d, Nav: v} }
 	}
 	return nil
 }
 
-func (v *chainView) move(d int) {
-	v.sel = max(0, min(len(v.docs)-1, v.sel+d))
-	v.scroll()
-}
+func (v *chainView) move(d int) { v.cur.Move(d, len(v.docs)) }
 
-func (v *chainView) scroll() {
-	n := v.visible()
-	if v.sel < v.top {
-		v.top = v.sel
-	} else if v.sel >= v.top+n {
-		v.top = v.sel - n + 1
+// selected is the selected step, nil when there is none.
+func (v *chainView) selected() *model.IndexDoc {
+	if v.cur.Sel() >= len(v.docs) {
+		return nil
 	}
-	v.top = max(0, v.top)
+	return v.docs[v.cur.Sel()]
 }
 
 // Step moves through the chain for the detail view.
@@ -107,8 +96,8 @@ func (v *chainView) Step(from string, delta int) (*model.IndexDoc, tea.Cmd) {
 			if j < 0 || j >= len(v.docs) {
 				return nil, nil
 			}
-			v.sel = j
-			v.scroll()
+			v.cur.Select(j)
+			v.cur.Scroll(len(v.docs))
 			return v.docs[j], nil
 		}
 	}
@@ -129,7 +118,8 @@ func (v *chainView) View() string {
 		body = []string{st.Muted.Render(" this turn has no events")}
 	default:
 		title += st.Muted.Render(fmt.Sprintf(" · %d events · %s", len(v.docs), chainPhases(v.docs)))
-		for i := v.top; i < min(len(v.docs), v.top+v.visible()); i++ {
+		from, to := v.cur.Visible(len(v.docs))
+		for i := from; i < to; i++ {
 			body = append(body, v.stepLines(i)...)
 		}
 	}
@@ -153,7 +143,7 @@ func (v *chainView) stepLines(i int) []string {
 	d := v.docs[i]
 	ph := d.Phase()
 	gut := "  "
-	if i == v.sel {
+	if i == v.cur.Sel() {
 		gut = st.Accent.Render("›") + " "
 	}
 	ts := d.Timestamp
@@ -162,7 +152,7 @@ func (v *chainView) stepLines(i int) []string {
 	}
 	head := fmt.Sprintf("%s %-11s %s", uikit.PhaseGlyph(ph), ph, uikit.Clean(d.EventType))
 	headLine := gut + st.Phase[ph].Render(head) + "  " + st.Muted.Render(uikit.Clean(ts)+"  "+uikit.Clean(d.EventID))
-	if i == v.sel {
+	if i == v.cur.Sel() {
 		headLine = gut + st.Selected.Render(head) + "  " + st.Muted.Render(uikit.Clean(ts)+"  "+uikit.Clean(d.EventID))
 	}
 	summary := "    " + uikit.Trunc(uikit.Clean(d.Summary), v.w-6)

@@ -13,6 +13,7 @@ import (
 	"engram/model"
 	"engram/query"
 	"engram/ui/uikit"
+	"engram/ui/widget/list"
 )
 
 // Every function here returns a tea.Cmd: the I/O runs in the command's
@@ -38,9 +39,9 @@ func loadOlder(ctx context.Context, r Reader, expr string, seq uint64, after que
 	}
 }
 
-func loadNewer(ctx context.Context, r Reader, expr string, seq uint64, ev evicted) tea.Cmd {
+func loadNewer(ctx context.Context, r Reader, expr string, seq uint64, ev list.Evicted) tea.Cmd {
 	return func() tea.Msg {
-		page, err := r.Recent(ctx, expr, ev.cur, ev.n)
+		page, err := r.Recent(ctx, expr, ev.Cur, ev.N)
 		return newerMsg{seq, ev, page, err}
 	}
 }
@@ -79,10 +80,10 @@ func fetchArchive(ctx context.Context, ar ingest.ArchiveReader, doc *model.Index
 	}
 }
 
-func loadTurns(ctx context.Context, r Reader, expr string, seq uint64, after query.Cursor, older bool, ev *evicted, limit int) tea.Cmd {
+func loadTurns(ctx context.Context, r Reader, expr string, seq uint64, after query.Cursor, older bool, ev *list.Evicted, limit int) tea.Cmd {
 	return func() tea.Msg {
 		if ev != nil {
-			after, limit = ev.cur, ev.n
+			after, limit = ev.Cur, ev.N
 		}
 		page, err := r.Turns(ctx, expr, after, limit)
 		return turnsMsg{seq: seq, after: after, older: older, ev: ev, page: page, err: err}

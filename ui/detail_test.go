@@ -91,7 +91,7 @@ func TestDetailFoldsKeptBetweenEvents(t *testing.T) {
 	j := m.detail.one
 	for i, l := range j.lines {
 		if l.node.path == "archive.action" {
-			j.cur = i
+			j.cur.Select(i)
 		}
 	}
 	press(t, m, "space")
@@ -114,7 +114,7 @@ func TestDetailSearch(t *testing.T) {
 	press(t, m, "enter")
 	s := screen(m)
 	mustContain(t, s, "search disk", "1/1")
-	cur := m.detail.one.lines[m.detail.one.cur].node
+	cur := m.detail.one.lines[m.detail.one.cur.Sel()].node
 	if cur.path != "archive.action.reasoning" {
 		t.Fatalf("cursor on %s, want the reasoning", cur.path)
 	}

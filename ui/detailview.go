@@ -9,6 +9,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"engram/ui/uikit"
+	"engram/ui/widget/list"
 )
 
 func (v *detailView) onKey(msg tea.KeyPressMsg) tea.Cmd {
@@ -22,18 +23,11 @@ func (v *detailView) onKey(msg tea.KeyPressMsg) tea.Cmd {
 	switch {
 	case v.doc == nil:
 		return nil
-	case key.Matches(msg, km.Up):
-		each(func(p *jsonView) { p.move(-1) })
-	case key.Matches(msg, km.Down):
-		each(func(p *jsonView) { p.move(1) })
-	case key.Matches(msg, km.PageUp):
-		each(func(p *jsonView) { p.move(-p.h) })
-	case key.Matches(msg, km.PageDown):
-		each(func(p *jsonView) { p.move(p.h) })
-	case key.Matches(msg, km.Home):
-		each((*jsonView).home)
-	case key.Matches(msg, km.End):
-		each((*jsonView).end)
+	case isListKey(msg, km):
+		each(func(p *jsonView) {
+			delta, _ := list.Step(msg, km, p.h, len(p.lines))
+			p.move(delta)
+		})
 	case key.Matches(msg, km.Fold):
 		each(func(p *jsonView) { p.setFold(nil) })
 	case key.Matches(msg, km.Expand):
@@ -225,4 +219,10 @@ func (v *detailView) FullHelp() [][]key.Binding {
 		{km.Fold, km.Expand, km.Collapse, km.ExpandAll, km.CollapseAll},
 		{km.Search, km.NextMatch, km.PrevMatch, km.SideBySide, km.Retry, km.NextEvent, km.PrevEvent},
 	}
+}
+
+// isListKey: msg moves through a list (the JSON lines).
+func isListKey(msg tea.KeyPressMsg, km *uikit.KeyMap) bool {
+	_, ok := list.Step(msg, km, 0, 0)
+	return ok
 }

@@ -11,32 +11,18 @@ import (
 )
 
 // move shifts the cursor by delta lines.
-func (j *jsonView) move(delta int) {
-	j.cur = max(0, min(len(j.lines)-1, j.cur+delta))
-	j.scroll()
-}
-
-func (j *jsonView) home() { j.cur = 0; j.scroll() }
-func (j *jsonView) end()  { j.cur = max(0, len(j.lines)-1); j.scroll() }
+func (j *jsonView) move(delta int) { j.cur.Move(delta, len(j.lines)) }
 
 // scroll keeps the cursor line in sight.
-func (j *jsonView) scroll() {
-	switch {
-	case j.cur < j.off:
-		j.off = j.cur
-	case j.cur >= j.off+j.h:
-		j.off = j.cur - j.h + 1
-	}
-	j.off = max(0, min(j.off, len(j.lines)-j.h))
-}
+func (j *jsonView) scroll() { j.cur.Scroll(len(j.lines)) }
 
 // container is the node folding acts on at the cursor: the line's own
 // container, or the one holding its scalar.
 func (j *jsonView) container() *jnode {
-	if j.cur >= len(j.lines) {
+	if j.cur.Sel() >= len(j.lines) {
 		return nil
 	}
-	n := j.lines[j.cur].node
+	n := j.lines[j.cur.Sel()].node
 	for n != nil && !n.container() {
 		n = n.parent
 	}
@@ -56,7 +42,7 @@ func (j *jsonView) setFold(fold *bool) {
 	}
 	j.folds[n.path] = f
 	j.layout()
-	j.cur = j.first[n]
+	j.cur.Select(j.first[n])
 	j.scroll()
 }
 
@@ -83,7 +69,7 @@ func (j *jsonView) search(term string) int {
 		return 0
 	}
 	j.mi = 0
-	at := j.lines[j.cur].node
+	at := j.lines[j.cur.Sel()].node
 	for i, n := range j.matches {
 		if l, ok := j.first[n]; ok && l >= j.first[at] {
 			j.mi = i
@@ -131,27 +117,27 @@ func (j *jsonView) reveal() {
 	if changed {
 		j.layout()
 	}
-	j.cur = j.first[n]
+	j.cur.Select(j.first[n])
 	// A long string spans lines: go to the one that holds the hit.
-	for i := j.cur; i < len(j.lines) && j.lines[i].node == n; i++ {
+	for i := j.cur.Sel(); i < len(j.lines) && j.lines[i].node == n; i++ {
 		var b strings.Builder
 		for _, s := range j.lines[i].segs {
 			b.WriteString(s.text)
 		}
 		if strings.Contains(strings.ToLower(b.String()), j.term) {
-			j.cur = i
+			j.cur.Select(i)
 			break
 		}
 	}
 	// Centre the match: context above it helps more than below.
-	j.off = j.cur - j.h/3
-	j.scroll()
+	j.cur.ScrollTo(j.cur.Sel()-j.h/3, len(j.lines))
 }
 
 // View draws the visible lines, each exactly w cells wide.
 func (j *jsonView) View() string {
 	lines := make([]string, 0, j.h)
-	for i := j.off; i < min(len(j.lines), j.off+j.h); i++ {
+	from, to := j.cur.Visible(len(j.lines))
+	for i := from; i < to; i++ {
 		lines = append(lines, j.line(i))
 	}
 	return uikit.PadLines(strings.Join(lines, "\n"), j.w, j.h)
@@ -162,7 +148,7 @@ func (j *jsonView) line(i int) string {
 	l := j.lines[i]
 	gut := "  "
 	switch {
-	case i == j.cur:
+	case i == j.cur.Sel():
 		gut = st.Accent.Render("›") + " "
 	case j.marks && l.node.mark:
 		gut = st.JSON.Marker.Render("+") + " "

@@ -7,6 +7,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"engram/ui/uikit"
+	"engram/ui/widget/list"
 )
 
 // role is how a piece of a JSON line is coloured.
@@ -47,8 +48,7 @@ type jsonView struct {
 	lines []jline
 	first map[*jnode]int // a node's first line
 	w, h  int
-	cur   int // cursor line
-	off   int // first visible line
+	cur   list.Cursor // the cursor line and the first drawn
 
 	term    string
 	matches []*jnode
@@ -63,16 +63,16 @@ func newJSONView(c *uikit.Common, folds map[string]bool) *jsonView {
 // when there is one.
 func (j *jsonView) setRoot(root *jnode) {
 	path := ""
-	if j.cur < len(j.lines) {
-		path = j.lines[j.cur].node.path
+	if j.cur.Sel() < len(j.lines) {
+		path = j.lines[j.cur.Sel()].node.path
 	}
 	j.root = root
 	j.layout()
-	j.cur, j.off = 0, 0
+	j.cur.Reset()
 	if path != "" {
 		for n, i := range j.first {
 			if n.path == path {
-				j.cur = i
+				j.cur.Select(i)
 			}
 		}
 	}
@@ -87,6 +87,7 @@ func (j *jsonView) SetSize(w, h int) {
 		j.layout()
 	}
 	j.w, j.h = w, h
+	j.cur.SetHeight(h)
 	j.scroll()
 }
 
@@ -106,7 +107,7 @@ func (j *jsonView) layout() {
 	if j.root != nil && j.w > 0 {
 		j.emit(j.root, 0, true)
 	}
-	j.cur = max(0, min(j.cur, len(j.lines)-1))
+	j.cur.Select(max(0, min(j.cur.Sel(), len(j.lines)-1)))
 }
 
 func (j *jsonView) add(n *jnode, depth int, segs ...seg) {

@@ -5,6 +5,7 @@ import (
 	"engram/ingest/follow"
 	"engram/model"
 	"engram/query"
+	"engram/ui/widget/list"
 )
 
 // Messages carry the request they answer (seq, cursor, id) so that an
@@ -30,7 +31,7 @@ type olderMsg struct {
 // newerMsg is an evicted page read back above the first row.
 type newerMsg struct {
 	seq  uint64
-	ev   evicted
+	ev   list.Evicted
 	page query.Page
 	err  error
 }
@@ -64,7 +65,7 @@ type turnsMsg struct {
 	seq   uint64
 	after query.Cursor
 	older bool
-	ev    *evicted
+	ev    *list.Evicted
 	page  query.TurnPage
 	err   error
 }

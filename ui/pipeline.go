@@ -12,6 +12,7 @@ import (
 
 	"engram/ingest"
 	"engram/ui/uikit"
+	"engram/ui/widget/list"
 )
 
 // pipeRun is one input going through a pipeline of this process: live
@@ -36,8 +37,7 @@ type pipelineView struct {
 	c     *uikit.Common
 	runs  map[uint64]*pipeRun
 	order []*pipeRun // sorted for drawing
-	sel   int
-	top   int
+	cur   list.Cursor
 	w, h  int
 }
 
@@ -48,7 +48,11 @@ func newPipelineView(c *uikit.Common) *pipelineView {
 	return &pipelineView{c: c, runs: map[uint64]*pipeRun{}}
 }
 
-func (v *pipelineView) SetSize(w, h int) { v.w, v.h = w, h }
+// SetSize takes effect on the list when it next moves.
+func (v *pipelineView) SetSize(w, h int) {
+	v.w, v.h = w, h
+	v.cur.SetHeight(v.listH())
+}
 
 // listH is the rows of the run list; the waterfall of the selected run
 // takes the rest (ten lines: title, eight stages, error).
@@ -86,7 +90,7 @@ func (v *pipelineView) sort() {
 	keep := v.order[:0]
 	// The selection stays on its run, unless it is on the first row: then
 	// it stays there, on whatever comes first.
-	if cur := v.selected(); cur != nil && v.sel > 0 {
+	if cur := v.selected(); cur != nil && v.cur.Sel() > 0 {
 		defer func() { v.selectRun(cur.id) }()
 	}
 	for _, r := range v.runs {
@@ -113,17 +117,17 @@ func (v *pipelineView) sort() {
 func (v *pipelineView) selectRun(id uint64) {
 	for i, r := range v.order {
 		if r.id == id {
-			v.sel = i
+			v.cur.Select(i)
 		}
 	}
-	v.scroll()
+	v.cur.Scroll(len(v.order))
 }
 
 func (v *pipelineView) selected() *pipeRun {
-	if v.sel < 0 || v.sel >= len(v.order) {
+	if v.cur.Sel() >= len(v.order) {
 		return nil
 	}
-	return v.order[v.sel]
+	return v.order[v.cur.Sel()]
 }
 
 func (v *pipelineView) busy() bool {
@@ -142,20 +146,11 @@ func (v *pipelineView) Update(msg tea.Msg) tea.Cmd {
 	case tea.MouseWheelMsg:
 		v.move(map[bool]int{true: -3, false: 3}[msg.Button == tea.MouseWheelUp])
 	case tea.KeyPressMsg:
-		switch {
-		case key.Matches(msg, km.Up):
-			v.move(-1)
-		case key.Matches(msg, km.Down):
-			v.move(1)
-		case key.Matches(msg, km.PageUp):
-			v.move(-v.listH())
-		case key.Matches(msg, km.PageDown):
-			v.move(v.listH())
-		case key.Matches(msg, km.Home):
-			v.move(-len(v.order))
-		case key.Matches(msg, km.End):
-			v.move(len(v.order))
-		case key.Matches(msg, km.Enter):
+		if delta, ok := list.Step(msg, km, v.listH(), len(v.order)); ok {
+			v.move(delta)
+			return nil
+		}
+		if key.Matches(msg, km.Enter) {
 			if r := v.selected(); r != nil && r.trace != nil && r.eventID != "" {
 				id := r.eventID
 				return loadDoc(v.c.Ctx, v.c.Deps.Reader, id)
@@ -165,20 +160,7 @@ func (v *pipelineView) Update(msg tea.Msg) tea.Cmd {
 	return nil
 }
 
-func (v *pipelineView) move(d int) {
-	v.sel = max(0, min(len(v.order)-1, v.sel+d))
-	v.scroll()
-}
-
-func (v *pipelineView) scroll() {
-	h := v.listH()
-	if v.sel < v.top {
-		v.top = v.sel
-	} else if v.sel >= v.top+h {
-		v.top = v.sel - h + 1
-	}
-	v.top = max(0, min(v.top, len(v.order)-h))
-}
+func (v *pipelineView) move(d int) { v.cur.Move(d, len(v.order)) }
 
 // View draws the run list and the selected run's waterfall.
 func (v *pipelineView) View() string {
@@ -188,8 +170,9 @@ func (v *pipelineView) View() string {
 		return uikit.PadLines(st.Muted.Render(msg), v.w, v.h)
 	}
 	var lines []string
-	for i := v.top; i < min(len(v.order), v.top+v.listH()); i++ {
-		lines = append(lines, v.runLine(v.order[i], i == v.sel))
+	from, to := v.cur.Visible(len(v.order))
+	for i := from; i < to; i++ {
+		lines = append(lines, v.runLine(v.order[i], i == v.cur.Sel()))
 	}
 	for len(lines) < v.listH() {
 		lines = append(lines, "")

@@ -94,8 +94,8 @@ func TestOlderRowsLoadAfterEndDuringFilterLoad(t *testing.T) {
 	for range 5 {
 		press(t, m, "end")
 	}
-	if n := m.stream.buf.len(); n <= 50 {
-		t.Fatalf("stuck at %d rows; loadingOlder=%v buf.end=%v\n%s", n, m.stream.loadingOlder, m.stream.buf.end, screen(m))
+	if n := m.stream.buf.Len(); n <= 50 {
+		t.Fatalf("stuck at %d rows; loadingOlder=%v buf.end=%v\n%s", n, m.stream.loadingOlder, m.stream.buf.End(), screen(m))
 	}
 }
 
@@ -107,7 +107,7 @@ func TestTurnsOlderRowsLoadAfterEndDuringReload(t *testing.T) {
 	for range 10 {
 		press(t, m, "end")
 	}
-	if m.turns.buf.atHead() {
+	if m.turns.buf.AtHead() {
 		t.Fatal("setup: want the turns window scrolled past its head")
 	}
 	_, homeCmd := m.Update(keyMsg("home")) // reload
@@ -117,7 +117,7 @@ func TestTurnsOlderRowsLoadAfterEndDuringReload(t *testing.T) {
 	for range 5 {
 		press(t, m, "end")
 	}
-	if n := m.turns.buf.len(); n <= 50 {
+	if n := m.turns.buf.Len(); n <= 50 {
 		t.Fatalf("turns stuck at %d rows, loadingOlder=%v", n, m.turns.loadingOlder)
 	}
 }
@@ -224,7 +224,7 @@ func TestSeekEndsWithHeadLoad(t *testing.T) {
 	for range 8 {
 		press(t, m, "end")
 	}
-	if m.stream.buf.atHead() {
+	if m.stream.buf.AtHead() {
 		t.Fatal("setup: want rows evicted above")
 	}
 	m.filter.applied = "type:" + model.TypeUserInput
@@ -249,7 +249,7 @@ func TestDetailNextPagesPastLoadedRows(t *testing.T) {
 	}
 	if got := m.detail.doc.EventID; got != "ev-000439" {
 		t.Fatalf("] stopped on %s, the 50th row, with %d rows loaded and more below (end=%v): %q",
-			got, m.stream.buf.len(), m.stream.buf.end, m.status)
+			got, m.stream.buf.Len(), m.stream.buf.End(), m.status)
 	}
 }
 
@@ -283,7 +283,7 @@ func TestRefusedFilterKeepsPendingRows(t *testing.T) {
 	settle(t, m, m.applyFilter())
 	press(t, m, "esc")   // close the reopened bar
 	press(t, m, "space") // resume
-	if m.stream.buf.index("ev-000013") < 0 {
+	if m.stream.buf.Index("ev-000013") < 0 {
 		t.Fatalf("the 4 documents that came while paused are gone:\n%s", screen(m))
 	}
 }
@@ -334,8 +334,8 @@ func TestOlderRowsLoadAfterTailTrim(t *testing.T) {
 	r, a := world(1000, testBase)
 	m := newTestModel(t, testDeps(r, a), testOpts(t), 100, 30)
 	press(t, m, "end", "end", "end")
-	if m.stream.buf.len() != 200 || !m.stream.buf.atHead() {
-		t.Fatalf("setup: %d rows, atHead %v", m.stream.buf.len(), m.stream.buf.atHead())
+	if m.stream.buf.Len() != 200 || !m.stream.buf.AtHead() {
+		t.Fatalf("setup: %d rows, atHead %v", m.stream.buf.Len(), m.stream.buf.AtHead())
 	}
 	_, endCmd := m.Update(keyMsg("end"))
 	m.Update(keyMsg("home"))
@@ -346,7 +346,7 @@ func TestOlderRowsLoadAfterTailTrim(t *testing.T) {
 	for range 5 {
 		press(t, m, "end")
 	}
-	if !m.stream.buf.end && m.stream.loadingOlder && m.stream.buf.len() <= 200 {
-		t.Fatalf("stuck: %d rows, loadingOlder %v, more below but nothing loads", m.stream.buf.len(), m.stream.loadingOlder)
+	if !m.stream.buf.End() && m.stream.loadingOlder && m.stream.buf.Len() <= 200 {
+		t.Fatalf("stuck: %d rows, loadingOlder %v, more below but nothing loads", m.stream.buf.Len(), m.stream.loadingOlder)
 	}
 }

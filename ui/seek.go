@@ -28,14 +28,14 @@ type seekDoneMsg struct{}
 // startSeek looks beyond the loaded rows from row start; false when there
 // is nothing beyond them in that direction.
 func (v *streamView) startSeek(start int, keyOf func(*model.IndexDoc) string, want string, dir int) (bool, tea.Cmd) {
-	if dir > 0 && v.buf.end || dir < 0 && v.buf.atHead() {
+	if dir > 0 && v.buf.End() || dir < 0 && v.buf.AtHead() {
 		return false, nil
 	}
 	if v.loadingHead {
 		return true, uikit.StatusCmd("the stream is loading; jump again once it shows", false)
 	}
-	v.sel = start
-	v.seeking = &seek{keyOf: keyOf, want: want, from: v.buf.rows[start].EventID, dir: dir}
+	v.cur.Select(start)
+	v.seeking = &seek{keyOf: keyOf, want: want, from: v.buf.Row(start).EventID, dir: dir}
 	return true, v.seekMore() // nil while a page is on its way: its answer goes on
 }
 
@@ -44,7 +44,7 @@ func (v *streamView) startSeek(start int, keyOf func(*model.IndexDoc) string, wa
 func (v *streamView) seekMore() tea.Cmd {
 	s := v.seeking
 	page := v.c.Opts.PageSize
-	from := v.buf.index(s.from)
+	from := v.buf.Index(s.from)
 	if from < 0 || s.rows >= v.c.Opts.BufferRows {
 		return v.endSeek()
 	}
@@ -52,21 +52,21 @@ func (v *streamView) seekMore() tea.Cmd {
 		if v.loadingOlder {
 			return nil
 		}
-		if from < v.buf.topCut(page) { // the page would evict the start row
+		if from < v.buf.TopCut(page) { // the page would evict the start row
 			return v.endSeek()
 		}
 		v.loadingOlder = true
-		return loadOlder(v.c.Ctx, v.c.Deps.Reader, v.expr, v.seq, v.buf.next, page)
+		return loadOlder(v.c.Ctx, v.c.Deps.Reader, v.expr, v.seq, v.buf.Next(), page)
 	}
 	if v.loadingNewer || v.loadingHead {
 		return nil
 	}
-	ev := v.buf.above[len(v.buf.above)-1]
-	k := ev.n // rows put above: the page, and for the head what came since
-	if ev.head {
+	ev := v.buf.Above()
+	k := ev.N // rows put above: the page, and for the head what came since
+	if ev.Head {
 		k += v.pendingN
 	}
-	if ev.head && v.overflow || from >= v.buf.keptAfterPrepend(k) {
+	if ev.Head && v.overflow || from >= v.buf.KeptAfterPrepend(k) {
 		return v.endSeek() // a reload, or evicting the start row, would be needed
 	}
 	v.loadingNewer = true
@@ -80,18 +80,18 @@ func (v *streamView) onSeekPage(n int) tea.Cmd {
 		return nil
 	}
 	s.rows += n
-	from := v.buf.index(s.from)
+	from := v.buf.Index(s.from)
 	if from < 0 {
 		return v.endSeek()
 	}
-	for i := from + s.dir; i >= 0 && i < v.buf.len(); i += s.dir {
-		if s.keyOf(v.buf.rows[i]) == s.want {
+	for i := from + s.dir; i >= 0 && i < v.buf.Len(); i += s.dir {
+		if s.keyOf(v.buf.Row(i)) == s.want {
 			v.seeking = nil
-			v.sel = from // move from the start row, as a found loaded row would
+			v.cur.Select(from) // move from the start row, as a found loaded row would
 			return tea.Batch(v.move(i-from), func() tea.Msg { return seekDoneMsg{} })
 		}
 	}
-	if s.dir > 0 && v.buf.end || s.dir < 0 && v.buf.atHead() {
+	if s.dir > 0 && v.buf.End() || s.dir < 0 && v.buf.AtHead() {
 		return v.endSeek()
 	}
 	return v.seekMore()

@@ -10,6 +10,7 @@ import (
 	"engram/model"
 	"engram/query"
 	"engram/ui/uikit"
+	"engram/ui/widget/list"
 )
 
 // streamView is the newest experiences, following the tail. Following
@@ -18,10 +19,9 @@ import (
 // counted.
 type streamView struct {
 	c    *uikit.Common
-	buf  *rowBuf[*model.IndexDoc]
+	buf  *list.Window[*model.IndexDoc]
 	w, h int
-	sel  int // selected row, an index into buf.rows
-	top  int // first visible row
+	cur  list.Cursor // the selected row and the first drawn, indexes into buf
 
 	expr string
 	good string // the expression of the rows shown (expr may still be loading)
@@ -46,7 +46,7 @@ type streamView struct {
 func newStreamView(c *uikit.Common) *streamView {
 	return &streamView{
 		c:         c,
-		buf:       newRowBuf(c.Opts.BufferRows, func(d *model.IndexDoc) string { return d.EventID }),
+		buf:       list.NewWindow(c.Opts.BufferRows, func(d *model.IndexDoc) string { return d.EventID }),
 		following: true,
 	}
 }
@@ -62,17 +62,18 @@ func (v *streamView) init() tea.Cmd {
 // the position line.
 func (v *streamView) SetSize(w, h int) {
 	v.w, v.h = w, h
-	v.scrollTo(v.sel)
+	v.cur.SetHeight(v.rowsH())
+	v.cur.Scroll(v.buf.Len())
 }
 
 func (v *streamView) rowsH() int { return max(1, v.h-2) }
 
 // selected is the selected document, nil when there is none.
 func (v *streamView) selected() *model.IndexDoc {
-	if v.sel < 0 || v.sel >= v.buf.len() {
+	if v.cur.Sel() >= v.buf.Len() {
 		return nil
 	}
-	return v.buf.rows[v.sel]
+	return v.buf.Row(v.cur.Sel())
 }
 
 // setFilter reloads the stream under a new expression.
@@ -119,18 +120,8 @@ func (v *streamView) Update(msg tea.Msg) tea.Cmd {
 func (v *streamView) onKey(msg tea.KeyPressMsg) tea.Cmd {
 	km := v.c.Keys
 	switch {
-	case key.Matches(msg, km.Up):
-		return v.move(-1)
-	case key.Matches(msg, km.Down):
-		return v.move(1)
-	case key.Matches(msg, km.PageUp):
-		return v.move(-v.rowsH())
-	case key.Matches(msg, km.PageDown):
-		return v.move(v.rowsH())
 	case key.Matches(msg, km.Home):
 		return v.resume()
-	case key.Matches(msg, km.End):
-		return v.move(v.buf.len())
 	case key.Matches(msg, km.Pause):
 		if v.following {
 			v.following = false
@@ -142,35 +133,24 @@ func (v *streamView) onKey(msg tea.KeyPressMsg) tea.Cmd {
 			return func() tea.Msg { return uikit.OpenDetailMsg{Doc: d, Nav: v} }
 		}
 	}
+	if delta, ok := list.Step(msg, km, v.rowsH(), v.buf.Len()); ok {
+		return v.move(delta)
+	}
 	return nil
 }
 
 // move shifts the selection by delta rows, pausing the follow when it
 // leaves the newest row and paging rows in near either end of the window.
 func (v *streamView) move(delta int) tea.Cmd {
-	n := v.buf.len()
+	n := v.buf.Len()
 	if n == 0 {
 		return nil
 	}
-	v.sel = max(0, min(n-1, v.sel+delta))
-	if v.sel > 0 || !v.buf.atHead() {
+	v.cur.Move(delta, n)
+	if v.cur.Sel() > 0 || !v.buf.AtHead() {
 		v.following = false
 	}
-	v.scrollTo(v.sel)
 	return v.pageIn()
-}
-
-// scrollTo keeps row i visible with the fewest lines of movement.
-func (v *streamView) scrollTo(i int) {
-	h := v.rowsH()
-	switch {
-	case i < v.top:
-		v.top = i
-	case i >= v.top+h:
-		v.top = i - h + 1
-	}
-	v.top = max(0, min(v.top, v.buf.len()-h))
-	v.top = max(0, v.top)
 }
 
 // pageIn asks for the rows beyond the window's ends when the selection
@@ -178,13 +158,13 @@ func (v *streamView) scrollTo(i int) {
 func (v *streamView) pageIn() tea.Cmd {
 	half := v.c.Opts.PageSize / 2
 	var cmds []tea.Cmd
-	if !v.loadingOlder && !v.loadingHead && !v.buf.end && v.sel >= v.buf.len()-half {
+	if !v.loadingOlder && !v.loadingHead && !v.buf.End() && v.cur.Sel() >= v.buf.Len()-half {
 		v.loadingOlder = true
-		cmds = append(cmds, loadOlder(v.c.Ctx, v.c.Deps.Reader, v.expr, v.seq, v.buf.next, v.c.Opts.PageSize))
+		cmds = append(cmds, loadOlder(v.c.Ctx, v.c.Deps.Reader, v.expr, v.seq, v.buf.Next(), v.c.Opts.PageSize))
 	}
-	if !v.loadingNewer && !v.loadingHead && !v.buf.atHead() && v.sel < half {
-		ev := v.buf.above[len(v.buf.above)-1]
-		if ev.head && v.overflow {
+	if !v.loadingNewer && !v.loadingHead && !v.buf.AtHead() && v.cur.Sel() < half {
+		ev := v.buf.Above()
+		if ev.Head && v.overflow {
 			return tea.Batch(append(cmds, v.reloadHead())...)
 		}
 		v.loadingNewer = true
@@ -206,14 +186,14 @@ func (v *streamView) pageOn() tea.Cmd {
 // arrived while paused.
 func (v *streamView) resume() tea.Cmd {
 	v.following = true
-	if v.overflow || !v.buf.atHead() {
+	if v.overflow || !v.buf.AtHead() {
 		return v.reloadHead()
 	}
-	if len(v.pending) > 0 && !v.buf.prependNewer(v.pending) {
+	if len(v.pending) > 0 && !v.buf.PrependNewer(v.pending) {
 		return v.reloadHead()
 	}
 	v.pending, v.pendingN = nil, 0
-	v.sel, v.top = 0, 0
+	v.cur.Reset()
 	return nil
 }
 
@@ -230,15 +210,15 @@ func (v *streamView) onHead(msg headMsg) tea.Cmd {
 	if d := v.selected(); d != nil && !v.following {
 		keep = d.EventID
 	}
-	v.buf.reset(msg.page.Docs, msg.page.Next)
+	v.buf.Reset(msg.page.Docs, msg.page.Next)
 	v.pending, v.pendingN, v.overflow = nil, 0, false // the head holds them
 	v.loaded, v.good = true, v.expr
-	v.sel, v.top = 0, 0
-	if i := v.buf.index(keep); i >= 0 {
-		v.sel = i
+	v.cur.Reset()
+	if i := v.buf.Index(keep); i >= 0 {
+		v.cur.Select(i)
 	}
 	v.selectWanted()
-	v.scrollTo(v.sel)
+	v.cur.Scroll(v.buf.Len())
 	if msg.first {
 		v.tail, v.tailReady = msg.tail, true
 		return v.c.After(v.c.Opts.Poll, tailTickMsg{})
@@ -251,16 +231,15 @@ func (v *streamView) onOlder(msg olderMsg) tea.Cmd {
 		return nil // answers a request a head load made moot
 	}
 	v.loadingOlder = false
-	if msg.after != v.buf.next { // the window's end moved meanwhile: ask again
+	if msg.after != v.buf.Next() { // the window's end moved meanwhile: ask again
 		return v.pageOn()
 	}
 	if msg.err != nil {
 		return uikit.StatusCmd("loading older rows: "+uikit.ErrorText(msg.err), true)
 	}
-	dropped := v.buf.appendOlder(msg.after, msg.page.Docs, msg.page.Next)
-	v.sel = max(0, v.sel-dropped)
-	v.top = max(0, v.top-dropped)
-	v.scrollTo(v.sel)
+	dropped := v.buf.AppendOlder(msg.after, msg.page.Docs, msg.page.Next)
+	v.cur.Shift(-dropped)
+	v.cur.Scroll(v.buf.Len())
 	if v.seeking != nil && v.seeking.dir > 0 {
 		return v.onSeekPage(len(msg.page.Docs))
 	}
@@ -270,9 +249,9 @@ func (v *streamView) onOlder(msg olderMsg) tea.Cmd {
 // headAware widens the read of an evicted head page: the head has no
 // cursor, so it is read from the newest, past what came while paused
 // (pending) and one row more, the first row still held, to join on.
-func (v *streamView) headAware(ev evicted) evicted {
-	if ev.head {
-		ev.n += v.pendingN + 1 + v.c.Opts.PageSize
+func (v *streamView) headAware(ev list.Evicted) list.Evicted {
+	if ev.Head {
+		ev.N += v.pendingN + 1 + v.c.Opts.PageSize
 	}
 	return ev
 }
@@ -282,24 +261,23 @@ func (v *streamView) onNewer(msg newerMsg) tea.Cmd {
 		return nil
 	}
 	v.loadingNewer = false
-	if len(v.buf.above) == 0 || v.headAware(v.buf.above[len(v.buf.above)-1]) != msg.ev {
+	if v.buf.AtHead() || v.headAware(v.buf.Above()) != msg.ev {
 		return v.pageOn() // the window's top moved meanwhile: ask again
 	}
 	if msg.err != nil {
 		return uikit.StatusCmd("loading newer rows: "+uikit.ErrorText(msg.err), true)
 	}
 	docs := msg.page.Docs
-	if msg.ev.head {
+	if msg.ev.Head {
 		var ok bool
 		if docs, ok = v.joinHead(docs); !ok {
 			return v.reloadHead()
 		}
 	}
 	n := len(docs)
-	v.buf.prependPage(v.buf.above[len(v.buf.above)-1], docs)
-	v.sel += n
-	v.top += n
-	v.scrollTo(v.sel)
+	v.buf.PrependPage(v.buf.Above(), docs)
+	v.cur.Shift(n)
+	v.cur.Scroll(v.buf.Len())
 	if v.seeking != nil && v.seeking.dir < 0 {
 		return v.onSeekPage(n)
 	}
@@ -310,7 +288,7 @@ func (v *streamView) onNewer(msg newerMsg) tea.Cmd {
 // held that are not waiting as new: the evicted head, read back. ok is
 // false when the first row held is not among them (too much came since).
 func (v *streamView) joinHead(docs []*model.IndexDoc) ([]*model.IndexDoc, bool) {
-	first := v.buf.rows[0].EventID
+	first := v.buf.Row(0).EventID
 	pending := make(map[string]bool, len(v.pending))
 	for _, d := range v.pending {
 		pending[d.EventID] = true
@@ -367,7 +345,7 @@ func (v *streamView) addNew(docs []*model.IndexDoc) tea.Cmd {
 	if len(fresh) == 0 {
 		return nil
 	}
-	if !v.following || !v.buf.atHead() {
+	if !v.following || !v.buf.AtHead() {
 		v.pendingN += len(fresh)
 		v.pending = append(fresh, v.pending...)
 		if len(v.pending) > v.c.Opts.BufferRows {
@@ -375,10 +353,10 @@ func (v *streamView) addNew(docs []*model.IndexDoc) tea.Cmd {
 		}
 		return nil
 	}
-	if !v.buf.prependNewer(fresh) {
+	if !v.buf.PrependNewer(fresh) {
 		return v.reloadHead()
 	}
-	v.sel, v.top = 0, 0
+	v.cur.Reset()
 	v.selectWanted()
 	return nil
 }
@@ -387,8 +365,8 @@ func (v *streamView) addNew(docs []*model.IndexDoc) tea.Cmd {
 // the window (a head load and the tail can both see a new document).
 func (v *streamView) unseen(docs []*model.IndexDoc) []*model.IndexDoc {
 	seen := make(map[string]bool)
-	for i := 0; i < min(v.buf.len(), len(docs)+v.c.Opts.PageSize); i++ {
-		seen[v.buf.rows[i].EventID] = true
+	for i := 0; i < min(v.buf.Len(), len(docs)+v.c.Opts.PageSize); i++ {
+		seen[v.buf.Row(i).EventID] = true
 	}
 	for _, d := range v.pending {
 		seen[d.EventID] = true
@@ -408,17 +386,18 @@ func (v *streamView) selectWanted() {
 	if v.want == "" {
 		return
 	}
-	if i := v.buf.index(v.want); i >= 0 {
-		v.sel, v.want = i, ""
+	if i := v.buf.Index(v.want); i >= 0 {
+		v.cur.Select(i)
+		v.want = ""
 		v.following = v.following && i == 0
-		v.scrollTo(i)
+		v.cur.Scroll(v.buf.Len())
 	}
 }
 
 // selectID selects an event, showing what arrived while paused if needed.
 func (v *streamView) selectID(id string) tea.Cmd {
 	v.want = id
-	if v.buf.index(id) < 0 {
+	if v.buf.Index(id) < 0 {
 		for _, d := range v.pending {
 			if d.EventID == id {
 				return v.resume()
@@ -432,16 +411,16 @@ func (v *streamView) selectID(id string) tea.Cmd {
 // Step is the navigator for the detail view: the row delta away from id,
 // moved to as the keys would (so rows page in near the window's ends).
 func (v *streamView) Step(from string, delta int) (*model.IndexDoc, tea.Cmd) {
-	i := v.buf.index(from)
+	i := v.buf.Index(from)
 	if i < 0 {
 		return nil, nil
 	}
-	if j := i + delta; j < 0 || j >= v.buf.len() {
+	if j := i + delta; j < 0 || j >= v.buf.Len() {
 		return nil, v.pageIn()
 	}
-	v.sel = i
+	v.cur.Select(i)
 	cmd := v.move(delta)
-	return v.buf.rows[v.sel], cmd
+	return v.buf.Row(v.cur.Sel()), cmd
 }
 
 // jump selects the next (dir 1) or previous (-1) row after the event from
@@ -451,15 +430,15 @@ func (v *streamView) jump(from *model.IndexDoc, keyOf func(*model.IndexDoc) stri
 	v.seeking = nil
 	start := -1
 	if from != nil {
-		start = v.buf.index(from.EventID)
+		start = v.buf.Index(from.EventID)
 	}
 	if start < 0 || keyOf(from) == "" {
 		return false, nil
 	}
 	want := keyOf(from)
-	for i := start + dir; i >= 0 && i < v.buf.len(); i += dir {
-		if keyOf(v.buf.rows[i]) == want {
-			v.sel = start
+	for i := start + dir; i >= 0 && i < v.buf.Len(); i += dir {
+		if keyOf(v.buf.Row(i)) == want {
+			v.cur.Select(start)
 			return true, v.move(i - start)
 		}
 	}
@@ -473,12 +452,12 @@ func (v *streamView) View() string {
 	var b strings.Builder
 	b.WriteString(st.Table.Head.Render(uikit.Fit(streamHead(cols), v.w)))
 	now := v.c.Deps.Now()
-	end := min(v.buf.len(), v.top+v.rowsH())
-	for i := v.top; i < end; i++ {
+	from, to := v.cur.Visible(v.buf.Len())
+	for i := from; i < to; i++ {
 		b.WriteByte('\n')
-		b.WriteString(v.streamRow(v.buf.rows[i], cols, i == v.sel, now))
+		b.WriteString(v.streamRow(v.buf.Row(i), cols, i == v.cur.Sel(), now))
 	}
-	for i := end - v.top; i < v.rowsH(); i++ {
+	for i := to - from; i < v.rowsH(); i++ {
 		b.WriteByte('\n')
 	}
 	b.WriteByte('\n')
@@ -489,15 +468,15 @@ func (v *streamView) View() string {
 // position is the line under the rows: where the selection is in the
 // window, whether more is loading, what filter applies.
 func (v *streamView) position() string {
-	n := v.buf.len()
-	s := fmt.Sprintf(" row %s of %s loaded", uikit.Thousands(int64(v.sel+1)), uikit.Thousands(int64(n)))
+	n := v.buf.Len()
+	s := fmt.Sprintf(" row %s of %s loaded", uikit.Thousands(int64(v.cur.Sel()+1)), uikit.Thousands(int64(n)))
 	if n == 0 {
 		s = " no rows"
 	}
-	if !v.buf.end {
+	if !v.buf.End() {
 		s += " · more below"
 	}
-	if !v.buf.atHead() {
+	if !v.buf.AtHead() {
 		s += " · newer above"
 	}
 	if v.loadingOlder || v.loadingNewer || v.loadingHead {
@@ -513,7 +492,7 @@ func (v *streamView) position() string {
 func (v *streamView) ShortHelp() []key.Binding {
 	km := v.c.Keys
 	bs := []key.Binding{}
-	if v.buf.len() > 0 {
+	if v.buf.Len() > 0 {
 		bs = append(bs, km.Move, km.Enter)
 	}
 	pause := km.Pause

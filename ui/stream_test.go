@@ -40,8 +40,8 @@ func TestStreamFollowsTail(t *testing.T) {
 		t.Fatalf("selected %s after the tail, want the new newest ev-000012", got)
 	}
 	mustContain(t, screen(m), "13 docs", "● following")
-	if m.stream.buf.len() != 13 {
-		t.Fatalf("%d rows, want 13", m.stream.buf.len())
+	if m.stream.buf.Len() != 13 {
+		t.Fatalf("%d rows, want 13", m.stream.buf.Len())
 	}
 }
 
@@ -100,8 +100,8 @@ func TestStreamWindowPagesAndEvicts(t *testing.T) {
 		if got := m.stream.selected().EventID; got != want {
 			t.Fatalf("at row %d selected %s, want %s", pos, got, want)
 		}
-		if m.stream.buf.len() > o.BufferRows+o.PageSize {
-			t.Fatalf("window holds %d rows, bound %d", m.stream.buf.len(), o.BufferRows)
+		if m.stream.buf.Len() > o.BufferRows+o.PageSize {
+			t.Fatalf("window holds %d rows, bound %d", m.stream.buf.Len(), o.BufferRows)
 		}
 	}
 	for pos < 900 {
@@ -109,7 +109,7 @@ func TestStreamWindowPagesAndEvicts(t *testing.T) {
 		pos += m.stream.rowsH()
 		check()
 	}
-	if len(m.stream.buf.above) == 0 {
+	if m.stream.buf.Evictions() == 0 {
 		t.Fatal("nothing was evicted from the top")
 	}
 	for pos > 0 {
@@ -125,10 +125,10 @@ func TestStreamFilter(t *testing.T) {
 	press(t, m, "/")
 	typeText(t, m, "agent:coder")
 	press(t, m, "enter")
-	if m.stream.buf.len() == 0 {
+	if m.stream.buf.Len() == 0 {
 		t.Fatal("no rows match")
 	}
-	for _, d := range m.stream.buf.rows {
+	for _, d := range m.stream.buf.All() {
 		if d.AgentID != "coder" {
 			t.Fatalf("row %s of agent %s under agent:coder", d.EventID, d.AgentID)
 		}
@@ -137,14 +137,14 @@ func TestStreamFilter(t *testing.T) {
 	// New documents are filtered too.
 	addEvents(r, a, 30, 9)
 	send(t, m, tailTickMsg{})
-	for _, d := range m.stream.buf.rows {
+	for _, d := range m.stream.buf.All() {
 		if d.AgentID != "coder" {
 			t.Fatalf("tail let %s of agent %s in", d.EventID, d.AgentID)
 		}
 	}
 	press(t, m, "esc")
-	if m.stream.expr != "" || m.stream.buf.len() != 39 {
-		t.Fatalf("esc left filter %q with %d rows", m.stream.expr, m.stream.buf.len())
+	if m.stream.expr != "" || m.stream.buf.Len() != 39 {
+		t.Fatalf("esc left filter %q with %d rows", m.stream.expr, m.stream.buf.Len())
 	}
 }
 
@@ -169,14 +169,14 @@ func TestStreamFilterTailRace(t *testing.T) {
 		return n
 	}
 	send(t, m, tailTickMsg{})
-	if got, want := m.stream.buf.len(), coders(39); got != want {
+	if got, want := m.stream.buf.Len(), coders(39); got != want {
 		t.Fatalf("after the poll: %d rows, want the %d coder events of the first 39", got, want)
 	}
 	send(t, m, tailTickMsg{})
-	if got, want := m.stream.buf.len(), coders(69); got != want {
+	if got, want := m.stream.buf.Len(), coders(69); got != want {
 		t.Fatalf("after the next poll: %d rows, want %d", got, want)
 	}
-	for _, d := range m.stream.buf.rows {
+	for _, d := range m.stream.buf.All() {
 		if d.AgentID != "coder" {
 			t.Fatalf("row %s of agent %s under agent:coder", d.EventID, d.AgentID)
 		}

@@ -10,15 +10,15 @@ import (
 
 	"engram/query"
 	"engram/ui/uikit"
+	"engram/ui/widget/list"
 )
 
 // turnsView is one row per turn; Enter opens the turn as its causal chain.
 type turnsView struct {
 	c    *uikit.Common
-	buf  *rowBuf[query.TurnSummary]
+	buf  *list.Window[query.TurnSummary]
 	w, h int
-	sel  int
-	top  int
+	cur  list.Cursor
 	expr string
 	seq  uint64
 
@@ -33,7 +33,7 @@ type turnsView struct {
 func newTurnsView(c *uikit.Common) *turnsView {
 	return &turnsView{
 		c:     c,
-		buf:   newRowBuf(c.Opts.BufferRows, func(t query.TurnSummary) string { return t.Key }),
+		buf:   list.NewWindow(c.Opts.BufferRows, func(t query.TurnSummary) string { return t.Key }),
 		chain: newChainView(c),
 	}
 }
@@ -41,7 +41,8 @@ func newTurnsView(c *uikit.Common) *turnsView {
 func (v *turnsView) SetSize(w, h int) {
 	v.w, v.h = w, h
 	v.chain.SetSize(w, h)
-	v.scrollTo(v.sel)
+	v.cur.SetHeight(v.rowsH())
+	v.cur.Scroll(v.buf.Len())
 }
 
 func (v *turnsView) rowsH() int { return max(1, v.h-2) }
@@ -70,10 +71,11 @@ func (v *turnsView) setFilter(expr string, stamp int) tea.Cmd {
 }
 
 func (v *turnsView) selected() *query.TurnSummary {
-	if v.sel < 0 || v.sel >= v.buf.len() {
+	if v.cur.Sel() >= v.buf.Len() {
 		return nil
 	}
-	return &v.buf.rows[v.sel]
+	t := v.buf.Row(v.cur.Sel())
+	return &t
 }
 
 func (v *turnsView) busy() bool { return v.loading || v.chain.loading }
@@ -113,63 +115,42 @@ func (v *turnsView) Update(msg tea.Msg) tea.Cmd {
 func (v *turnsView) onKey(msg tea.KeyPressMsg) tea.Cmd {
 	km := v.c.Keys
 	switch {
-	case key.Matches(msg, km.Up):
-		return v.move(-1)
-	case key.Matches(msg, km.Down):
-		return v.move(1)
-	case key.Matches(msg, km.PageUp):
-		return v.move(-v.rowsH())
-	case key.Matches(msg, km.PageDown):
-		return v.move(v.rowsH())
-	case key.Matches(msg, km.Home):
-		if !v.buf.atHead() {
-			return v.reload(v.stamp)
-		}
-		return v.move(-v.sel)
-	case key.Matches(msg, km.End):
-		return v.move(v.buf.len())
+	case key.Matches(msg, km.Home) && !v.buf.AtHead():
+		return v.reload(v.stamp)
 	case key.Matches(msg, km.Enter):
 		if t := v.selected(); t != nil {
 			return v.chain.load(t.Key)
 		}
 	}
+	if delta, ok := list.Step(msg, km, v.rowsH(), v.buf.Len()); ok {
+		return v.move(delta)
+	}
 	return nil
 }
 
 func (v *turnsView) move(delta int) tea.Cmd {
-	if v.buf.len() == 0 {
+	if v.buf.Len() == 0 {
 		return nil
 	}
-	v.sel = max(0, min(v.buf.len()-1, v.sel+delta))
-	v.scrollTo(v.sel)
+	v.cur.Move(delta, v.buf.Len())
 	half := v.c.Opts.PageSize / 2
 	var cmds []tea.Cmd
 	if v.loading { // the list is being replaced
 		return nil
 	}
-	if !v.loadingOlder && !v.buf.end && v.sel >= v.buf.len()-half {
+	if !v.loadingOlder && !v.buf.End() && v.cur.Sel() >= v.buf.Len()-half {
 		v.loadingOlder = true
-		cmds = append(cmds, loadTurns(v.c.Ctx, v.c.Deps.Reader, v.expr, v.seq, v.buf.next, true, nil, v.c.Opts.PageSize))
+		cmds = append(cmds, loadTurns(v.c.Ctx, v.c.Deps.Reader, v.expr, v.seq, v.buf.Next(), true, nil, v.c.Opts.PageSize))
 	}
-	if !v.loadingNewer && !v.buf.atHead() && v.sel < half {
-		ev := v.buf.above[len(v.buf.above)-1]
-		if ev.head {
+	if !v.loadingNewer && !v.buf.AtHead() && v.cur.Sel() < half {
+		ev := v.buf.Above()
+		if ev.Head {
 			return v.reload(v.stamp)
 		}
 		v.loadingNewer = true
 		cmds = append(cmds, loadTurns(v.c.Ctx, v.c.Deps.Reader, v.expr, v.seq, "", false, &ev, 0))
 	}
 	return tea.Batch(cmds...)
-}
-
-func (v *turnsView) scrollTo(i int) {
-	h := v.rowsH()
-	if i < v.top {
-		v.top = i
-	} else if i >= v.top+h {
-		v.top = i - h + 1
-	}
-	v.top = max(0, min(v.top, v.buf.len()-h))
 }
 
 func (v *turnsView) onTurns(msg turnsMsg) tea.Cmd {
@@ -186,32 +167,32 @@ func (v *turnsView) onTurns(msg turnsMsg) tea.Cmd {
 			return nil
 		}
 		v.loadingNewer = false
-		if len(v.buf.above) == 0 || v.buf.above[len(v.buf.above)-1] != *msg.ev {
+		if v.buf.AtHead() || v.buf.Above() != *msg.ev {
 			return v.move(0) // the list moved meanwhile: ask again
 		}
-		v.buf.prependPage(*msg.ev, msg.page.Turns)
-		v.sel += len(msg.page.Turns)
-		v.top += len(msg.page.Turns)
+		v.buf.PrependPage(*msg.ev, msg.page.Turns)
+		v.cur.Shift(len(msg.page.Turns))
 	case msg.older:
 		if !v.loadingOlder {
 			return nil
 		}
 		v.loadingOlder = false
-		if msg.after != v.buf.next {
+		if msg.after != v.buf.Next() {
 			return v.move(0)
 		}
-		dropped := v.buf.appendOlder(msg.after, msg.page.Turns, msg.page.Next)
-		v.sel, v.top = max(0, v.sel-dropped), max(0, v.top-dropped)
+		dropped := v.buf.AppendOlder(msg.after, msg.page.Turns, msg.page.Next)
+		v.cur.Shift(-dropped)
 	default:
 		keep := ""
 		if t := v.selected(); t != nil {
 			keep = t.Key
 		}
 		v.loading, v.loaded = false, true
-		v.buf.reset(msg.page.Turns, msg.page.Next)
-		v.sel, v.top = max(0, v.buf.index(keep)), 0
+		v.buf.Reset(msg.page.Turns, msg.page.Next)
+		v.cur.Reset()
+		v.cur.Select(max(0, v.buf.Index(keep)))
 	}
-	v.scrollTo(v.sel)
+	v.cur.Scroll(v.buf.Len())
 	return nil
 }
 
@@ -225,19 +206,19 @@ func (v *turnsView) View() string {
 	var b strings.Builder
 	b.WriteString(st.Table.Head.Render(uikit.Fit(turnsHead(cols), v.w)))
 	now := v.c.Deps.Now()
-	end := min(v.buf.len(), v.top+v.rowsH())
-	for i := v.top; i < end; i++ {
+	from, to := v.cur.Visible(v.buf.Len())
+	for i := from; i < to; i++ {
 		b.WriteByte('\n')
-		b.WriteString(v.turnRow(v.buf.rows[i], cols, i == v.sel, now))
+		b.WriteString(v.turnRow(v.buf.Row(i), cols, i == v.cur.Sel(), now))
 	}
-	for i := end - v.top; i < v.rowsH(); i++ {
+	for i := to - from; i < v.rowsH(); i++ {
 		b.WriteByte('\n')
 	}
-	pos := fmt.Sprintf(" turn %s of %s loaded", uikit.Thousands(int64(v.sel+1)), uikit.Thousands(int64(v.buf.len())))
+	pos := fmt.Sprintf(" turn %s of %s loaded", uikit.Thousands(int64(v.cur.Sel()+1)), uikit.Thousands(int64(v.buf.Len())))
 	switch {
 	case v.loading:
 		pos = " loading turns " + v.c.Spin.View()
-	case v.buf.len() == 0:
+	case v.buf.Len() == 0:
 		pos = " no turns"
 	}
 	if v.expr != "" {
@@ -253,7 +234,7 @@ func (v *turnsView) ShortHelp() []key.Binding {
 		return v.chain.ShortHelp()
 	}
 	km := v.c.Keys
-	if v.buf.len() == 0 {
+	if v.buf.Len() == 0 {
 		return []key.Binding{km.Filter}
 	}
 	open := km.Enter

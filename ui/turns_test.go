@@ -11,8 +11,8 @@ func TestTurnsListAndChain(t *testing.T) {
 	r, a := world(12, testBase)
 	m := newTestModel(t, testDeps(r, a), testOpts(t), 80, 24)
 	press(t, m, "tab")
-	if m.focus != viewTurns || m.turns.buf.len() != 4 {
-		t.Fatalf("focus %v with %d turns, want the turns view with 4", m.focus, m.turns.buf.len())
+	if m.focus != viewTurns || m.turns.buf.Len() != 4 {
+		t.Fatalf("focus %v with %d turns, want the turns view with 4", m.focus, m.turns.buf.Len())
 	}
 	press(t, m, "down", "enter")
 	s := screen(m)
@@ -49,13 +49,13 @@ func TestTurnsReloadWhenNewEvents(t *testing.T) {
 	r, a := world(6, testBase)
 	m := newTestModel(t, testDeps(r, a), testOpts(t), 80, 24)
 	press(t, m, "tab")
-	n := m.turns.buf.len()
+	n := m.turns.buf.Len()
 	press(t, m, "tab")
 	addEvents(r, a, 6, 3)
 	send(t, m, tailTickMsg{})
 	press(t, m, "shift+tab")
-	if m.turns.buf.len() != n+1 {
-		t.Fatalf("%d turns after a new turn came, want %d", m.turns.buf.len(), n+1)
+	if m.turns.buf.Len() != n+1 {
+		t.Fatalf("%d turns after a new turn came, want %d", m.turns.buf.Len(), n+1)
 	}
 	if !strings.Contains(screen(m), "turn-0002") {
 		t.Fatal("new turn not shown")

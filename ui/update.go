@@ -103,8 +103,8 @@ func (m *Model) current() *model.IndexDoc {
 	case viewDetail:
 		return m.detail.doc
 	case viewTurns:
-		if c := m.turns.chain; c.open && c.sel < len(c.docs) {
-			return c.docs[c.sel]
+		if c := m.turns.chain; c.open {
+			return c.selected()
 		}
 	}
 	return nil

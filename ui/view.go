@@ -51,7 +51,7 @@ func (m *Model) body() string {
 // empty: the index holds nothing at all (a filter matching nothing is not
 // empty: it says so in the position line).
 func (m *Model) empty() bool {
-	return m.stream.loaded && m.stream.buf.len() == 0 && m.stream.expr == "" &&
+	return m.stream.loaded && m.stream.buf.Len() == 0 && m.stream.expr == "" &&
 		len(m.stream.pending) == 0 && (!m.countKnown || m.count == 0)
 }
 
