@@ -13,6 +13,7 @@ import (
 	"engram/model"
 	"engram/query"
 	"engram/ui/uikit"
+	"engram/ui/widget/jsontree"
 	"engram/ui/widget/list"
 )
 
@@ -68,9 +69,9 @@ func fetchArchive(ctx context.Context, ar ingest.ArchiveReader, doc *model.Index
 		a, err := query.FetchArchive(ctx, ar, doc, limit)
 		msg := archiveMsg{req: req, id: doc.EventID, arch: a, err: err}
 		if a != nil && !a.Truncated {
-			tree, perr := parseJSON(a.Body, "archive")
+			tree, perr := jsontree.Parse(a.Body, "archive")
 			if perr == nil {
-				markUnindexed(tree, "archive")
+				jsontree.MarkUnheld(tree, "archive", indexHolds)
 				msg.tree = tree
 			} else if err == nil {
 				msg.err = fmt.Errorf("archived object is not valid JSON: %w", perr)

@@ -10,6 +10,7 @@ import (
 	"engram/model"
 	"engram/query"
 	"engram/ui/uikit"
+	"engram/ui/widget/jsontree"
 	"engram/ui/widget/textinput"
 )
 
@@ -22,13 +23,13 @@ type detailView struct {
 	w, h int
 
 	folds       map[string]bool // kept while moving between events
-	one         *jsonView       // index document and archived event together
-	left, right *jsonView       // side by side
+	one         *jsontree.Model // index document and archived event together
+	left, right *jsontree.Model // side by side
 	side        bool
 
-	idxTree  *jnode
+	idxTree  *jsontree.Node
 	arch     *query.Archived
-	archTree *jnode
+	archTree *jsontree.Node
 	archErr  error
 	fetching bool
 	req      uint64
@@ -44,8 +45,8 @@ const detailHeadH = 3
 func newDetailView(c *uikit.Common) *detailView {
 	folds := map[string]bool{}
 	v := &detailView{c: c, folds: folds, input: textinput.Model{Prompt: "/", Placeholder: "search the JSON"}}
-	v.one, v.left, v.right = newJSONView(c, folds), newJSONView(c, folds), newJSONView(c, folds)
-	v.right.marks = true
+	v.one, v.left, v.right = jsontree.New(c, folds), jsontree.New(c, folds), jsontree.New(c, folds)
+	v.right.ShowMarks = true
 	return v
 }
 
@@ -68,10 +69,10 @@ func (v *detailView) open(doc *model.IndexDoc, nav uikit.Navigator) tea.Cmd {
 	v.doc, v.nav = doc, nav
 	v.arch, v.archTree, v.archErr = nil, nil, nil
 	b, _ := json.Marshal(doc)
-	if t, err := parseJSON(b, "index"); err == nil {
-		v.idxTree = rekey(t, "index", "index")
+	if t, err := jsontree.Parse(b, "index"); err == nil {
+		v.idxTree = jsontree.Rekey(t, "index", "index")
 	} else { // never the previous event's tree under this one's title
-		v.idxTree = noteNode("index", "index", "cannot show the index document: "+uikit.ErrorText(err), true, false)
+		v.idxTree = jsontree.Note("index", "index", "cannot show the index document: "+uikit.ErrorText(err), true, false)
 	}
 	v.req++
 	v.fetching = true
@@ -115,22 +116,22 @@ func (v *detailView) onArchive(msg archiveMsg) {
 }
 
 // archiveNode is the archived event, or a note saying where it stands.
-func (v *detailView) archiveNode() *jnode {
+func (v *detailView) archiveNode() *jsontree.Node {
 	switch {
 	case v.archTree != nil:
-		return rekey(v.archTree, "archive", "archive")
+		return jsontree.Rekey(v.archTree, "archive", "archive")
 	case v.fetching:
-		return noteNode("archive", "archive", "fetching "+v.doc.ObjectStorageKey+"…", false, true)
+		return jsontree.Note("archive", "archive", "fetching "+v.doc.ObjectStorageKey+"…", false, true)
 	case v.archErr != nil:
-		return noteNode("archive", "archive", uikit.ErrorText(v.archErr), true, false)
+		return jsontree.Note("archive", "archive", uikit.ErrorText(v.archErr), true, false)
 	case v.arch != nil && v.arch.Truncated:
 		text := fmt.Sprintf("%s bytes: more than the %s this view reads", uikit.Thousands(v.arch.Size), uikit.Thousands(v.c.Opts.ArchiveLimit))
 		if v.c.CanWrite() {
 			text += "; export it whole with e"
 		}
-		return noteNode("archive", "archive", text, true, false)
+		return jsontree.Note("archive", "archive", text, true, false)
 	}
-	return noteNode("archive", "archive", "not fetched", false, false)
+	return jsontree.Note("archive", "archive", "not fetched", false, false)
 }
 
 // rebuild puts the current trees into the panes.
@@ -140,22 +141,22 @@ func (v *detailView) rebuild() {
 	}
 	idx := v.idxTree
 	if idx == nil {
-		idx = noteNode("index", "index", "index document could not be shown", true, false)
+		idx = jsontree.Note("index", "index", "index document could not be shown", true, false)
 	}
 	arch := v.archiveNode()
-	v.left.setRoot(idx)
-	v.right.setRoot(arch)
+	v.left.SetRoot(idx)
+	v.right.SetRoot(arch)
 	// The combined root adopts both trees, the archived event first: its
 	// state is the first line while it loads, the index document under it.
-	v.one.setRoot(objectOf("", arch, idx))
+	v.one.SetRoot(jsontree.ObjectOf("", arch, idx))
 }
 
 // panes are the JSON views keys act on.
-func (v *detailView) panes() []*jsonView {
+func (v *detailView) panes() []*jsontree.Model {
 	if v.side {
-		return []*jsonView{v.left, v.right}
+		return []*jsontree.Model{v.left, v.right}
 	}
-	return []*jsonView{v.one}
+	return []*jsontree.Model{v.one}
 }
 
 // Update handles the detail's keys.
@@ -176,7 +177,7 @@ func (v *detailView) Update(msg tea.Msg) tea.Cmd {
 			d = -3
 		}
 		for _, p := range v.panes() {
-			p.move(d)
+			p.Move(d)
 		}
 	case archiveMsg:
 		v.onArchive(msg)

@@ -1,7 +1,6 @@
 package ui
 
 import (
-	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -88,10 +87,12 @@ func TestMissingArchiveMarksRow(t *testing.T) {
 func TestDetailFoldsKeptBetweenEvents(t *testing.T) {
 	m, _, _ := openDetail(t, 10, "down")
 	// Put the cursor on "action" of the archive and fold it.
-	j := m.detail.one
-	for i, l := range j.lines {
-		if l.node.path == "archive.action" {
-			j.cur.Select(i)
+	for j := m.detail.one; ; press(t, m, "down") {
+		if path, _ := j.Line(j.Cursor()); path == "archive.action" {
+			break
+		}
+		if j.Cursor() == j.Len()-1 {
+			t.Fatal("no line of archive.action")
 		}
 	}
 	press(t, m, "space")
@@ -114,25 +115,24 @@ func TestDetailSearch(t *testing.T) {
 	press(t, m, "enter")
 	s := screen(m)
 	mustContain(t, s, "search disk", "1/1")
-	cur := m.detail.one.lines[m.detail.one.cur.Sel()].node
-	if cur.path != "archive.action.reasoning" {
-		t.Fatalf("cursor on %s, want the reasoning", cur.path)
+	if cur, _ := m.detail.one.Line(m.detail.one.Cursor()); cur != "archive.action.reasoning" {
+		t.Fatalf("cursor on %s, want the reasoning", cur)
 	}
 	press(t, m, "/")
 	typeText(t, m, "ev-00000")
 	press(t, m, "enter")
 	j := m.detail.one
-	if len(j.matches) != 4 {
-		t.Fatalf("%d matches of ev-00000, want 4 (two ids, two keys)", len(j.matches))
+	if _, n := j.Match(); n != 4 {
+		t.Fatalf("%d matches of ev-00000, want 4 (two ids, two keys)", n)
 	}
-	at := j.mi
+	at, _ := j.Match()
 	press(t, m, "n")
-	if j.mi != (at+1)%4 {
-		t.Fatalf("n went from match %d to %d", at, j.mi)
+	if mi, _ := j.Match(); mi != (at+1)%4 {
+		t.Fatalf("n went from match %d to %d", at, mi)
 	}
 	press(t, m, "N")
-	if j.mi != at {
-		t.Fatalf("N went to match %d, want %d", j.mi, at)
+	if mi, _ := j.Match(); mi != at {
+		t.Fatalf("N went to match %d, want %d", mi, at)
 	}
 }
 
@@ -142,9 +142,9 @@ func TestDetailSideBySideMarksArchiveOnly(t *testing.T) {
 	s := screen(m)
 	mustContain(t, s, `"index": {`, `"archive": {`, "+ only in the archive")
 	var marked []string
-	for _, l := range m.detail.right.lines {
-		if l.node.mark {
-			marked = append(marked, l.node.path)
+	for i := range m.detail.right.Len() {
+		if path, mark := m.detail.right.Line(i); mark {
+			marked = append(marked, path)
 		}
 	}
 	joined := strings.Join(marked, " ")
@@ -172,8 +172,8 @@ func TestDetailWrapsLongStrings(t *testing.T) {
 	m := newTestModel(t, testDeps(r, a), testOpts(t), 80, 24)
 	press(t, m, "enter")
 	lines := 0
-	for _, l := range m.detail.one.lines {
-		if l.node.path == "archive.action.reasoning" {
+	for i := range m.detail.one.Len() {
+		if path, _ := m.detail.one.Line(i); path == "archive.action.reasoning" {
 			lines++
 		}
 	}
@@ -189,25 +189,4 @@ func TestDetailWrapsLongStrings(t *testing.T) {
 		}
 	}
 	mustContain(t, screen(m), "日本語のテキストも折り返す")
-}
-
-func TestParseJSONKeepsOrderAndDepthLimit(t *testing.T) {
-	n, err := parseJSON([]byte(`{"b":1,"a":[true,null,"x"],"c":{}}`), "r")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var paths []string
-	walk(n, func(n *jnode) { paths = append(paths, n.path) })
-	if got := strings.Join(paths, " "); got != "r r.b r.a r.a[0] r.a[1] r.a[2] r.c" {
-		t.Fatalf("paths %s", got)
-	}
-	deep := strings.Repeat("[", 500) + strings.Repeat("]", 500)
-	if _, err := parseJSON([]byte(deep), ""); err == nil {
-		t.Fatal("500 levels of nesting accepted")
-	}
-	if _, err := parseJSON([]byte(`{} {}`), ""); err == nil {
-		t.Fatal("two values accepted")
-	}
-	var v any
-	_ = json.Unmarshal([]byte(`1`), &v)
 }

@@ -9,13 +9,14 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"engram/ui/uikit"
+	"engram/ui/widget/jsontree"
 	"engram/ui/widget/list"
 )
 
 func (v *detailView) onKey(msg tea.KeyPressMsg) tea.Cmd {
 	km := v.c.Keys
 	yes, no := true, false
-	each := func(fn func(*jsonView)) {
+	each := func(fn func(*jsontree.Model)) {
 		for _, p := range v.panes() {
 			fn(p)
 		}
@@ -24,28 +25,28 @@ func (v *detailView) onKey(msg tea.KeyPressMsg) tea.Cmd {
 	case v.doc == nil:
 		return nil
 	case isListKey(msg, km):
-		each(func(p *jsonView) {
-			delta, _ := list.Step(msg, km, p.h, len(p.lines))
-			p.move(delta)
+		each(func(p *jsontree.Model) {
+			delta, _ := list.Step(msg, km, p.Height(), p.Len())
+			p.Move(delta)
 		})
 	case key.Matches(msg, km.Fold):
-		each(func(p *jsonView) { p.setFold(nil) })
+		each(func(p *jsontree.Model) { p.SetFold(nil) })
 	case key.Matches(msg, km.Expand):
-		each(func(p *jsonView) { p.setFold(&no) })
+		each(func(p *jsontree.Model) { p.SetFold(&no) })
 	case key.Matches(msg, km.Collapse):
-		each(func(p *jsonView) { p.setFold(&yes) })
+		each(func(p *jsontree.Model) { p.SetFold(&yes) })
 	case key.Matches(msg, km.ExpandAll):
-		each(func(p *jsonView) { p.foldAll(false) })
+		each(func(p *jsontree.Model) { p.FoldAll(false) })
 	case key.Matches(msg, km.CollapseAll):
-		each(func(p *jsonView) { p.foldAll(true) })
+		each(func(p *jsontree.Model) { p.FoldAll(true) })
 	case key.Matches(msg, km.Search):
 		v.searching = true
 		v.input.SetValue("")
 		v.input.Focus()
 	case key.Matches(msg, km.NextMatch):
-		each(func(p *jsonView) { p.nextMatch(1) })
+		each(func(p *jsontree.Model) { p.NextMatch(1) })
 	case key.Matches(msg, km.PrevMatch):
-		each(func(p *jsonView) { p.nextMatch(-1) })
+		each(func(p *jsontree.Model) { p.NextMatch(-1) })
 	case key.Matches(msg, km.SideBySide):
 		v.side = !v.side
 	case key.Matches(msg, km.Retry):
@@ -88,13 +89,13 @@ func (v *detailView) onSearchKey(msg tea.KeyPressMsg) tea.Cmd {
 		v.input.Blur()
 		v.input.SetValue("")
 		for _, p := range v.panes() {
-			p.search("")
+			p.Search("")
 		}
 		return nil
 	}
 	if v.input.Update(msg) {
 		for _, p := range v.panes() {
-			p.search(v.input.Value())
+			p.Search(v.input.Value())
 		}
 	}
 	return nil
@@ -109,7 +110,7 @@ func (v *detailView) View() string {
 	}
 	var body string
 	if v.side {
-		sep := strings.TrimSuffix(strings.Repeat(st.Border.Render("│")+"\n", v.left.h), "\n")
+		sep := strings.TrimSuffix(strings.Repeat(st.Border.Render("│")+"\n", v.left.Height()), "\n")
 		body = uikit.JoinH(v.left.View(), sep, v.right.View())
 	} else {
 		body = v.one.View()
@@ -182,10 +183,11 @@ func (v *detailView) searchLine() string {
 
 func (v *detailView) matchCount() string {
 	p := v.panes()[len(v.panes())-1]
-	if len(p.matches) == 0 {
+	i, n := p.Match()
+	if n == 0 {
 		return "no match"
 	}
-	return fmt.Sprintf("%d/%d", p.mi+1, len(p.matches))
+	return fmt.Sprintf("%d/%d", i+1, n)
 }
 
 // ShortHelp: the detail's keys that work now.
@@ -198,7 +200,7 @@ func (v *detailView) ShortHelp() []key.Binding {
 		return nil
 	}
 	bs := []key.Binding{km.Fold, km.Search}
-	if len(v.panes()[0].matches) > 0 {
+	if _, n := v.panes()[0].Match(); n > 0 {
 		bs = append(bs, km.NextMatch)
 	}
 	bs = append(bs, km.SideBySide)

@@ -32,9 +32,9 @@ func leaves(v any, path string, fn func(path string, perturb func())) {
 		for k, kid := range x {
 			k := k
 			if isScalar(kid) {
-				fn(joinPath(path, k), func() { x[k] = other(kid) })
+				fn(memberPath(path, k), func() { x[k] = other(kid) })
 			} else {
-				leaves(kid, joinPath(path, k), fn)
+				leaves(kid, memberPath(path, k), fn)
 			}
 		}
 	case []any:
@@ -82,7 +82,7 @@ func indexJSON(t *testing.T, event any) map[string]any {
 	return doc
 }
 
-// The members markUnindexed leaves unmarked (indexHeld) are exactly those
+// The members the detail leaves unmarked (indexHolds) are exactly those
 // model.NewIndexDoc reads: changing one changes the index document.
 func TestIndexHeldIsWhatNewIndexDocReads(t *testing.T) {
 	var base map[string]any
@@ -97,8 +97,8 @@ func TestIndexHeldIsWhatNewIndexDocReads(t *testing.T) {
 			}
 		})
 		read := !reflect.DeepEqual(indexJSON(t, ev), want)
-		if read != held(path) {
-			t.Errorf("%s: NewIndexDoc reads it: %v; indexHeld holds it: %v", path, read, held(path))
+		if read != indexHolds(path) {
+			t.Errorf("%s: NewIndexDoc reads it: %v; indexHeld holds it: %v", path, read, indexHolds(path))
 		}
 	})
 }
@@ -130,4 +130,11 @@ func TestEventFromDocKeepsWhatTheIndexHolds(t *testing.T) {
 			t.Errorf("%s: a duplicate's index document has %v, the original's %v", k, got[k], want[k])
 		}
 	}
+}
+
+func memberPath(base, name string) string {
+	if base == "" {
+		return name
+	}
+	return base + "." + name
 }

@@ -5,6 +5,7 @@ import (
 	"engram/ingest/follow"
 	"engram/model"
 	"engram/query"
+	"engram/ui/widget/jsontree"
 	"engram/ui/widget/list"
 )
 
@@ -56,7 +57,7 @@ type archiveMsg struct {
 	req  uint64
 	id   string
 	arch *query.Archived
-	tree *jnode // the archived event parsed, when it parses
+	tree *jsontree.Node // the archived event parsed, when it parses
 	err  error
 }
 

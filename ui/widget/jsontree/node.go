@@ -1,4 +1,8 @@
-package ui
+// Package jsontree shows a JSON document as pretty, coloured, foldable
+// lines, with long strings wrapped and their own line breaks kept, a
+// search, and marks on chosen members (the detail view's index document
+// and archived event).
+package jsontree
 
 import (
 	"bytes"
@@ -25,25 +29,25 @@ const (
 	jNote
 )
 
-// jnode is one value of a parsed JSON document, members kept in order.
-type jnode struct {
+// Node is one value of a parsed JSON document, members kept in order.
+type Node struct {
 	key    string // member name; "" for array elements and the root
 	idx    int    // index in the parent array, else -1
 	kind   jkind
 	text   string // scalars: the decoded string or the literal; notes: the text
-	kids   []*jnode
+	kids   []*Node
 	path   string // "archive.input.embedding", "index.tags[0]"
-	parent *jnode
+	parent *Node
 	// mark: an archived member that the index does not hold.
 	mark bool
 	// errNote: a note saying what failed; spin: a note still loading.
 	errNote, spin bool
 }
 
-func (n *jnode) container() bool { return n.kind == jObject || n.kind == jArray }
+func (n *Node) container() bool { return n.kind == jObject || n.kind == jArray }
 
-// parseJSON reads one JSON value into a tree rooted at path.
-func parseJSON(b []byte, path string) (*jnode, error) {
+// Parse reads one JSON value into a tree rooted at path.
+func Parse(b []byte, path string) (*Node, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
 	n, err := parseValue(dec, path, 0)
@@ -59,7 +63,7 @@ func parseJSON(b []byte, path string) (*jnode, error) {
 // maxDepth guards the recursion against hostile nesting.
 const maxDepth = 200
 
-func parseValue(dec *json.Decoder, path string, depth int) (*jnode, error) {
+func parseValue(dec *json.Decoder, path string, depth int) (*Node, error) {
 	if depth > maxDepth {
 		return nil, fmt.Errorf("nested deeper than %d", maxDepth)
 	}
@@ -67,7 +71,7 @@ func parseValue(dec *json.Decoder, path string, depth int) (*jnode, error) {
 	if err != nil {
 		return nil, err
 	}
-	n := &jnode{path: path, idx: -1}
+	n := &Node{path: path, idx: -1}
 	switch t := tok.(type) {
 	case json.Delim:
 		if t == '{' {
@@ -88,7 +92,7 @@ func parseValue(dec *json.Decoder, path string, depth int) (*jnode, error) {
 	return n, nil
 }
 
-func parseMembers(dec *json.Decoder, n *jnode, depth int) error {
+func parseMembers(dec *json.Decoder, n *Node, depth int) error {
 	for dec.More() {
 		tok, err := dec.Token()
 		if err != nil {
@@ -106,7 +110,7 @@ func parseMembers(dec *json.Decoder, n *jnode, depth int) error {
 	return err
 }
 
-func parseElements(dec *json.Decoder, n *jnode, depth int) error {
+func parseElements(dec *json.Decoder, n *Node, depth int) error {
 	for i := 0; dec.More(); i++ {
 		kid, err := parseValue(dec, fmt.Sprintf("%s[%d]", n.path, i), depth+1)
 		if err != nil {
@@ -126,10 +130,10 @@ func joinPath(base, name string) string {
 	return base + "." + name
 }
 
-// objectOf builds an object node from members already parsed (the detail
+// ObjectOf builds an object node from members already parsed (the detail
 // view's root: the index document and the archived event side by side).
-func objectOf(path string, kids ...*jnode) *jnode {
-	n := &jnode{kind: jObject, path: path, idx: -1}
+func ObjectOf(path string, kids ...*Node) *Node {
+	n := &Node{kind: jObject, path: path, idx: -1}
 	for _, k := range kids {
 		k.parent = n
 		n.kids = append(n.kids, k)
@@ -137,54 +141,43 @@ func objectOf(path string, kids ...*jnode) *jnode {
 	return n
 }
 
-// noteNode is a placeholder value: loading (spin) or an error.
-func noteNode(key, path, text string, isErr, spin bool) *jnode {
-	return &jnode{key: key, path: path, idx: -1, kind: jNote, text: text, errNote: isErr, spin: spin}
+// Note is a placeholder value: loading (spin) or an error.
+func Note(key, path, text string, isErr, spin bool) *Node {
+	return &Node{key: key, path: path, idx: -1, kind: jNote, text: text, errNote: isErr, spin: spin}
 }
 
-// rekey sets a node's member name and re-roots every path under path.
-func rekey(n *jnode, key, path string) *jnode {
+// Rekey sets a node's member name and re-roots every path under path.
+func Rekey(n *Node, key, path string) *Node {
 	n.key = key
-	var walk func(n *jnode, p string)
-	walk = func(n *jnode, p string) {
+	var Walk func(n *Node, p string)
+	Walk = func(n *Node, p string) {
 		n.path = p
 		for _, k := range n.kids {
 			if k.idx >= 0 {
-				walk(k, fmt.Sprintf("%s[%d]", p, k.idx))
+				Walk(k, fmt.Sprintf("%s[%d]", p, k.idx))
 			} else {
-				walk(k, joinPath(p, k.key))
+				Walk(k, joinPath(p, k.key))
 			}
 		}
 	}
-	walk(n, path)
+	Walk(n, path)
 	return n
 }
 
-// walk visits n and every node below it in document order.
-func walk(n *jnode, fn func(*jnode)) {
+// Walk visits n and every node below it in document order.
+func Walk(n *Node, fn func(*Node)) {
 	fn(n)
 	for _, k := range n.kids {
-		walk(k, fn)
+		Walk(k, fn)
 	}
 }
 
-// indexHeld lists the archived members the index document holds (schema.md
-// section 4), relative to the event. Members under a listed one are held too.
-var indexHeld = map[string]bool{
-	"eventId": true, "timestamp": true, "type": true,
-	"context.sessionId": true, "context.userId": true, "context.agentId": true,
-	"context.turnId": true, "context.tenantId": true, "context.traceId": true,
-	"input.text": true, "input.embedding": true, "input.structured": true,
-	"importanceScore": true, "evaluation.rewardScore": true,
-	"internalState.confidence": true, "objectStorageKey": true, "tags": true,
-	"action.tool": true, "result.success": true, "result.latencyMs": true,
-}
-
-// markUnindexed sets mark on every member of an archived event (rooted at
-// prefix) that the index holds nothing of.
-func markUnindexed(root *jnode, prefix string) {
-	var visit func(n *jnode) bool // reports whether n or a descendant is held
-	visit = func(n *jnode) bool {
+// MarkUnheld marks every member below root that held says nothing of.
+// held is asked for paths relative to prefix ("input.text"); a member is
+// unmarked when it or one below it is held.
+func MarkUnheld(root *Node, prefix string, held func(rel string) bool) {
+	var visit func(n *Node) bool // reports whether n or a descendant is held
+	visit = func(n *Node) bool {
 		rel := strings.TrimPrefix(strings.TrimPrefix(n.path, prefix), ".")
 		if held(rel) {
 			return true
@@ -199,18 +192,4 @@ func markUnindexed(root *jnode, prefix string) {
 		return any
 	}
 	visit(root)
-}
-
-func held(rel string) bool {
-	for p := rel; p != ""; {
-		if indexHeld[p] {
-			return true
-		}
-		i := strings.LastIndexAny(p, ".[")
-		if i < 0 {
-			return false
-		}
-		p = p[:i]
-	}
-	return false
 }
