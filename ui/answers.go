@@ -28,7 +28,7 @@ func (m *Model) onAnswer(msg tea.Msg) tea.Cmd {
 	case turnsMsg, chainMsg:
 		return m.turns.Update(msg)
 	case uikit.PipeMsg:
-		m.pipeline.onPipe(msg)
+		m.pipeline.Update(msg)
 		if msg.Record {
 			m.record.Update(msg)
 		}
@@ -42,12 +42,6 @@ func (m *Model) onAnswer(msg tea.Msg) tea.Cmd {
 	case uikit.OpenDetailMsg:
 		m.back, m.focus = m.focus, viewDetail
 		return m.detail.open(msg.Doc, msg.Nav)
-	case docMsg:
-		if msg.err != nil {
-			return uikit.StatusCmd("event "+uikit.Clean(msg.id)+": "+uikit.ErrorText(msg.err), true)
-		}
-		m.back, m.focus = m.focus, viewDetail
-		return m.detail.open(msg.doc, nil)
 	case seekDoneMsg:
 		return m.afterJump(nil)
 	case uikit.StatusMsg:

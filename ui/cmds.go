@@ -98,13 +98,6 @@ func loadChain(ctx context.Context, r Reader, key string) tea.Cmd {
 	}
 }
 
-func loadDoc(ctx context.Context, r Reader, id string) tea.Cmd {
-	return func() tea.Msg {
-		d, err := r.Document(ctx, id)
-		return docMsg{id, d, err}
-	}
-}
-
 // listen waits for the next message of the pipelines this process runs;
 // the root re-arms it after each one.
 func listen(ctx context.Context, ch <-chan tea.Msg) tea.Cmd {

@@ -50,6 +50,9 @@ func newDetailView(c *uikit.Common) *detailView {
 	return v
 }
 
+// Size is the area SetSize gave.
+func (v *detailView) Size() (w, h int) { return v.w, v.h }
+
 // SetSize lays out the JSON panes: the whole width, or two halves.
 func (v *detailView) SetSize(w, h int) {
 	v.w, v.h = w, h

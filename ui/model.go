@@ -9,6 +9,7 @@ import (
 
 	"engram/ingest/follow"
 	"engram/themes"
+	"engram/ui/pipeline"
 	"engram/ui/uikit"
 )
 
@@ -33,6 +34,7 @@ type view interface {
 	Update(tea.Msg) tea.Cmd
 	View() string
 	SetSize(w, h int)
+	Size() (w, h int)
 }
 
 // Model is the inspector's root: it routes messages (global keys, then the
@@ -48,7 +50,7 @@ type Model struct {
 	turns    *turnsView
 	detail   *detailView
 	record   *recordView
-	pipeline *pipelineView
+	pipeline *pipeline.Model
 	filter   filterBar
 	help     help.Model
 
@@ -83,7 +85,7 @@ func New(deps Deps, opts Options) *Model {
 	m.turns = newTurnsView(c)
 	m.detail = newDetailView(c)
 	m.record = newRecordView(c, m.events)
-	m.pipeline = newPipelineView(c)
+	m.pipeline = pipeline.New(c)
 	m.filter = newFilterBar(c)
 	m.help = help.New()
 	m.help.Styles = c.Styles.Help
@@ -193,7 +195,7 @@ func (m *Model) resize(w, h int) {
 // busy: something is loading, so the spinner turns.
 func (m *Model) busy() bool {
 	return m.stream.loadingHead || m.stream.loadingOlder || m.stream.loadingNewer ||
-		m.detail.busy() || m.turns.busy() || m.record.busy() || m.pipeline.busy()
+		m.detail.busy() || m.turns.busy() || m.record.busy() || m.pipeline.Busy()
 }
 
 // listen waits for the next stage or trace of this process's pipelines.

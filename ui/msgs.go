@@ -95,10 +95,3 @@ type followedMsg struct {
 	sum  ingest.Summary
 	err  error
 }
-
-// docMsg is one index document looked up by id (to select it).
-type docMsg struct {
-	id  string
-	doc *model.IndexDoc
-	err error
-}

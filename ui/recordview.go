@@ -31,6 +31,9 @@ func newRecordView(c *uikit.Common, ch chan<- tea.Msg) *recordView {
 	return v
 }
 
+// Size is the area SetSize gave.
+func (v *recordView) Size() (w, h int) { return v.w, v.h }
+
 func (v *recordView) SetSize(w, h int) { v.w, v.h = w, h }
 
 // traceW is the width of the stage trace beside the form.

@@ -71,7 +71,7 @@ func TestPipelineListenerSurvivesOutageNotice(t *testing.T) {
 		}
 		cmds = next
 	}
-	if len(m.pipeline.order) == 0 {
+	if m.pipeline.Runs() == 0 {
 		t.Fatalf("the stage sent after an outage notice never reached the pipeline view (%d messages stuck in the channel)", len(m.events))
 	}
 }

@@ -58,6 +58,9 @@ func (v *streamView) init() tea.Cmd {
 	return loadHead(v.c.Ctx, v.c.Deps.Reader, v.expr, v.seq, v.c.Opts.PageSize, true)
 }
 
+// Size is the area SetSize gave.
+func (v *streamView) Size() (w, h int) { return v.w, v.h }
+
 // SetSize gives the view its area; two lines go to the column titles and
 // the position line.
 func (v *streamView) SetSize(w, h int) {

@@ -246,9 +246,12 @@ func TestResizeReachesHiddenViews(t *testing.T) {
 	r, a := world(5, testBase)
 	m := newTestModel(t, testDeps(r, a), testOpts(t), 80, 24)
 	send(t, m, tea.WindowSizeMsg{Width: 160, Height: 48})
-	if m.detail.w != 160 || m.turns.h != 45 || m.pipeline.w != 160 || m.record.h != 45 {
-		t.Fatalf("hidden views not resized: detail %d, turns %d, pipeline %d, record %d",
-			m.detail.w, m.turns.h, m.pipeline.w, m.record.h)
+	dw, _ := m.detail.Size()
+	_, th := m.turns.Size()
+	pw, _ := m.pipeline.Size()
+	_, rh := m.record.Size()
+	if dw != 160 || th != 45 || pw != 160 || rh != 45 {
+		t.Fatalf("hidden views not resized: detail %d, turns %d, pipeline %d, record %d", dw, th, pw, rh)
 	}
 	for i, l := range strings.Split(screen(m), "\n") {
 		if w := uikit.Width(l); w != 160 {

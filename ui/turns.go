@@ -38,6 +38,9 @@ func newTurnsView(c *uikit.Common) *turnsView {
 	}
 }
 
+// Size is the area SetSize gave.
+func (v *turnsView) Size() (w, h int) { return v.w, v.h }
+
 func (v *turnsView) SetSize(w, h int) {
 	v.w, v.h = w, h
 	v.chain.SetSize(w, h)

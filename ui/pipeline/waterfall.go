@@ -1,4 +1,4 @@
-package ui
+package pipeline
 
 import (
 	"fmt"
@@ -11,7 +11,7 @@ import (
 
 // waterfall draws a run's stages as bars on one time axis: where each
 // started and how long it took, the slowest highlighted, errors in place.
-func waterfall(st *uikit.Styles, r *pipeRun, w int) []string {
+func waterfall(st *uikit.Styles, r *run, w int) []string {
 	total := time.Duration(0)
 	for _, s := range r.stages {
 		if s.Status == ingest.StatusPending || s.Status == ingest.StatusSkipped || s.Start.IsZero() {
@@ -39,7 +39,7 @@ func waterfall(st *uikit.Styles, r *pipeRun, w int) []string {
 }
 
 // slowestStage is the stage that took longest among those that ran.
-func slowestStage(r *pipeRun) ingest.Stage {
+func slowestStage(r *run) ingest.Stage {
 	best := ingest.Stage(-1)
 	var d time.Duration
 	for i, s := range r.stages {
