@@ -5,6 +5,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"engram/ui/record"
 	"engram/ui/uikit"
 )
 
@@ -33,7 +34,7 @@ func (m *Model) onAnswer(msg tea.Msg) tea.Cmd {
 			m.record.Update(msg)
 		}
 		return m.listen()
-	case recordedMsg:
+	case record.DoneMsg:
 		return m.onRecorded(msg)
 	case followTickMsg:
 		return m.followTick()
@@ -79,15 +80,15 @@ func (m *Model) onHead(msg headMsg) tea.Cmd {
 	return cmd
 }
 
-func (m *Model) onRecorded(msg recordedMsg) tea.Cmd {
-	if !m.record.onRecorded(msg) {
-		if msg.err != nil {
-			return uikit.StatusCmd("recording failed: "+uikit.ErrorText(msg.err), true)
+func (m *Model) onRecorded(msg record.DoneMsg) tea.Cmd {
+	if !m.record.Recorded(msg) {
+		if msg.Err != nil {
+			return uikit.StatusCmd("recording failed: "+uikit.ErrorText(msg.Err), true)
 		}
 		return nil
 	}
-	return tea.Batch(m.stream.selectID(msg.id),
-		uikit.StatusCmd(fmt.Sprintf("recorded %s: selected in the stream", uikit.Clean(msg.id)), false))
+	return tea.Batch(m.stream.selectID(msg.ID),
+		uikit.StatusCmd(fmt.Sprintf("recorded %s: selected in the stream", uikit.Clean(msg.ID)), false))
 }
 
 // followTick starts a round on every followed file not already in one.

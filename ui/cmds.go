@@ -111,13 +111,6 @@ func listen(ctx context.Context, ch <-chan tea.Msg) tea.Cmd {
 	}
 }
 
-func recordCmd(ctx context.Context, rec Recorder, ev *model.Event, ch chan<- tea.Msg, run uint64) tea.Cmd {
-	return func() tea.Msg {
-		t, err := rec.Record(ctx, ev, uikit.Observer{Ctx: ctx, Ch: ch, Run: run, Record: true})
-		return recordedMsg{id: ev.EventID, trace: t, err: err}
-	}
-}
-
 // exportFile is the predictable name `e` writes: engram-<eventId>.json.
 func exportFile(dir, eventID string) string {
 	safe := strings.Map(func(r rune) rune {

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
-	"sort"
 	"testing"
 
 	"engram/model"
@@ -101,35 +100,6 @@ func TestIndexHeldIsWhatNewIndexDocReads(t *testing.T) {
 			t.Errorf("%s: NewIndexDoc reads it: %v; indexHeld holds it: %v", path, read, indexHolds(path))
 		}
 	})
-}
-
-// eventFromDoc gives back what the index document holds of an event, but
-// for what the record form makes afresh or cannot hold: an index document
-// field NewIndexDoc gains fails here until one side or the other says so.
-func TestEventFromDocKeepsWhatTheIndexHolds(t *testing.T) {
-	notKept := map[string]string{
-		"event_id": "made at submit", "timestamp": "made at submit",
-		"object_storage_key": "made by the archive", "importance_score": "scored by the pipeline",
-		"user_id": "no form field", "trace_id": "no form field",
-		"embedding": "the form sends none", "structured": "the form sends none",
-		"reward_score": "0.5 when the event had none: not the event's own", "confidence": "likewise",
-	}
-	var e model.Event
-	if err := json.Unmarshal([]byte(fullEvent), &e); err != nil {
-		t.Fatal(err)
-	}
-	d := model.NewIndexDoc(&e, 0)
-	want, got := indexJSON(t, &e), indexJSON(t, eventFromDoc(d))
-	var keys []string
-	for k := range want {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		if _, skip := notKept[k]; !skip && !reflect.DeepEqual(got[k], want[k]) {
-			t.Errorf("%s: a duplicate's index document has %v, the original's %v", k, got[k], want[k])
-		}
-	}
 }
 
 func memberPath(base, name string) string {

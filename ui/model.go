@@ -10,6 +10,7 @@ import (
 	"engram/ingest/follow"
 	"engram/themes"
 	"engram/ui/pipeline"
+	"engram/ui/record"
 	"engram/ui/uikit"
 )
 
@@ -49,7 +50,7 @@ type Model struct {
 	stream   *streamView
 	turns    *turnsView
 	detail   *detailView
-	record   *recordView
+	record   *record.Model
 	pipeline *pipeline.Model
 	filter   filterBar
 	help     help.Model
@@ -84,7 +85,7 @@ func New(deps Deps, opts Options) *Model {
 	m.stream = newStreamView(c)
 	m.turns = newTurnsView(c)
 	m.detail = newDetailView(c)
-	m.record = newRecordView(c, m.events)
+	m.record = record.New(c, m.events)
 	m.pipeline = pipeline.New(c)
 	m.filter = newFilterBar(c)
 	m.help = help.New()
@@ -195,7 +196,7 @@ func (m *Model) resize(w, h int) {
 // busy: something is loading, so the spinner turns.
 func (m *Model) busy() bool {
 	return m.stream.loadingHead || m.stream.loadingOlder || m.stream.loadingNewer ||
-		m.detail.busy() || m.turns.busy() || m.record.busy() || m.pipeline.Busy()
+		m.detail.busy() || m.turns.busy() || m.record.Busy() || m.pipeline.Busy()
 }
 
 // listen waits for the next stage or trace of this process's pipelines.

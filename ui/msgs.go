@@ -78,13 +78,6 @@ type chainMsg struct {
 	err  error
 }
 
-// recordedMsg: the record form's event went through the pipeline.
-type recordedMsg struct {
-	id    string
-	trace *ingest.Trace
-	err   error
-}
-
 // followTickMsg: time to look for new lines in the followed files.
 type followTickMsg struct{}
 

@@ -7,7 +7,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"engram/ingest"
-	"engram/themes"
+	"engram/model"
 	"engram/ui/uikit"
 )
 
@@ -44,8 +44,8 @@ func TestRecordValidatesAsYouType(t *testing.T) {
 	mustContain(t, s, "1.5 is outside [0, 1]")
 	press(t, m, "ctrl+s")
 	mustContain(t, screen(m), "the event is not valid")
-	if m.record.focus != fSession {
-		t.Fatalf("focus on field %d after a bad submit, want the session", m.record.focus)
+	if f := m.record.FocusedField(); f != "session" {
+		t.Fatalf("focus on field %q after a bad submit, want the session", f)
 	}
 }
 
@@ -83,12 +83,12 @@ func TestDuplicateAsNew(t *testing.T) {
 	if m.focus != viewRecord {
 		t.Fatal("D did not open the form")
 	}
-	f := m.record.f
-	if f.inputs[fReasoning].Value() == "" || f.inputs[fTool].Value() != "shell" || f.inputs[fSession].Value() != "s-0" {
-		t.Fatalf("form not filled from the archived event: tool %q reasoning %q", f.inputs[fTool].Value(), f.inputs[fReasoning].Value())
+	f := m.record
+	if f.Value("reasoning") == "" || f.Value("tool") != "shell" || f.Value("session") != "s-0" {
+		t.Fatalf("form not filled from the archived event: tool %q reasoning %q", f.Value("tool"), f.Value("reasoning"))
 	}
 	press(t, m, "ctrl+s")
-	if m.record.live == nil || m.record.live.id != "new-001" {
+	if m.record.Recording() != "new-001" {
 		t.Fatal("the copy was not recorded under a fresh id")
 	}
 }
@@ -121,28 +121,7 @@ func TestRecordFormNarrow(t *testing.T) {
 	}
 	press(t, m, "up") // to the type: ←/→ changes it
 	press(t, m, "right")
-	if m.record.f.typ != 1 {
-		t.Fatalf("type index %d after →", m.record.f.typ)
-	}
-}
-
-func TestMultilineFieldsKeepLineBreaks(t *testing.T) {
-	f := newForm()
-	in := &f.inputs[fReasoning]
-	in.Focus()
-	in.Update(tea.PasteMsg{Content: "first paragraph\r\n\r\nsecond"})
-	in.Update(tea.KeyPressMsg{Code: 'j', Mod: tea.ModCtrl})
-	in.Update(tea.KeyPressMsg{Code: 'x', Text: "x"})
-	if got, want := in.Value(), "first paragraph\n\nsecond\nx"; got != want {
-		t.Fatalf("reasoning = %q, want %q", got, want)
-	}
-	if v := in.View(uikit.NewStyles(themes.Dark()), 80); strings.Contains(v, "\n") || !strings.Contains(v, "paragraph↵↵second↵") {
-		t.Fatalf("view %q: want the breaks shown as ↵ on one line", v)
-	}
-	tool := &f.inputs[fTool]
-	tool.Focus()
-	tool.Update(tea.PasteMsg{Content: "web\nsearch"})
-	if tool.Value() != "web search" {
-		t.Fatalf("a one-line field kept a line break: %q", tool.Value())
+	if typ := m.record.Value("type"); typ != model.EventTypes[1] {
+		t.Fatalf("type %s after →, want the second", typ)
 	}
 }

@@ -218,12 +218,10 @@ func (m *Model) eventJSON(d *model.IndexDoc) string {
 // archived one when the detail has it, else what the index holds.
 func (m *Model) duplicate() tea.Cmd {
 	d := m.current()
-	ev := eventFromDoc(d)
+	var archived []byte
 	if m.detail.doc == d && m.detail.arch != nil {
-		if full, err := model.Decode(m.detail.arch.Body, model.DecodeOptions{}); err == nil {
-			ev = full
-		}
+		archived = m.detail.arch.Body
 	}
-	m.record.fill(ev)
+	m.record.Duplicate(d, archived)
 	return tea.Batch(m.setFocus(viewRecord), uikit.StatusCmd("a copy of "+uikit.Clean(d.EventID)+"; it gets a new id when recorded", false))
 }

@@ -1,180 +1,18 @@
-package ui
+package record
 
 import (
 	"fmt"
 	"strings"
 
 	"charm.land/bubbles/v2/key"
-	tea "charm.land/bubbletea/v2"
 
 	"engram/ingest"
 	"engram/model"
 	"engram/ui/uikit"
 )
 
-// recordView is the form for a test event and the live stage trace of its
-// ingestion.
-type recordView struct {
-	c     *uikit.Common
-	f     *form
-	focus fieldID
-	top   int // first form line drawn
-	w, h  int
-	live  *liveTrace
-	runs  uint64 // numbers the pipelines this view starts (see chanObserver)
-	ch    chan<- tea.Msg
-}
-
-func newRecordView(c *uikit.Common, ch chan<- tea.Msg) *recordView {
-	v := &recordView{c: c, f: newForm(), focus: fSession, ch: ch}
-	v.f.inputs[v.focus].Focus()
-	return v
-}
-
-// Size is the area SetSize gave.
-func (v *recordView) Size() (w, h int) { return v.w, v.h }
-
-func (v *recordView) SetSize(w, h int) { v.w, v.h = w, h }
-
-// traceW is the width of the stage trace beside the form.
-func (v *recordView) traceW() int {
-	if v.w >= 100 {
-		return v.w * 2 / 5
-	}
-	return min(34, v.w/2)
-}
-
-func (v *recordView) busy() bool { return v.live != nil && v.live.running }
-
-// fill opens the form on a copy of an event.
-func (v *recordView) fill(ev *model.Event) {
-	v.f.fill(ev)
-	v.setFocus(fText)
-	v.f.validate(false)
-}
-
-func (v *recordView) setFocus(fid fieldID) {
-	v.f.inputs[v.focus].Blur()
-	v.focus = (fid + numFields) % numFields
-	v.f.inputs[v.focus].Focus()
-}
-
-// Update edits the form; ctrl+s (or enter on the button) records.
-func (v *recordView) Update(msg tea.Msg) tea.Cmd {
-	switch msg := msg.(type) {
-	case tea.PasteMsg:
-		v.edit(msg)
-	case tea.KeyPressMsg:
-		return v.onKey(msg)
-	case uikit.PipeMsg:
-		v.onStage(msg)
-	}
-	return nil
-}
-
-func (v *recordView) onKey(msg tea.KeyPressMsg) tea.Cmd {
-	km := v.c.Keys
-	switch {
-	case key.Matches(msg, km.Submit), msg.String() == "enter" && v.focus == fSubmit:
-		return v.submit()
-	case msg.String() == "enter":
-		v.setFocus(v.focus + 1)
-	case key.Matches(msg, km.NextField):
-		v.setFocus(v.focus + 1)
-	case key.Matches(msg, km.PrevField):
-		v.setFocus(v.focus - 1)
-	case v.focus == fType && key.Matches(msg, km.Choice):
-		v.f.typ = cycle(v.f.typ, len(model.EventTypes), msg.String() == "right")
-		v.touch()
-	case v.focus == fSuccess && key.Matches(msg, km.Choice):
-		v.f.success = cycle(v.f.success, len(successChoices), msg.String() == "right")
-		v.touch()
-	default:
-		v.edit(msg)
-	}
-	return nil
-}
-
-func cycle(i, n int, fwd bool) int {
-	if fwd {
-		return (i + 1) % n
-	}
-	return (i + n - 1) % n
-}
-
-func (v *recordView) edit(msg tea.Msg) {
-	if v.focus == fType || v.focus == fSuccess || v.focus == fSubmit {
-		return
-	}
-	if v.f.inputs[v.focus].Update(msg) {
-		v.touch()
-	}
-}
-
-// touch revalidates as the user types, showing the touched fields' errors.
-func (v *recordView) touch() {
-	v.f.touched[v.focus] = true
-	v.f.validate(false)
-}
-
-// submit validates everything and, when the event is good, runs it through
-// the pipeline in this process.
-func (v *recordView) submit() tea.Cmd {
-	if v.busy() {
-		return uikit.StatusCmd("an event is being recorded", false)
-	}
-	if _, ok := v.f.validate(true); !ok {
-		for i := range v.f.errs {
-			if v.f.errs[i] != "" {
-				v.setFocus(fieldID(i))
-				break
-			}
-		}
-		return uikit.StatusCmd("the event is not valid: see the fields marked ✗", true)
-	}
-	id := v.c.Deps.NewID()
-	ev, _ := v.f.event(id, v.c.Deps.Now())
-	v.runs++
-	v.live = &liveTrace{id: id, running: true, start: v.c.Deps.Now()}
-	for i := range v.live.stages {
-		v.live.stages[i].Stage = ingest.Stage(i)
-	}
-	return recordCmd(v.c.Ctx, v.c.Deps.Recorder, ev, v.ch, recordRun(v.runs))
-}
-
-// recordRun numbers the form's pipelines apart from the followers'.
-func recordRun(n uint64) uint64 { return 1<<31 | n }
-
-// onStage draws a stage of the form's event as it starts and ends.
-func (v *recordView) onStage(msg uikit.PipeMsg) {
-	if v.live == nil || msg.Run != recordRun(v.runs) {
-		return
-	}
-	if msg.Stage != nil {
-		v.live.stages[msg.Stage.Stage] = msg.Stage.StageRecord
-	}
-	if msg.Trace != nil {
-		v.live.stages, v.live.trace = msg.Trace.Stages, msg.Trace
-		v.live.start = msg.Trace.Start
-	}
-}
-
-// onRecorded ends the live trace; it reports whether the event is in.
-func (v *recordView) onRecorded(msg recordedMsg) bool {
-	if v.live == nil || msg.id != v.live.id {
-		return false
-	}
-	v.live.running = false
-	v.live.err = msg.err
-	if msg.trace != nil {
-		v.live.trace, v.live.stages = msg.trace, msg.trace.Stages
-	}
-	t := v.live.trace
-	return msg.err == nil && t != nil && (t.Outcome == ingest.OutcomeIngested || t.Outcome == ingest.OutcomeDuplicate)
-}
-
 // View draws the form and, beside it, the stage trace.
-func (v *recordView) View() string {
+func (v *Model) View() string {
 	tw := v.traceW()
 	fw := v.w - tw - 1
 	form := v.formLines(fw)
@@ -193,7 +31,7 @@ func (v *recordView) View() string {
 }
 
 // ShortHelp: the form's keys.
-func (v *recordView) ShortHelp() []key.Binding {
+func (v *Model) ShortHelp() []key.Binding {
 	km := v.c.Keys
 	bs := []key.Binding{km.NextField, km.PrevField, km.Submit}
 	if v.focus == fType || v.focus == fSuccess {
@@ -206,7 +44,7 @@ func (v *recordView) ShortHelp() []key.Binding {
 }
 
 // FullHelp: every key of the form.
-func (v *recordView) FullHelp() [][]key.Binding {
+func (v *Model) FullHelp() [][]key.Binding {
 	km := v.c.Keys
 	return [][]key.Binding{{km.NextField, km.PrevField, km.Choice, km.LineBreak, km.Submit, km.Back}}
 }
@@ -214,7 +52,7 @@ func (v *recordView) FullHelp() [][]key.Binding {
 // labelW is the width of the labels column.
 const labelW = 12
 
-func (v *recordView) formLines(w int) []string {
+func (v *Model) formLines(w int) []string {
 	st := v.c.Styles
 	lines := []string{st.Title.Render(" Record a test event") + st.Muted.Render("  (runs the pipeline in this process)"), ""}
 	for i := fType; i < fSubmit; i++ {
@@ -235,7 +73,7 @@ func (v *recordView) formLines(w int) []string {
 }
 
 // focusLine is the form line of the focused field.
-func (v *recordView) focusLine() int {
+func (v *Model) focusLine() int {
 	n := 2
 	for i := fType; i < v.focus && i < fSubmit; i++ {
 		n++
@@ -249,7 +87,7 @@ func (v *recordView) focusLine() int {
 	return n
 }
 
-func (v *recordView) fieldLine(fid fieldID, w int) string {
+func (v *Model) fieldLine(fid fieldID, w int) string {
 	st := v.c.Styles
 	label := uikit.Fit(fieldLabels[fid], labelW)
 	mark := " "
@@ -283,7 +121,7 @@ func (v *recordView) fieldLine(fid fieldID, w int) string {
 
 // traceLines draws the live trace: each stage pending, running, done or
 // failed, with its duration and error.
-func (v *recordView) traceLines(w int) []string {
+func (v *Model) traceLines(w int) []string {
 	st := v.c.Styles
 	lines := []string{st.Title.Render(" Stage trace"), ""}
 	if v.live == nil {
@@ -316,7 +154,7 @@ func (v *recordView) traceLines(w int) []string {
 	return append(lines, "", v.outcomeLine(w))
 }
 
-func (v *recordView) outcomeLine(w int) string {
+func (v *Model) outcomeLine(w int) string {
 	st := v.c.Styles
 	switch t := v.live.trace; {
 	case v.live.running:

@@ -1,4 +1,4 @@
-package ui
+package record
 
 import (
 	"encoding/json"
@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"engram/ingest"
 	"engram/model"
 	"engram/ui/widget/textinput"
 )
@@ -251,14 +250,4 @@ func eventFromDoc(d *model.IndexDoc) *model.Event {
 		}
 	}
 	return ev
-}
-
-// liveTrace is the record form's event going through the stages.
-type liveTrace struct {
-	id      string
-	stages  [ingest.NumStages]ingest.StageRecord
-	start   time.Time
-	running bool
-	trace   *ingest.Trace
-	err     error
 }
