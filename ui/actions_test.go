@@ -90,11 +90,11 @@ func TestJumpKeys(t *testing.T) {
 	press(t, m, "g", "r")
 	mustContain(t, screen(m), "no other row shares it")
 	press(t, m, "enter", "g", "s")
-	if m.focus != viewDetail || m.detail.doc.EventID != "ev-000009" {
-		t.Fatalf("g s in the detail shows %s", m.detail.doc.EventID)
+	if m.focus != viewDetail || m.detail.Doc().EventID != "ev-000009" {
+		t.Fatalf("g s in the detail shows %s", m.detail.Doc().EventID)
 	}
 	press(t, m, "g", "g")
-	if got := m.stream.selected().EventID; got != "ev-000011" || m.detail.doc.EventID != "ev-000011" {
+	if got := m.stream.selected().EventID; got != "ev-000011" || m.detail.Doc().EventID != "ev-000011" {
 		t.Fatalf("g g went to %s", got)
 	}
 }

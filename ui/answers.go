@@ -24,8 +24,6 @@ func (m *Model) onAnswer(msg tea.Msg) tea.Cmd {
 			return uikit.StatusCmd("counting documents: "+uikit.ErrorText(msg.Err), true)
 		}
 		m.count, m.countKnown = msg.N, true
-	case archiveMsg:
-		return m.detail.Update(msg)
 	case turnsMsg, chainMsg:
 		return m.turns.Update(msg)
 	case uikit.PipeMsg:
@@ -42,7 +40,7 @@ func (m *Model) onAnswer(msg tea.Msg) tea.Cmd {
 		return m.onFollowed(msg)
 	case uikit.OpenDetailMsg:
 		m.back, m.focus = m.focus, viewDetail
-		return m.detail.open(msg.Doc, msg.Nav)
+		return m.detail.Open(msg.Doc, msg.Nav)
 	case seekDoneMsg:
 		return m.afterJump(nil)
 	case uikit.StatusMsg:
@@ -50,8 +48,16 @@ func (m *Model) onAnswer(msg tea.Msg) tea.Cmd {
 	case uikit.ObservedMsg:
 		m.status, m.statusErr = msg.Text, msg.Err
 		return m.listen()
+	default:
+		return m.toViews(msg)
 	}
 	return nil
+}
+
+// toViews hands an answer the root does not know to the views: each takes
+// the answers of its own commands and ignores the rest.
+func (m *Model) toViews(msg tea.Msg) tea.Cmd {
+	return m.detail.Update(msg)
 }
 
 // onHead: a failed first load is a start-up failure; a failed filtered

@@ -13,7 +13,6 @@ import (
 	"engram/model"
 	"engram/query"
 	"engram/ui/uikit"
-	"engram/ui/widget/jsontree"
 	"engram/ui/widget/list"
 )
 
@@ -57,25 +56,6 @@ func pollTail(ctx context.Context, r Reader, from query.Cursor, expr string, seq
 		msg := tailMsg{seq: seq, from: from, next: page.Next, docs: page.Docs, seen: len(page.Docs), err: err}
 		if err == nil {
 			msg.docs, msg.err = query.Filter(ctx, r, expr, page.Docs)
-		}
-		return msg
-	}
-}
-
-// fetchArchive reads and parses the archived event of doc; cancel (or the
-// timeout) ends it when the detail view moves on.
-func fetchArchive(ctx context.Context, ar ingest.ArchiveReader, doc *model.IndexDoc, limit int64, req uint64) tea.Cmd {
-	return func() tea.Msg {
-		a, err := query.FetchArchive(ctx, ar, doc, limit)
-		msg := archiveMsg{req: req, id: doc.EventID, arch: a, err: err}
-		if a != nil && !a.Truncated {
-			tree, perr := jsontree.Parse(a.Body, "archive")
-			if perr == nil {
-				jsontree.MarkUnheld(tree, "archive", indexHolds)
-				msg.tree = tree
-			} else if err == nil {
-				msg.err = fmt.Errorf("archived object is not valid JSON: %w", perr)
-			}
 		}
 		return msg
 	}

@@ -51,8 +51,8 @@ func TestDetailSlowFetchNeverBlocks(t *testing.T) {
 	if time.Since(start) > 2*time.Second {
 		t.Fatalf("keys took %v while a fetch hung", time.Since(start))
 	}
-	if m.detail.doc.EventID != "ev-000007" {
-		t.Fatalf("detail on %s, want ev-000007", m.detail.doc.EventID)
+	if m.detail.Doc().EventID != "ev-000007" {
+		t.Fatalf("detail on %s, want ev-000007", m.detail.Doc().EventID)
 	}
 	press(t, m, "esc")
 	a.mu.Lock()
@@ -87,7 +87,7 @@ func TestMissingArchiveMarksRow(t *testing.T) {
 func TestDetailFoldsKeptBetweenEvents(t *testing.T) {
 	m, _, _ := openDetail(t, 10, "down")
 	// Put the cursor on "action" of the archive and fold it.
-	for j := m.detail.one; ; press(t, m, "down") {
+	for j := m.detail.Panes()[0]; ; press(t, m, "down") {
 		if path, _ := j.Line(j.Cursor()); path == "archive.action" {
 			break
 		}
@@ -98,12 +98,12 @@ func TestDetailFoldsKeptBetweenEvents(t *testing.T) {
 	press(t, m, "space")
 	mustContain(t, screen(m), `"action": {…} 3 keys`)
 	press(t, m, "]")
-	if m.detail.doc.EventID != "ev-000007" {
-		t.Fatalf("] moved to %s, want ev-000007", m.detail.doc.EventID)
+	if m.detail.Doc().EventID != "ev-000007" {
+		t.Fatalf("] moved to %s, want ev-000007", m.detail.Doc().EventID)
 	}
 	mustContain(t, screen(m), `"action": {…}`)
 	press(t, m, "E")
-	if m.detail.folds["archive.action"] {
+	if m.detail.Folded("archive.action") {
 		t.Fatal("E left the action folded")
 	}
 }
@@ -115,13 +115,13 @@ func TestDetailSearch(t *testing.T) {
 	press(t, m, "enter")
 	s := screen(m)
 	mustContain(t, s, "search disk", "1/1")
-	if cur, _ := m.detail.one.Line(m.detail.one.Cursor()); cur != "archive.action.reasoning" {
+	if cur, _ := m.detail.Panes()[0].Line(m.detail.Panes()[0].Cursor()); cur != "archive.action.reasoning" {
 		t.Fatalf("cursor on %s, want the reasoning", cur)
 	}
 	press(t, m, "/")
 	typeText(t, m, "ev-00000")
 	press(t, m, "enter")
-	j := m.detail.one
+	j := m.detail.Panes()[0]
 	if _, n := j.Match(); n != 4 {
 		t.Fatalf("%d matches of ev-00000, want 4 (two ids, two keys)", n)
 	}
@@ -142,8 +142,8 @@ func TestDetailSideBySideMarksArchiveOnly(t *testing.T) {
 	s := screen(m)
 	mustContain(t, s, `"index": {`, `"archive": {`, "+ only in the archive")
 	var marked []string
-	for i := range m.detail.right.Len() {
-		if path, mark := m.detail.right.Line(i); mark {
+	for i := range m.detail.Panes()[1].Len() {
+		if path, mark := m.detail.Panes()[1].Line(i); mark {
 			marked = append(marked, path)
 		}
 	}
@@ -172,8 +172,8 @@ func TestDetailWrapsLongStrings(t *testing.T) {
 	m := newTestModel(t, testDeps(r, a), testOpts(t), 80, 24)
 	press(t, m, "enter")
 	lines := 0
-	for i := range m.detail.one.Len() {
-		if path, _ := m.detail.one.Line(i); path == "archive.action.reasoning" {
+	for i := range m.detail.Panes()[0].Len() {
+		if path, _ := m.detail.Panes()[0].Line(i); path == "archive.action.reasoning" {
 			lines++
 		}
 	}

@@ -9,6 +9,7 @@ import (
 
 	"engram/ingest/follow"
 	"engram/themes"
+	"engram/ui/detail"
 	"engram/ui/pipeline"
 	"engram/ui/record"
 	"engram/ui/uikit"
@@ -49,7 +50,7 @@ type Model struct {
 
 	stream   *streamView
 	turns    *turnsView
-	detail   *detailView
+	detail   *detail.Model
 	record   *record.Model
 	pipeline *pipeline.Model
 	filter   filterBar
@@ -84,7 +85,7 @@ func New(deps Deps, opts Options) *Model {
 	m.themeFixed = m.applyTheme(opts)
 	m.stream = newStreamView(c)
 	m.turns = newTurnsView(c)
-	m.detail = newDetailView(c)
+	m.detail = detail.New(c)
 	m.record = record.New(c, m.events)
 	m.pipeline = pipeline.New(c)
 	m.filter = newFilterBar(c)
@@ -196,7 +197,7 @@ func (m *Model) resize(w, h int) {
 // busy: something is loading, so the spinner turns.
 func (m *Model) busy() bool {
 	return m.stream.loadingHead || m.stream.loadingOlder || m.stream.loadingNewer ||
-		m.detail.busy() || m.turns.busy() || m.record.Busy() || m.pipeline.Busy()
+		m.detail.Busy() || m.turns.busy() || m.record.Busy() || m.pipeline.Busy()
 }
 
 // listen waits for the next stage or trace of this process's pipelines.
@@ -237,7 +238,7 @@ func (m *Model) views() []viewID {
 // setFocus shows another view, telling the ones that care.
 func (m *Model) setFocus(id viewID) tea.Cmd {
 	if m.focus == viewDetail && id != viewDetail {
-		m.detail.close()
+		m.detail.Close()
 	}
 	if id != viewDetail {
 		m.back = id
@@ -246,13 +247,8 @@ func (m *Model) setFocus(id viewID) tea.Cmd {
 	if id == viewTurns {
 		return m.turns.shown(m.newSeen)
 	}
-	if id == viewDetail && m.detail.doc == nil {
-		if d := m.stream.selected(); d != nil {
-			return m.detail.open(d, m.stream)
-		}
-	}
-	if id == viewDetail && m.detail.doc != nil && !m.detail.fetching && m.detail.arch == nil && m.detail.archErr == nil {
-		return m.detail.open(m.detail.doc, m.detail.nav)
+	if id == viewDetail {
+		return m.detail.Shown(m.stream.selected(), m.stream)
 	}
 	return nil
 }

@@ -5,7 +5,6 @@ import (
 	"engram/ingest/follow"
 	"engram/model"
 	"engram/query"
-	"engram/ui/widget/jsontree"
 	"engram/ui/widget/list"
 )
 
@@ -49,15 +48,6 @@ type tailMsg struct {
 	next query.Cursor
 	docs []*model.IndexDoc
 	seen int
-	err  error
-}
-
-// archiveMsg answers one archive fetch.
-type archiveMsg struct {
-	req  uint64
-	id   string
-	arch *query.Archived
-	tree *jsontree.Node // the archived event parsed, when it parses
 	err  error
 }
 

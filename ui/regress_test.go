@@ -156,7 +156,7 @@ func TestDetailCancelledFetchRefetchedOnReturn(t *testing.T) {
 		t.Fatalf("focus %v", m.focus)
 	}
 	s := screen(m)
-	if strings.Contains(s, "context canceled") || m.detail.arch == nil {
+	if strings.Contains(s, "context canceled") || m.detail.Archived() == nil {
 		t.Fatalf("came back to a cancelled fetch shown as the archive's error:\n%s", s)
 	}
 }
@@ -172,8 +172,8 @@ func TestDetailNeverShowsPreviousIndexTree(t *testing.T) {
 	m := newTestModel(t, testDeps(r, a), testOpts(t), 140, 60)
 	press(t, m, "enter") // ev-000002
 	press(t, m, "]")     // ev-000001
-	if m.detail.doc.EventID != "ev-000001" {
-		t.Fatalf("on %s", m.detail.doc.EventID)
+	if m.detail.Doc().EventID != "ev-000001" {
+		t.Fatalf("on %s", m.detail.Doc().EventID)
 	}
 	s := screen(m)
 	if strings.Contains(s, `"event_id": "ev-000002"`) {
@@ -245,7 +245,7 @@ func TestDetailNextPagesPastLoadedRows(t *testing.T) {
 	for range 60 {
 		press(t, m, "]")
 	}
-	if got := m.detail.doc.EventID; got != "ev-000439" {
+	if got := m.detail.Doc().EventID; got != "ev-000439" {
 		t.Fatalf("] stopped on %s, the 50th row, with %d rows loaded and more below (end=%v): %q",
 			got, m.stream.buf.Len(), m.stream.buf.End(), m.status)
 	}
@@ -277,11 +277,11 @@ func TestDetailJumpStartsFromShownEvent(t *testing.T) {
 	press(t, m, "enter") // detail on ev-000011 (turn-0003), still following
 	addEvents(r, a, 12, 3)
 	send(t, m, tailTickMsg{})
-	if m.detail.doc.EventID != "ev-000011" {
-		t.Fatalf("setup: detail on %s", m.detail.doc.EventID)
+	if m.detail.Doc().EventID != "ev-000011" {
+		t.Fatalf("setup: detail on %s", m.detail.Doc().EventID)
 	}
 	press(t, m, "g", "t")
-	if got := m.detail.doc; got.TurnKey() != "turn-0003" {
+	if got := m.detail.Doc(); got.TurnKey() != "turn-0003" {
 		t.Fatalf("g t from ev-000011 (turn-0003) opened %s of %s", got.EventID, got.TurnKey())
 	}
 }
@@ -300,11 +300,11 @@ func TestYankCutArchiveCopiesIndexJSON(t *testing.T) {
 			t.Logf("status: %s", s.Text)
 		}
 	}
-	if m.detail.arch == nil || !m.detail.arch.Truncated {
+	if m.detail.Archived() == nil || !m.detail.Archived().Truncated {
 		t.Fatal("setup: want the archive cut at ArchiveLimit")
 	}
-	if !json.Valid([]byte(m.eventJSON(m.detail.doc))) {
-		t.Fatalf("copies %d bytes of a cut archive as the JSON: %q", len(m.eventJSON(m.detail.doc)), m.eventJSON(m.detail.doc))
+	if !json.Valid([]byte(m.eventJSON(m.detail.Doc()))) {
+		t.Fatalf("copies %d bytes of a cut archive as the JSON: %q", len(m.eventJSON(m.detail.Doc())), m.eventJSON(m.detail.Doc()))
 	}
 }
 

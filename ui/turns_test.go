@@ -26,12 +26,12 @@ func TestTurnsListAndChain(t *testing.T) {
 	}
 	mustContain(t, s, "tool shell", "✓", "66ms")
 	press(t, m, "down", "down", "enter")
-	if m.focus != viewDetail || m.detail.doc.EventID != "ev-000008" {
-		t.Fatalf("enter on the outcome opened %v", m.detail.doc)
+	if m.focus != viewDetail || m.detail.Doc().EventID != "ev-000008" {
+		t.Fatalf("enter on the outcome opened %v", m.detail.Doc())
 	}
 	press(t, m, "[")
-	if m.detail.doc.EventID != "ev-000007" {
-		t.Fatalf("[ in a chain's detail went to %s, want the action ev-000007", m.detail.doc.EventID)
+	if m.detail.Doc().EventID != "ev-000007" {
+		t.Fatalf("[ in a chain's detail went to %s, want the action ev-000007", m.detail.Doc().EventID)
 	}
 	press(t, m, "esc")
 	if m.focus != viewTurns || !m.turns.chain.open {

@@ -46,7 +46,7 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 			return m.cycle(-1)
 		}
 		return m.record.Update(msg)
-	case m.focus == viewDetail && m.detail.searching:
+	case m.focus == viewDetail && m.detail.Searching():
 		return m.detail.Update(msg)
 	}
 	return m.onGlobalKey(msg)
@@ -101,7 +101,7 @@ func (m *Model) current() *model.IndexDoc {
 	case viewStream:
 		return m.stream.selected()
 	case viewDetail:
-		return m.detail.doc
+		return m.detail.Doc()
 	case viewTurns:
 		if c := m.turns.chain; c.open {
 			return c.selected()
@@ -113,7 +113,7 @@ func (m *Model) current() *model.IndexDoc {
 // canJump: g works on the stream, and on the detail of a stream row.
 func (m *Model) canJump() bool {
 	return m.focus == viewStream && m.stream.selected() != nil ||
-		m.focus == viewDetail && m.detail.nav == uikit.Navigator(m.stream)
+		m.focus == viewDetail && m.detail.Nav() == uikit.Navigator(m.stream)
 }
 
 // goBack is Esc outside any overlay.
@@ -164,7 +164,7 @@ func (m *Model) onChord(msg tea.KeyPressMsg) tea.Cmd {
 	}
 	from := m.stream.selected()
 	if m.focus == viewDetail {
-		from = m.detail.doc // the tail may have moved the stream's selection
+		from = m.detail.Doc() // the tail may have moved the stream's selection
 	}
 	found, cmd := m.stream.jump(from, keyOf, dir)
 	if !found {
@@ -176,8 +176,8 @@ func (m *Model) onChord(msg tea.KeyPressMsg) tea.Cmd {
 // afterJump keeps the detail on the stream's selection.
 func (m *Model) afterJump(cmd tea.Cmd) tea.Cmd {
 	if m.focus == viewDetail {
-		if d := m.stream.selected(); d != nil && d != m.detail.doc {
-			return tea.Batch(cmd, m.detail.open(d, m.stream))
+		if d := m.stream.selected(); d != nil && d != m.detail.Doc() {
+			return tea.Batch(cmd, m.detail.Open(d, m.stream))
 		}
 	}
 	return cmd
@@ -207,8 +207,8 @@ func (m *Model) yank(msg tea.KeyPressMsg) tea.Cmd {
 // eventJSON is the archived event when the detail holds all of it, else
 // the index document.
 func (m *Model) eventJSON(d *model.IndexDoc) string {
-	if m.detail.doc == d && m.detail.arch != nil && !m.detail.arch.Truncated {
-		return string(m.detail.arch.Body)
+	if a := m.detail.Archived(); m.detail.Doc() == d && a != nil && !a.Truncated {
+		return string(a.Body)
 	}
 	b, _ := json.MarshalIndent(d, "", "  ")
 	return string(b)
@@ -219,8 +219,8 @@ func (m *Model) eventJSON(d *model.IndexDoc) string {
 func (m *Model) duplicate() tea.Cmd {
 	d := m.current()
 	var archived []byte
-	if m.detail.doc == d && m.detail.arch != nil {
-		archived = m.detail.arch.Body
+	if a := m.detail.Archived(); m.detail.Doc() == d && a != nil {
+		archived = a.Body
 	}
 	m.record.Duplicate(d, archived)
 	return tea.Batch(m.setFocus(viewRecord), uikit.StatusCmd("a copy of "+uikit.Clean(d.EventID)+"; it gets a new id when recorded", false))

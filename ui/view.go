@@ -130,7 +130,7 @@ func (m *Model) footer() string {
 		bs = []key.Binding{km.YankID, km.YankKey, km.YankJSON}
 	case m.chord == "g":
 		bs = []key.Binding{km.GoTop, km.GoTurn, km.GoSession, km.GoTrace}
-	case m.focus == viewDetail && m.detail.searching:
+	case m.focus == viewDetail && m.detail.Searching():
 		bs = m.detail.ShortHelp() // typing: no global key works
 	default:
 		bs = append(m.focused().ShortHelp(), m.globalShort()...)

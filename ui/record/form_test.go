@@ -11,35 +11,9 @@ import (
 
 	"engram/model"
 	"engram/themes"
+	"engram/ui/internal/fixture"
 	"engram/ui/uikit"
 )
-
-// fullEvent is an event with every member set, to a value that an index
-// document would show if it took it.
-const fullEvent = `{
-  "eventId": "ev-full", "timestamp": "2026-05-08T10:00:00Z", "type": "action",
-  "context": {"sessionId": "s", "userId": "u", "goalId": "g", "policyVersion": "p", "agentId": "a",
-    "traceId": "tr", "spanId": "sp", "turnId": "tu", "tenantId": "te"},
-  "input": {"text": "short text", "embedding": [0.25, 0.5], "structured": {"k": "v"}},
-  "internalState": {"confidence": 0.25, "workingMemorySnapshot": "w", "activePlan": "ap", "emotionalVector": {"calm": 0.5}},
-  "action": {"tool": "grep", "parameters": {"q": "x"}, "reasoning": "why"},
-  "result": {"output": "out", "success": true, "latencyMs": 120, "errorCode": "E1"},
-  "evaluation": {"rewardScore": 0.25, "selfAssessedQuality": 0.25, "userFeedback": "fb", "hallucinated": false},
-  "objectStorageKey": "events/ev-full.json", "importanceScore": 0.25, "tags": ["t1"]
-}`
-
-func indexJSON(t *testing.T, event any) map[string]any {
-	t.Helper()
-	b, _ := json.Marshal(event)
-	var e model.Event
-	if err := json.Unmarshal(b, &e); err != nil {
-		t.Fatal(err)
-	}
-	var doc map[string]any
-	b, _ = json.Marshal(model.NewIndexDoc(&e, 0))
-	json.Unmarshal(b, &doc)
-	return doc
-}
 
 // eventFromDoc gives back what the index document holds of an event, but
 // for what the record form makes afresh or cannot hold: an index document
@@ -53,11 +27,11 @@ func TestEventFromDocKeepsWhatTheIndexHolds(t *testing.T) {
 		"reward_score": "0.5 when the event had none: not the event's own", "confidence": "likewise",
 	}
 	var e model.Event
-	if err := json.Unmarshal([]byte(fullEvent), &e); err != nil {
+	if err := json.Unmarshal([]byte(fixture.FullEvent), &e); err != nil {
 		t.Fatal(err)
 	}
 	d := model.NewIndexDoc(&e, 0)
-	want, got := indexJSON(t, &e), indexJSON(t, eventFromDoc(d))
+	want, got := fixture.IndexJSON(t, &e), fixture.IndexJSON(t, eventFromDoc(d))
 	var keys []string
 	for k := range want {
 		keys = append(keys, k)

@@ -1,4 +1,7 @@
-package ui
+// Package detail is the inspector's Detail view: one event, its index
+// document at once and its archived event fetched on demand, both as
+// foldable JSON, together or side by side.
+package detail
 
 import (
 	"context"
@@ -14,9 +17,8 @@ import (
 	"engram/ui/widget/textinput"
 )
 
-// detailView is one event: its index document at once, its archived event
-// fetched on demand, both as foldable JSON (or side by side).
-type detailView struct {
+// Model is the Detail view.
+type Model struct {
 	c    *uikit.Common
 	doc  *model.IndexDoc
 	nav  uikit.Navigator
@@ -42,19 +44,20 @@ type detailView struct {
 // Lines above the JSON: title, facts, archive status.
 const detailHeadH = 3
 
-func newDetailView(c *uikit.Common) *detailView {
+// New shows no event yet.
+func New(c *uikit.Common) *Model {
 	folds := map[string]bool{}
-	v := &detailView{c: c, folds: folds, input: textinput.Model{Prompt: "/", Placeholder: "search the JSON"}}
+	v := &Model{c: c, folds: folds, input: textinput.Model{Prompt: "/", Placeholder: "search the JSON"}}
 	v.one, v.left, v.right = jsontree.New(c, folds), jsontree.New(c, folds), jsontree.New(c, folds)
 	v.right.ShowMarks = true
 	return v
 }
 
 // Size is the area SetSize gave.
-func (v *detailView) Size() (w, h int) { return v.w, v.h }
+func (v *Model) Size() (w, h int) { return v.w, v.h }
 
 // SetSize lays out the JSON panes: the whole width, or two halves.
-func (v *detailView) SetSize(w, h int) {
+func (v *Model) SetSize(w, h int) {
 	v.w, v.h = w, h
 	bodyH := max(1, h-detailHeadH-1)
 	v.one.SetSize(w, bodyH)
@@ -63,9 +66,9 @@ func (v *detailView) SetSize(w, h int) {
 	v.right.SetSize(w-half-1, bodyH)
 }
 
-// open shows doc, cancelling the fetch of the previous event and starting
+// Open shows doc, cancelling the fetch of the previous event and starting
 // this one's.
-func (v *detailView) open(doc *model.IndexDoc, nav uikit.Navigator) tea.Cmd {
+func (v *Model) Open(doc *model.IndexDoc, nav uikit.Navigator) tea.Cmd {
 	if v.cancel != nil {
 		v.cancel()
 	}
@@ -85,9 +88,9 @@ func (v *detailView) open(doc *model.IndexDoc, nav uikit.Navigator) tea.Cmd {
 	return fetchArchive(ctx, v.c.Deps.Archive, doc, v.c.Opts.ArchiveLimit, v.req)
 }
 
-// close stops a fetch still running (the view is left); its answer is
+// Close stops a fetch still running (the view is left); its answer is
 // then dropped, and coming back fetches again.
-func (v *detailView) close() {
+func (v *Model) Close() {
 	if v.cancel != nil {
 		v.cancel()
 		v.cancel = nil
@@ -98,9 +101,42 @@ func (v *detailView) close() {
 	}
 }
 
-func (v *detailView) busy() bool { return v.fetching }
+// Busy: the archived event is being fetched.
+func (v *Model) Busy() bool { return v.fetching }
 
-func (v *detailView) onArchive(msg archiveMsg) {
+// Shown is called when the view is focused. With no event it opens d (the
+// stream's selection, if any) with nav; an event left while its archive
+// was being fetched is fetched again.
+func (v *Model) Shown(d *model.IndexDoc, nav uikit.Navigator) tea.Cmd {
+	switch {
+	case v.doc == nil && d != nil:
+		return v.Open(d, nav)
+	case v.doc != nil && !v.fetching && v.arch == nil && v.archErr == nil:
+		return v.Open(v.doc, v.nav)
+	}
+	return nil
+}
+
+// Doc is the event shown, nil before any.
+func (v *Model) Doc() *model.IndexDoc { return v.doc }
+
+// Nav is the list the event was opened from, nil for none.
+func (v *Model) Nav() uikit.Navigator { return v.nav }
+
+// Archived is the archived event of Doc, nil until it is fetched.
+func (v *Model) Archived() *query.Archived { return v.arch }
+
+// Searching: keys are typed into the search.
+func (v *Model) Searching() bool { return v.searching }
+
+// Folded: the member at path is folded, in every event shown.
+func (v *Model) Folded(path string) bool { return v.folds[path] }
+
+// Panes are the JSON panes keys act on: one, or the index document and
+// the archived event side by side.
+func (v *Model) Panes() []*jsontree.Model { return v.panes() }
+
+func (v *Model) onArchive(msg archiveMsg) {
 	if msg.req != v.req {
 		return // an event the view has moved on from
 	}
@@ -119,7 +155,7 @@ func (v *detailView) onArchive(msg archiveMsg) {
 }
 
 // archiveNode is the archived event, or a note saying where it stands.
-func (v *detailView) archiveNode() *jsontree.Node {
+func (v *Model) archiveNode() *jsontree.Node {
 	switch {
 	case v.archTree != nil:
 		return jsontree.Rekey(v.archTree, "archive", "archive")
@@ -138,7 +174,7 @@ func (v *detailView) archiveNode() *jsontree.Node {
 }
 
 // rebuild puts the current trees into the panes.
-func (v *detailView) rebuild() {
+func (v *Model) rebuild() {
 	if v.doc == nil {
 		return
 	}
@@ -155,35 +191,9 @@ func (v *detailView) rebuild() {
 }
 
 // panes are the JSON views keys act on.
-func (v *detailView) panes() []*jsontree.Model {
+func (v *Model) panes() []*jsontree.Model {
 	if v.side {
 		return []*jsontree.Model{v.left, v.right}
 	}
 	return []*jsontree.Model{v.one}
-}
-
-// Update handles the detail's keys.
-func (v *detailView) Update(msg tea.Msg) tea.Cmd {
-	switch msg := msg.(type) {
-	case tea.KeyPressMsg:
-		if v.searching {
-			return v.onSearchKey(msg)
-		}
-		return v.onKey(msg)
-	case tea.PasteMsg:
-		if v.searching {
-			v.input.Update(msg)
-		}
-	case tea.MouseWheelMsg:
-		d := 3
-		if msg.Button == tea.MouseWheelUp {
-			d = -3
-		}
-		for _, p := range v.panes() {
-			p.Move(d)
-		}
-	case archiveMsg:
-		v.onArchive(msg)
-	}
-	return nil
 }

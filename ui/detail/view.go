@@ -1,4 +1,4 @@
-package ui
+package detail
 
 import (
 	"fmt"
@@ -6,103 +6,12 @@ import (
 	"time"
 
 	"charm.land/bubbles/v2/key"
-	tea "charm.land/bubbletea/v2"
 
 	"engram/ui/uikit"
-	"engram/ui/widget/jsontree"
-	"engram/ui/widget/list"
 )
 
-func (v *detailView) onKey(msg tea.KeyPressMsg) tea.Cmd {
-	km := v.c.Keys
-	yes, no := true, false
-	each := func(fn func(*jsontree.Model)) {
-		for _, p := range v.panes() {
-			fn(p)
-		}
-	}
-	switch {
-	case v.doc == nil:
-		return nil
-	case isListKey(msg, km):
-		each(func(p *jsontree.Model) {
-			delta, _ := list.Step(msg, km, p.Height(), p.Len())
-			p.Move(delta)
-		})
-	case key.Matches(msg, km.Fold):
-		each(func(p *jsontree.Model) { p.SetFold(nil) })
-	case key.Matches(msg, km.Expand):
-		each(func(p *jsontree.Model) { p.SetFold(&no) })
-	case key.Matches(msg, km.Collapse):
-		each(func(p *jsontree.Model) { p.SetFold(&yes) })
-	case key.Matches(msg, km.ExpandAll):
-		each(func(p *jsontree.Model) { p.FoldAll(false) })
-	case key.Matches(msg, km.CollapseAll):
-		each(func(p *jsontree.Model) { p.FoldAll(true) })
-	case key.Matches(msg, km.Search):
-		v.searching = true
-		v.input.SetValue("")
-		v.input.Focus()
-	case key.Matches(msg, km.NextMatch):
-		each(func(p *jsontree.Model) { p.NextMatch(1) })
-	case key.Matches(msg, km.PrevMatch):
-		each(func(p *jsontree.Model) { p.NextMatch(-1) })
-	case key.Matches(msg, km.SideBySide):
-		v.side = !v.side
-	case key.Matches(msg, km.Retry):
-		return v.open(v.doc, v.nav)
-	case key.Matches(msg, km.NextEvent), key.Matches(msg, km.PrevEvent):
-		return v.stepEvent(key.Matches(msg, km.NextEvent))
-	}
-	return nil
-}
-
-// stepEvent opens the next or previous event of the list the detail was
-// opened from; the fetch of this one is cancelled.
-func (v *detailView) stepEvent(next bool) tea.Cmd {
-	if v.nav == nil {
-		return nil
-	}
-	delta := -1
-	if next {
-		delta = 1
-	}
-	d, more := v.nav.Step(v.doc.EventID, delta)
-	switch {
-	case d == nil && more != nil:
-		return tea.Batch(more, uikit.StatusCmd("loading more rows…", false))
-	case d == nil:
-		return uikit.StatusCmd("no more events that way", false)
-	}
-	return tea.Batch(v.open(d, v.nav), more)
-}
-
-// onSearchKey edits the search; every change searches again.
-func (v *detailView) onSearchKey(msg tea.KeyPressMsg) tea.Cmd {
-	switch msg.String() {
-	case "enter":
-		v.searching = false
-		v.input.Blur()
-		return nil
-	case "esc":
-		v.searching = false
-		v.input.Blur()
-		v.input.SetValue("")
-		for _, p := range v.panes() {
-			p.Search("")
-		}
-		return nil
-	}
-	if v.input.Update(msg) {
-		for _, p := range v.panes() {
-			p.Search(v.input.Value())
-		}
-	}
-	return nil
-}
-
 // View draws the event's head lines, its JSON and the search line.
-func (v *detailView) View() string {
+func (v *Model) View() string {
 	st := v.c.Styles
 	if v.doc == nil {
 		msg := "No event selected. Pick one in the stream (enter) or in a turn."
@@ -119,7 +28,7 @@ func (v *detailView) View() string {
 	return uikit.PadLines(strings.Join(lines, "\n"), v.w, v.h)
 }
 
-func (v *detailView) title() string {
+func (v *Model) title() string {
 	st := v.c.Styles
 	d := v.doc
 	ph := d.Phase()
@@ -131,7 +40,7 @@ func (v *detailView) title() string {
 		st.Bold.Render(uikit.Clean(d.EventID)) + "  " + st.Muted.Render(uikit.Clean(ts))
 }
 
-func (v *detailView) facts() string {
+func (v *Model) facts() string {
 	st := v.c.Styles
 	d := v.doc
 	var parts []string
@@ -152,7 +61,7 @@ func (v *detailView) facts() string {
 	return " " + strings.Join(parts, st.Subtle.Render(" · "))
 }
 
-func (v *detailView) archiveLine() string {
+func (v *Model) archiveLine() string {
 	st := v.c.Styles
 	key := uikit.Clean(v.doc.ObjectStorageKey)
 	switch {
@@ -170,7 +79,7 @@ func (v *detailView) archiveLine() string {
 	return " " + st.Muted.Render("archive "+key)
 }
 
-func (v *detailView) searchLine() string {
+func (v *Model) searchLine() string {
 	st := v.c.Styles
 	if v.searching {
 		return " " + v.input.View(st, v.w-24) + "  " + st.Muted.Render(v.matchCount())
@@ -181,7 +90,7 @@ func (v *detailView) searchLine() string {
 	return ""
 }
 
-func (v *detailView) matchCount() string {
+func (v *Model) matchCount() string {
 	p := v.panes()[len(v.panes())-1]
 	i, n := p.Match()
 	if n == 0 {
@@ -191,7 +100,7 @@ func (v *detailView) matchCount() string {
 }
 
 // ShortHelp: the detail's keys that work now.
-func (v *detailView) ShortHelp() []key.Binding {
+func (v *Model) ShortHelp() []key.Binding {
 	km := v.c.Keys
 	if v.searching {
 		return []key.Binding{uikit.Binding("enter", "done", "enter"), uikit.Binding("esc", "clear", "esc")}
@@ -214,17 +123,11 @@ func (v *detailView) ShortHelp() []key.Binding {
 }
 
 // FullHelp: every key of the detail.
-func (v *detailView) FullHelp() [][]key.Binding {
+func (v *Model) FullHelp() [][]key.Binding {
 	km := v.c.Keys
 	return [][]key.Binding{
 		km.ListKeys(),
 		{km.Fold, km.Expand, km.Collapse, km.ExpandAll, km.CollapseAll},
 		{km.Search, km.NextMatch, km.PrevMatch, km.SideBySide, km.Retry, km.NextEvent, km.PrevEvent},
 	}
-}
-
-// isListKey: msg moves through a list (the JSON lines).
-func isListKey(msg tea.KeyPressMsg, km *uikit.KeyMap) bool {
-	_, ok := list.Step(msg, km, 0, 0)
-	return ok
 }
