@@ -24,8 +24,6 @@ func (m *Model) onAnswer(msg tea.Msg) tea.Cmd {
 			return uikit.StatusCmd("counting documents: "+uikit.ErrorText(msg.Err), true)
 		}
 		m.count, m.countKnown = msg.N, true
-	case turnsMsg, chainMsg:
-		return m.turns.Update(msg)
 	case uikit.PipeMsg:
 		m.pipeline.Update(msg)
 		if msg.Record {
@@ -57,7 +55,7 @@ func (m *Model) onAnswer(msg tea.Msg) tea.Cmd {
 // toViews hands an answer the root does not know to the views: each takes
 // the answers of its own commands and ignores the rest.
 func (m *Model) toViews(msg tea.Msg) tea.Cmd {
-	return m.detail.Update(msg)
+	return tea.Batch(m.detail.Update(msg), m.turns.Update(msg))
 }
 
 // onHead: a failed first load is a start-up failure; a failed filtered
@@ -79,9 +77,9 @@ func (m *Model) onHead(msg headMsg) tea.Cmd {
 		}
 	}
 	cmd := m.stream.Update(msg)
-	if msg.seq == m.stream.seq && msg.err == nil && m.turns.expr != m.stream.expr {
+	if msg.seq == m.stream.seq && msg.err == nil {
 		// The turns take an expression once the stream has shown it works.
-		cmd = tea.Batch(cmd, m.turns.setFilter(m.stream.expr, m.newSeen))
+		cmd = tea.Batch(cmd, m.turns.SetFilter(m.stream.expr, m.newSeen))
 	}
 	return cmd
 }

@@ -61,23 +61,6 @@ func pollTail(ctx context.Context, r Reader, from query.Cursor, expr string, seq
 	}
 }
 
-func loadTurns(ctx context.Context, r Reader, expr string, seq uint64, after query.Cursor, older bool, ev *list.Evicted, limit int) tea.Cmd {
-	return func() tea.Msg {
-		if ev != nil {
-			after, limit = ev.Cur, ev.N
-		}
-		page, err := r.Turns(ctx, expr, after, limit)
-		return turnsMsg{seq: seq, after: after, older: older, ev: ev, page: page, err: err}
-	}
-}
-
-func loadChain(ctx context.Context, r Reader, key string) tea.Cmd {
-	return func() tea.Msg {
-		docs, err := r.Turn(ctx, key)
-		return chainMsg{key, docs, err}
-	}
-}
-
 // listen waits for the next message of the pipelines this process runs;
 // the root re-arms it after each one.
 func listen(ctx context.Context, ch <-chan tea.Msg) tea.Cmd {

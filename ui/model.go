@@ -12,6 +12,7 @@ import (
 	"engram/ui/detail"
 	"engram/ui/pipeline"
 	"engram/ui/record"
+	"engram/ui/turns"
 	"engram/ui/uikit"
 )
 
@@ -49,7 +50,7 @@ type Model struct {
 	back   viewID // where Esc leaves the detail for
 
 	stream   *streamView
-	turns    *turnsView
+	turns    *turns.Model
 	detail   *detail.Model
 	record   *record.Model
 	pipeline *pipeline.Model
@@ -84,7 +85,7 @@ func New(deps Deps, opts Options) *Model {
 	m := &Model{c: c, cancel: cancel, events: make(chan tea.Msg, 1024), fatal: deps.Err, hint: deps.Hint}
 	m.themeFixed = m.applyTheme(opts)
 	m.stream = newStreamView(c)
-	m.turns = newTurnsView(c)
+	m.turns = turns.New(c)
 	m.detail = detail.New(c)
 	m.record = record.New(c, m.events)
 	m.pipeline = pipeline.New(c)
@@ -197,7 +198,7 @@ func (m *Model) resize(w, h int) {
 // busy: something is loading, so the spinner turns.
 func (m *Model) busy() bool {
 	return m.stream.loadingHead || m.stream.loadingOlder || m.stream.loadingNewer ||
-		m.detail.Busy() || m.turns.busy() || m.record.Busy() || m.pipeline.Busy()
+		m.detail.Busy() || m.turns.Busy() || m.record.Busy() || m.pipeline.Busy()
 }
 
 // listen waits for the next stage or trace of this process's pipelines.
@@ -245,7 +246,7 @@ func (m *Model) setFocus(id viewID) tea.Cmd {
 	}
 	m.focus = id
 	if id == viewTurns {
-		return m.turns.shown(m.newSeen)
+		return m.turns.Shown(m.newSeen)
 	}
 	if id == viewDetail {
 		return m.detail.Shown(m.stream.selected(), m.stream)

@@ -51,23 +51,6 @@ type tailMsg struct {
 	err  error
 }
 
-// turnsMsg is a page of turns.
-type turnsMsg struct {
-	seq   uint64
-	after query.Cursor
-	older bool
-	ev    *list.Evicted
-	page  query.TurnPage
-	err   error
-}
-
-// chainMsg is the causal chain of one turn.
-type chainMsg struct {
-	key  string
-	docs []*model.IndexDoc
-	err  error
-}
-
 // followTickMsg: time to look for new lines in the followed files.
 type followTickMsg struct{}
 

@@ -105,7 +105,7 @@ func TestTurnsOlderRowsLoadAfterEndDuringReload(t *testing.T) {
 	for range 10 {
 		press(t, m, "end")
 	}
-	if m.turns.buf.AtHead() {
+	if m.turns.Rows().AtHead() {
 		t.Fatal("setup: want the turns window scrolled past its head")
 	}
 	_, homeCmd := m.Update(keyMsg("home")) // reload
@@ -115,8 +115,8 @@ func TestTurnsOlderRowsLoadAfterEndDuringReload(t *testing.T) {
 	for range 5 {
 		press(t, m, "end")
 	}
-	if n := m.turns.buf.Len(); n <= 50 {
-		t.Fatalf("turns stuck at %d rows, loadingOlder=%v", n, m.turns.loadingOlder)
+	if n := m.turns.Rows().Len(); n <= 50 {
+		t.Fatalf("turns stuck at %d rows, loadingOlder=%v", n, m.turns.LoadingOlder())
 	}
 }
 

@@ -11,14 +11,15 @@ func TestTurnsListAndChain(t *testing.T) {
 	r, a := world(12, testBase)
 	m := newTestModel(t, testDeps(r, a), testOpts(t), 80, 24)
 	press(t, m, "tab")
-	if m.focus != viewTurns || m.turns.buf.Len() != 4 {
-		t.Fatalf("focus %v with %d turns, want the turns view with 4", m.focus, m.turns.buf.Len())
+	if m.focus != viewTurns || m.turns.Rows().Len() != 4 {
+		t.Fatalf("focus %v with %d turns, want the turns view with 4", m.focus, m.turns.Rows().Len())
 	}
 	press(t, m, "down", "enter")
 	s := screen(m)
 	mustContain(t, s, "turn turn-0002", "3 events", "observation → action → outcome")
 	var phases []model.Phase
-	for _, d := range m.turns.chain.docs {
+	steps, _ := m.turns.Chain()
+	for _, d := range steps {
 		phases = append(phases, d.Phase())
 	}
 	if len(phases) != 3 || phases[0] != model.PhaseObservation || phases[1] != model.PhaseAction || phases[2] != model.PhaseOutcome {
@@ -34,11 +35,11 @@ func TestTurnsListAndChain(t *testing.T) {
 		t.Fatalf("[ in a chain's detail went to %s, want the action ev-000007", m.detail.Doc().EventID)
 	}
 	press(t, m, "esc")
-	if m.focus != viewTurns || !m.turns.chain.open {
+	if _, open := m.turns.Chain(); m.focus != viewTurns || !open {
 		t.Fatal("esc from the detail did not return to the chain")
 	}
 	press(t, m, "esc")
-	if m.turns.chain.open {
+	if _, open := m.turns.Chain(); open {
 		t.Fatal("esc did not close the chain")
 	}
 }
@@ -49,13 +50,13 @@ func TestTurnsReloadWhenNewEvents(t *testing.T) {
 	r, a := world(6, testBase)
 	m := newTestModel(t, testDeps(r, a), testOpts(t), 80, 24)
 	press(t, m, "tab")
-	n := m.turns.buf.Len()
+	n := m.turns.Rows().Len()
 	press(t, m, "tab")
 	addEvents(r, a, 6, 3)
 	send(t, m, tailTickMsg{})
 	press(t, m, "shift+tab")
-	if m.turns.buf.Len() != n+1 {
-		t.Fatalf("%d turns after a new turn came, want %d", m.turns.buf.Len(), n+1)
+	if m.turns.Rows().Len() != n+1 {
+		t.Fatalf("%d turns after a new turn came, want %d", m.turns.Rows().Len(), n+1)
 	}
 	if !strings.Contains(screen(m), "turn-0002") {
 		t.Fatal("new turn not shown")

@@ -103,9 +103,7 @@ func (m *Model) current() *model.IndexDoc {
 	case viewDetail:
 		return m.detail.Doc()
 	case viewTurns:
-		if c := m.turns.chain; c.open {
-			return c.selected()
-		}
+		return m.turns.Current()
 	}
 	return nil
 }
@@ -121,7 +119,7 @@ func (m *Model) goBack() tea.Cmd {
 	switch {
 	case m.focus == viewDetail:
 		return m.setFocus(m.back)
-	case m.focus == viewTurns && m.turns.back():
+	case m.focus == viewTurns && m.turns.Back():
 		return nil
 	case m.focus != viewStream:
 		return m.setFocus(viewStream)
