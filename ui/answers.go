@@ -6,19 +6,13 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"engram/ui/record"
+	"engram/ui/stream"
 	"engram/ui/uikit"
 )
 
 // onAnswer routes the answers of commands to the views that asked.
 func (m *Model) onAnswer(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
-	case headMsg:
-		return m.onHead(msg)
-	case olderMsg, newerMsg, tailTickMsg:
-		return m.stream.Update(msg)
-	case tailMsg:
-		m.newSeen += msg.seen
-		return m.stream.Update(msg)
 	case uikit.CountMsg:
 		if msg.Err != nil {
 			return uikit.StatusCmd("counting documents: "+uikit.ErrorText(msg.Err), true)
@@ -39,8 +33,14 @@ func (m *Model) onAnswer(msg tea.Msg) tea.Cmd {
 	case uikit.OpenDetailMsg:
 		m.back, m.focus = m.focus, viewDetail
 		return m.detail.Open(msg.Doc, msg.Nav)
-	case seekDoneMsg:
+	case stream.SeekDoneMsg:
 		return m.afterJump(nil)
+	case stream.StartFailedMsg:
+		m.fatal = msg.Err
+		m.hint = "The index could not be read. Check --data (or ENGRAM_DATA) points at an engram data directory, or start afresh with an empty one."
+	case stream.FilterRefusedMsg:
+		m.filter.applied = m.stream.Shown()
+		m.filter.fail(msg.Expr, msg.Err)
 	case uikit.StatusMsg:
 		m.status, m.statusErr = msg.Text, msg.Err
 	case uikit.ObservedMsg:
@@ -53,35 +53,11 @@ func (m *Model) onAnswer(msg tea.Msg) tea.Cmd {
 }
 
 // toViews hands an answer the root does not know to the views: each takes
-// the answers of its own commands and ignores the rest.
+// the answers of its own commands and ignores the rest. The turns take
+// the stream's expression once the stream has shown that it works.
 func (m *Model) toViews(msg tea.Msg) tea.Cmd {
-	return tea.Batch(m.detail.Update(msg), m.turns.Update(msg))
-}
-
-// onHead: a failed first load is a start-up failure; a failed filtered
-// load reopens the filter bar on the error.
-func (m *Model) onHead(msg headMsg) tea.Cmd {
-	if msg.seq == m.stream.seq && msg.err != nil {
-		if msg.first {
-			m.fatal = msg.err
-			m.hint = "The index could not be read. Check --data (or ENGRAM_DATA) points at an engram data directory, or start afresh with an empty one."
-			return nil
-		}
-		if m.stream.expr != "" {
-			// The rows shown stay those of the last expression that worked.
-			bad := m.stream.expr
-			m.stream.loadingHead = false
-			m.stream.expr, m.filter.applied = m.stream.good, m.stream.good
-			m.filter.fail(bad, msg.err)
-			return nil
-		}
-	}
-	cmd := m.stream.Update(msg)
-	if msg.seq == m.stream.seq && msg.err == nil {
-		// The turns take an expression once the stream has shown it works.
-		cmd = tea.Batch(cmd, m.turns.SetFilter(m.stream.expr, m.newSeen))
-	}
-	return cmd
+	cmd := tea.Batch(m.stream.Update(msg), m.detail.Update(msg), m.turns.Update(msg))
+	return tea.Batch(cmd, m.turns.SetFilter(m.stream.Shown(), m.stream.Seen()))
 }
 
 func (m *Model) onRecorded(msg record.DoneMsg) tea.Cmd {
@@ -91,7 +67,7 @@ func (m *Model) onRecorded(msg record.DoneMsg) tea.Cmd {
 		}
 		return nil
 	}
-	return tea.Batch(m.stream.selectID(msg.ID),
+	return tea.Batch(m.stream.SelectID(msg.ID),
 		uikit.StatusCmd(fmt.Sprintf("recorded %s: selected in the stream", uikit.Clean(msg.ID)), false))
 }
 

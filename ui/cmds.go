@@ -13,53 +13,10 @@ import (
 	"engram/model"
 	"engram/query"
 	"engram/ui/uikit"
-	"engram/ui/widget/list"
 )
 
 // Every function here returns a tea.Cmd: the I/O runs in the command's
 // goroutine with what was copied into the closure, never in Update.
-
-func loadHead(ctx context.Context, r Reader, expr string, seq uint64, limit int, first bool) tea.Cmd {
-	return func() tea.Msg {
-		msg := headMsg{seq: seq, first: first}
-		if first {
-			if msg.tail, msg.err = r.TailStart(ctx); msg.err != nil {
-				return msg
-			}
-		}
-		msg.page, msg.err = r.Recent(ctx, expr, "", limit)
-		return msg
-	}
-}
-
-func loadOlder(ctx context.Context, r Reader, expr string, seq uint64, after query.Cursor, limit int) tea.Cmd {
-	return func() tea.Msg {
-		page, err := r.Recent(ctx, expr, after, limit)
-		return olderMsg{seq, after, page, err}
-	}
-}
-
-func loadNewer(ctx context.Context, r Reader, expr string, seq uint64, ev list.Evicted) tea.Cmd {
-	return func() tea.Msg {
-		page, err := r.Recent(ctx, expr, ev.Cur, ev.N)
-		return newerMsg{seq, ev, page, err}
-	}
-}
-
-// pollTail reads what was indexed after from. Tail knows no filter, so with
-// one the new documents are checked against it by id (not by asking for the
-// newest matches: documents indexed after the Tail call, or arriving late
-// behind its position, would crowd new matches out of that answer).
-func pollTail(ctx context.Context, r Reader, from query.Cursor, expr string, seq uint64, limit int) tea.Cmd {
-	return func() tea.Msg {
-		page, err := r.Tail(ctx, from, limit)
-		msg := tailMsg{seq: seq, from: from, next: page.Next, docs: page.Docs, seen: len(page.Docs), err: err}
-		if err == nil {
-			msg.docs, msg.err = query.Filter(ctx, r, expr, page.Docs)
-		}
-		return msg
-	}
-}
 
 // listen waits for the next message of the pipelines this process runs;
 // the root re-arms it after each one.

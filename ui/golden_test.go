@@ -12,6 +12,7 @@ import (
 
 	"engram/ingest"
 	"engram/model"
+	"engram/ui/stream"
 	"engram/ui/uikit"
 )
 
@@ -63,7 +64,7 @@ func TestGolden(t *testing.T) {
 			press(t, m, "space")
 			r := m.c.Deps.Reader.(*memReader)
 			addEvents(r, &memArchive{}, 15, 5)
-			send(t, m, tailTickMsg{})
+			send(t, m, stream.TickMsg{})
 		}, nil},
 		{"detail", func(t *testing.T, m *Model) { press(t, m, "down", "enter") }, nil},
 		{"detail_side", func(t *testing.T, m *Model) { press(t, m, "down", "down", "enter", "s") }, nil},

@@ -12,6 +12,7 @@ import (
 	"engram/ui/detail"
 	"engram/ui/pipeline"
 	"engram/ui/record"
+	"engram/ui/stream"
 	"engram/ui/turns"
 	"engram/ui/uikit"
 )
@@ -49,7 +50,7 @@ type Model struct {
 	focus  viewID
 	back   viewID // where Esc leaves the detail for
 
-	stream   *streamView
+	stream   *stream.Model
 	turns    *turns.Model
 	detail   *detail.Model
 	record   *record.Model
@@ -67,7 +68,6 @@ type Model struct {
 
 	count      int64
 	countKnown bool
-	newSeen    int // documents the tail has brought, for the turns' staleness
 	spinning   bool
 	themeFixed bool
 
@@ -84,7 +84,7 @@ func New(deps Deps, opts Options) *Model {
 	c.Spin = spinner.New(spinner.WithSpinner(spinner.MiniDot))
 	m := &Model{c: c, cancel: cancel, events: make(chan tea.Msg, 1024), fatal: deps.Err, hint: deps.Hint}
 	m.themeFixed = m.applyTheme(opts)
-	m.stream = newStreamView(c)
+	m.stream = stream.New(c)
 	m.turns = turns.New(c)
 	m.detail = detail.New(c)
 	m.record = record.New(c, m.events)
@@ -137,7 +137,7 @@ func (m *Model) Init() tea.Cmd {
 	if m.fatal != nil {
 		return tea.Batch(cmds...)
 	}
-	cmds = append(cmds, m.stream.init(), uikit.LoadCount(m.c.Ctx, m.c.Deps.Reader))
+	cmds = append(cmds, m.stream.Init(), uikit.LoadCount(m.c.Ctx, m.c.Deps.Reader))
 	if len(m.followers) > 0 {
 		cmds = append(cmds, m.c.After(m.c.Opts.Poll, followTickMsg{}))
 	}
@@ -197,8 +197,7 @@ func (m *Model) resize(w, h int) {
 
 // busy: something is loading, so the spinner turns.
 func (m *Model) busy() bool {
-	return m.stream.loadingHead || m.stream.loadingOlder || m.stream.loadingNewer ||
-		m.detail.Busy() || m.turns.Busy() || m.record.Busy() || m.pipeline.Busy()
+	return m.stream.Busy() || m.detail.Busy() || m.turns.Busy() || m.record.Busy() || m.pipeline.Busy()
 }
 
 // listen waits for the next stage or trace of this process's pipelines.
@@ -246,10 +245,10 @@ func (m *Model) setFocus(id viewID) tea.Cmd {
 	}
 	m.focus = id
 	if id == viewTurns {
-		return m.turns.Shown(m.newSeen)
+		return m.turns.Shown(m.stream.Seen())
 	}
 	if id == viewDetail {
-		return m.detail.Shown(m.stream.selected(), m.stream)
+		return m.detail.Shown(m.stream.Selected(), m.stream)
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 
 	"engram/ingest"
 	"engram/model"
+	"engram/ui/stream"
 	"engram/ui/uikit"
 )
 
@@ -63,9 +64,9 @@ func TestRecordRunsPipelineAndSelectsEvent(t *testing.T) {
 	if n, _ := r.Count(m.c.Ctx); n != 4 {
 		t.Fatalf("%d docs after recording, want 4", n)
 	}
-	send(t, m, tailTickMsg{})
+	send(t, m, stream.TickMsg{})
 	press(t, m, "esc")
-	if d := m.stream.selected(); d == nil || d.EventID != "new-001" {
+	if d := m.stream.Selected(); d == nil || d.EventID != "new-001" {
 		t.Fatalf("stream selects %v, want the recorded new-001", d)
 	}
 	// The pipeline view has its waterfall.

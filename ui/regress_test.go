@@ -11,6 +11,7 @@ import (
 
 	"engram/ingest"
 	"engram/model"
+	"engram/ui/stream"
 	"engram/ui/uikit"
 )
 
@@ -92,8 +93,8 @@ func TestOlderRowsLoadAfterEndDuringFilterLoad(t *testing.T) {
 	for range 5 {
 		press(t, m, "end")
 	}
-	if n := m.stream.buf.Len(); n <= 50 {
-		t.Fatalf("stuck at %d rows; loadingOlder=%v buf.end=%v\n%s", n, m.stream.loadingOlder, m.stream.buf.End(), screen(m))
+	if n := m.stream.Rows().Len(); n <= 50 {
+		t.Fatalf("stuck at %d rows; loadingOlder=%v buf.end=%v\n%s", n, m.stream.LoadingOlder(), m.stream.Rows().End(), screen(m))
 	}
 }
 
@@ -201,13 +202,13 @@ func TestSeekStartedDuringLoadFindsWithoutFalseStatus(t *testing.T) {
 	r.docs[250].TraceID = "t-350"
 	m := newTestModel(t, testDeps(r, a), testOpts(t), 120, 30)
 	_, endCmd := m.Update(keyMsg("end")) // row 49, an older page on its way
-	if m.stream.selected().EventID != "d-350" || !m.stream.loadingOlder {
-		t.Fatalf("setup: on %s loadingOlder=%v", m.stream.selected().EventID, m.stream.loadingOlder)
+	if m.stream.Selected().EventID != "d-350" || !m.stream.LoadingOlder() {
+		t.Fatalf("setup: on %s loadingOlder=%v", m.stream.Selected().EventID, m.stream.LoadingOlder())
 	}
 	m.Update(keyMsg("g"))
 	_, jumpCmd := m.Update(keyMsg("r"))
 	settle(t, m, endCmd, jumpCmd)
-	sel := m.stream.selected().EventID
+	sel := m.stream.Selected().EventID
 	s := screen(m)
 	if sel != "d-250" || strings.Contains(s, "no other row shares it that way") {
 		t.Fatalf("selected %s (same trace) yet the status says:\n%s", sel, s)
@@ -222,7 +223,7 @@ func TestSeekEndsWithHeadLoad(t *testing.T) {
 	for range 8 {
 		press(t, m, "end")
 	}
-	if m.stream.buf.AtHead() {
+	if m.stream.Rows().AtHead() {
 		t.Fatal("setup: want rows evicted above")
 	}
 	m.filter.applied = "type:" + model.TypeUserInput
@@ -231,7 +232,7 @@ func TestSeekEndsWithHeadLoad(t *testing.T) {
 	_, jumpCmd := m.Update(keyMsg("R"))
 	deliver(m, headCmd)
 	settle(t, m, jumpCmd)
-	if m.stream.seeking != nil {
+	if m.stream.Seeking() {
 		t.Fatalf("the seek outlived the head load:\n%s", screen(m))
 	}
 }
@@ -247,7 +248,7 @@ func TestDetailNextPagesPastLoadedRows(t *testing.T) {
 	}
 	if got := m.detail.Doc().EventID; got != "ev-000439" {
 		t.Fatalf("] stopped on %s, the 50th row, with %d rows loaded and more below (end=%v): %q",
-			got, m.stream.buf.Len(), m.stream.buf.End(), m.status)
+			got, m.stream.Rows().Len(), m.stream.Rows().End(), m.status)
 	}
 }
 
@@ -258,13 +259,13 @@ func TestRefusedFilterKeepsPendingRows(t *testing.T) {
 	m := newTestModel(t, testDeps(r, a), testOpts(t), 100, 30)
 	press(t, m, "space")
 	addEvents(r, a, 10, 4)
-	send(t, m, tailTickMsg{})
+	send(t, m, stream.TickMsg{})
 	mustContain(t, screen(m), "paused · 4 new")
 	m.filter.applied = "tool:shell" // parses; the fake index refuses it
 	settle(t, m, m.applyFilter())
 	press(t, m, "esc")   // close the reopened bar
 	press(t, m, "space") // resume
-	if m.stream.buf.Index("ev-000013") < 0 {
+	if m.stream.Rows().Index("ev-000013") < 0 {
 		t.Fatalf("the 4 documents that came while paused are gone:\n%s", screen(m))
 	}
 }
@@ -276,7 +277,7 @@ func TestDetailJumpStartsFromShownEvent(t *testing.T) {
 	m := newTestModel(t, testDeps(r, a), testOpts(t), 100, 30)
 	press(t, m, "enter") // detail on ev-000011 (turn-0003), still following
 	addEvents(r, a, 12, 3)
-	send(t, m, tailTickMsg{})
+	send(t, m, stream.TickMsg{})
 	if m.detail.Doc().EventID != "ev-000011" {
 		t.Fatalf("setup: detail on %s", m.detail.Doc().EventID)
 	}
@@ -315,19 +316,19 @@ func TestOlderRowsLoadAfterTailTrim(t *testing.T) {
 	r, a := world(1000, testBase)
 	m := newTestModel(t, testDeps(r, a), testOpts(t), 100, 30)
 	press(t, m, "end", "end", "end")
-	if m.stream.buf.Len() != 200 || !m.stream.buf.AtHead() {
-		t.Fatalf("setup: %d rows, atHead %v", m.stream.buf.Len(), m.stream.buf.AtHead())
+	if m.stream.Rows().Len() != 200 || !m.stream.Rows().AtHead() {
+		t.Fatalf("setup: %d rows, atHead %v", m.stream.Rows().Len(), m.stream.Rows().AtHead())
 	}
 	_, endCmd := m.Update(keyMsg("end"))
 	m.Update(keyMsg("home"))
 	addEvents(r, a, 1000, 5)
-	_, tailCmd := m.Update(tailTickMsg{})
+	_, tailCmd := m.Update(stream.TickMsg{})
 	deliver(m, tailCmd)
 	deliver(m, endCmd)
 	for range 5 {
 		press(t, m, "end")
 	}
-	if !m.stream.buf.End() && m.stream.loadingOlder && m.stream.buf.Len() <= 200 {
-		t.Fatalf("stuck: %d rows, loadingOlder %v, more below but nothing loads", m.stream.buf.Len(), m.stream.loadingOlder)
+	if !m.stream.Rows().End() && m.stream.LoadingOlder() && m.stream.Rows().Len() <= 200 {
+		t.Fatalf("stuck: %d rows, loadingOlder %v, more below but nothing loads", m.stream.Rows().Len(), m.stream.LoadingOlder())
 	}
 }

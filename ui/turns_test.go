@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"engram/model"
+	"engram/ui/stream"
 )
 
 func TestTurnsListAndChain(t *testing.T) {
@@ -53,7 +54,7 @@ func TestTurnsReloadWhenNewEvents(t *testing.T) {
 	n := m.turns.Rows().Len()
 	press(t, m, "tab")
 	addEvents(r, a, 6, 3)
-	send(t, m, tailTickMsg{})
+	send(t, m, stream.TickMsg{})
 	press(t, m, "shift+tab")
 	if m.turns.Rows().Len() != n+1 {
 		t.Fatalf("%d turns after a new turn came, want %d", m.turns.Rows().Len(), n+1)

@@ -16,7 +16,7 @@ import (
 func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 	km := m.c.Keys
 	m.status, m.statusErr = "", false
-	m.stream.seeking = nil // a key ends a jump still looking (g t starts one)
+	m.stream.StopSeek() // a key ends a jump still looking (g t starts one)
 	switch {
 	case msg.String() == "ctrl+c":
 		return m.quit()
@@ -99,7 +99,7 @@ func (m *Model) onPaste(msg tea.PasteMsg) tea.Cmd {
 func (m *Model) current() *model.IndexDoc {
 	switch m.focus {
 	case viewStream:
-		return m.stream.selected()
+		return m.stream.Selected()
 	case viewDetail:
 		return m.detail.Doc()
 	case viewTurns:
@@ -110,7 +110,7 @@ func (m *Model) current() *model.IndexDoc {
 
 // canJump: g works on the stream, and on the detail of a stream row.
 func (m *Model) canJump() bool {
-	return m.focus == viewStream && m.stream.selected() != nil ||
+	return m.focus == viewStream && m.stream.Selected() != nil ||
 		m.focus == viewDetail && m.detail.Nav() == uikit.Navigator(m.stream)
 }
 
@@ -132,7 +132,7 @@ func (m *Model) goBack() tea.Cmd {
 
 // applyFilter filters the stream; the turns follow once it loads.
 func (m *Model) applyFilter() tea.Cmd {
-	return m.stream.setFilter(m.filter.applied)
+	return m.stream.SetFilter(m.filter.applied)
 }
 
 // onChord handles the key after y or g.
@@ -144,8 +144,7 @@ func (m *Model) onChord(msg tea.KeyPressMsg) tea.Cmd {
 	}
 	km := m.c.Keys
 	if key.Matches(msg, km.GoTop) {
-		m.stream.want = ""
-		return m.afterJump(m.stream.resume())
+		return m.afterJump(m.stream.GoTop())
 	}
 	keys := map[string]func(*model.IndexDoc) string{
 		"t": (*model.IndexDoc).TurnKey, "T": (*model.IndexDoc).TurnKey,
@@ -160,11 +159,11 @@ func (m *Model) onChord(msg tea.KeyPressMsg) tea.Cmd {
 	if msg.String() == "T" || msg.String() == "S" || msg.String() == "R" {
 		dir = -1
 	}
-	from := m.stream.selected()
+	from := m.stream.Selected()
 	if m.focus == viewDetail {
 		from = m.detail.Doc() // the tail may have moved the stream's selection
 	}
-	found, cmd := m.stream.jump(from, keyOf, dir)
+	found, cmd := m.stream.Jump(from, keyOf, dir)
 	if !found {
 		return uikit.StatusCmd("no other row shares it that way", false)
 	}
@@ -174,7 +173,7 @@ func (m *Model) onChord(msg tea.KeyPressMsg) tea.Cmd {
 // afterJump keeps the detail on the stream's selection.
 func (m *Model) afterJump(cmd tea.Cmd) tea.Cmd {
 	if m.focus == viewDetail {
-		if d := m.stream.selected(); d != nil && d != m.detail.Doc() {
+		if d := m.stream.Selected(); d != nil && d != m.detail.Doc() {
 			return tea.Batch(cmd, m.detail.Open(d, m.stream))
 		}
 	}

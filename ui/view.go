@@ -51,8 +51,7 @@ func (m *Model) body() string {
 // empty: the index holds nothing at all (a filter matching nothing is not
 // empty: it says so in the position line).
 func (m *Model) empty() bool {
-	return m.stream.loaded && m.stream.buf.Len() == 0 && m.stream.expr == "" &&
-		len(m.stream.pending) == 0 && (!m.countKnown || m.count == 0)
+	return m.stream.Empty() && (!m.countKnown || m.count == 0)
 }
 
 // header is the tabs on the left; backend, profile, count and follow
@@ -95,10 +94,10 @@ func (m *Model) follow() string {
 	st := m.c.Styles
 	s := m.stream
 	switch {
-	case s.following:
+	case s.Following():
 		return st.Success.Render("● following")
-	case s.pendingN > 0:
-		return st.Warning.Render("‖ paused · " + uikit.Thousands(int64(s.pendingN)) + " new")
+	case s.Pending() > 0:
+		return st.Warning.Render("‖ paused · " + uikit.Thousands(int64(s.Pending())) + " new")
 	}
 	return st.Warning.Render("‖ paused")
 }
@@ -106,7 +105,7 @@ func (m *Model) follow() string {
 func (m *Model) statusLine() string {
 	st := m.c.Styles
 	switch {
-	case m.stream.seeking != nil:
+	case m.stream.Seeking():
 		// Drawn from the state, not sent as a status: a message could
 		// land after the seek's own last word.
 		return st.Status.Info.Render(" looking further for a row that shares it…")

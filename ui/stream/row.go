@@ -1,4 +1,4 @@
-package ui
+package stream
 
 import (
 	"strings"
@@ -68,7 +68,7 @@ func streamHead(c streamCols) string {
 // streamRow draws one document. Each cell is cleaned before it is
 // measured, so escapes in event text never reach the terminal and wide
 // characters are counted by their cells.
-func (v *streamView) streamRow(d *model.IndexDoc, c streamCols, selected bool, now time.Time) string {
+func (v *Model) streamRow(d *model.IndexDoc, c streamCols, selected bool, now time.Time) string {
 	st := v.c.Styles
 	paint := func(s string, style lipgloss.Style) string {
 		if selected {

@@ -1,4 +1,4 @@
-package ui
+package stream
 
 import (
 	"fmt"
@@ -22,12 +22,9 @@ type seek struct {
 	rows  int // rows looked at beyond the loaded ones
 }
 
-// seekDoneMsg: a seek selected a row (the detail follows the selection).
-type seekDoneMsg struct{}
-
 // startSeek looks beyond the loaded rows from row start; false when there
 // is nothing beyond them in that direction.
-func (v *streamView) startSeek(start int, keyOf func(*model.IndexDoc) string, want string, dir int) (bool, tea.Cmd) {
+func (v *Model) startSeek(start int, keyOf func(*model.IndexDoc) string, want string, dir int) (bool, tea.Cmd) {
 	if dir > 0 && v.buf.End() || dir < 0 && v.buf.AtHead() {
 		return false, nil
 	}
@@ -41,7 +38,7 @@ func (v *streamView) startSeek(start int, keyOf func(*model.IndexDoc) string, wa
 
 // seekMore asks for the next page in the seek's direction unless one is
 // on its way (its answer continues the seek).
-func (v *streamView) seekMore() tea.Cmd {
+func (v *Model) seekMore() tea.Cmd {
 	s := v.seeking
 	page := v.c.Opts.PageSize
 	from := v.buf.Index(s.from)
@@ -74,7 +71,7 @@ func (v *streamView) seekMore() tea.Cmd {
 }
 
 // onSeekPage continues the seek after a page of n rows landed.
-func (v *streamView) onSeekPage(n int) tea.Cmd {
+func (v *Model) onSeekPage(n int) tea.Cmd {
 	s := v.seeking
 	if s == nil {
 		return nil
@@ -88,7 +85,7 @@ func (v *streamView) onSeekPage(n int) tea.Cmd {
 		if s.keyOf(v.buf.Row(i)) == s.want {
 			v.seeking = nil
 			v.cur.Select(from) // move from the start row, as a found loaded row would
-			return tea.Batch(v.move(i-from), func() tea.Msg { return seekDoneMsg{} })
+			return tea.Batch(v.move(i-from), func() tea.Msg { return SeekDoneMsg{} })
 		}
 	}
 	if s.dir > 0 && v.buf.End() || s.dir < 0 && v.buf.AtHead() {
@@ -97,7 +94,7 @@ func (v *streamView) onSeekPage(n int) tea.Cmd {
 	return v.seekMore()
 }
 
-func (v *streamView) endSeek() tea.Cmd {
+func (v *Model) endSeek() tea.Cmd {
 	s := v.seeking
 	v.seeking = nil
 	where := "older"
