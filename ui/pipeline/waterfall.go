@@ -51,21 +51,7 @@ func slowestStage(r *run) ingest.Stage {
 }
 
 func stageLine(st *uikit.Styles, stage ingest.Stage, s ingest.StageRecord, start time.Time, total time.Duration, barW int, slowest bool) string {
-	glyph, style := "·", st.Stage.Pending
-	switch s.Status {
-	case ingest.StatusRunning:
-		glyph, style = "▶", st.Stage.Running
-	case ingest.StatusDone:
-		glyph, style = "✓", st.Stage.Done
-	case ingest.StatusFailed:
-		glyph, style = "✗", st.Stage.Failed
-	case ingest.StatusSkipped:
-		glyph, style = "–", st.Stage.Skipped
-	}
-	dur := ""
-	if s.Status == ingest.StatusDone || s.Status == ingest.StatusFailed {
-		dur = uikit.FormatDuration(s.Duration)
-	}
+	glyph, style, dur := uikit.StageMark(st, s, "▶")
 	note := ""
 	if s.Note != "" {
 		note = " (" + uikit.Clean(s.Note) + ")"

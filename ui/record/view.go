@@ -129,21 +129,7 @@ func (v *Model) traceLines(w int) []string {
 	}
 	lines = append(lines, " "+uikit.Trunc(uikit.Clean(v.live.id), w-2))
 	for i, s := range v.live.stages {
-		glyph, style := "·", st.Stage.Pending
-		switch s.Status {
-		case ingest.StatusRunning:
-			glyph, style = v.c.Spin.View(), st.Stage.Running
-		case ingest.StatusDone:
-			glyph, style = "✓", st.Stage.Done
-		case ingest.StatusFailed:
-			glyph, style = "✗", st.Stage.Failed
-		case ingest.StatusSkipped:
-			glyph, style = "–", st.Stage.Skipped
-		}
-		dur := ""
-		if s.Status == ingest.StatusDone || s.Status == ingest.StatusFailed {
-			dur = uikit.FormatDuration(s.Duration)
-		}
+		glyph, style, dur := uikit.StageMark(st, s, v.c.Spin.View())
 		lines = append(lines, fmt.Sprintf(" %s %s %s", style.Render(glyph), uikit.Fit(ingest.Stage(i).String(), 9), st.Muted.Render(uikit.FitRight(dur, 9))))
 		if s.Err != nil {
 			for _, l := range uikit.WrapText(uikit.ErrorText(s.Err), w-4) {

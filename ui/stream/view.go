@@ -16,14 +16,9 @@ func (v *Model) View() string {
 	var b strings.Builder
 	b.WriteString(st.Table.Head.Render(uikit.Fit(streamHead(cols), v.w)))
 	now := v.c.Deps.Now()
-	from, to := v.cur.Visible(v.buf.Len())
-	for i := from; i < to; i++ {
-		b.WriteByte('\n')
-		b.WriteString(v.streamRow(v.buf.Row(i), cols, i == v.cur.Sel(), now))
-	}
-	for i := to - from; i < v.rowsH(); i++ {
-		b.WriteByte('\n')
-	}
+	b.WriteString(v.cur.Draw(v.buf.Len(), func(i int, selected bool) string {
+		return v.streamRow(v.buf.Row(i), cols, selected, now)
+	}))
 	b.WriteByte('\n')
 	b.WriteString(st.Muted.Render(uikit.Fit(v.position(), v.w)))
 	return b.String()

@@ -21,14 +21,9 @@ func (v *Model) View() string {
 	var b strings.Builder
 	b.WriteString(st.Table.Head.Render(uikit.Fit(turnsHead(cols), v.w)))
 	now := v.c.Deps.Now()
-	from, to := v.cur.Visible(v.buf.Len())
-	for i := from; i < to; i++ {
-		b.WriteByte('\n')
-		b.WriteString(v.turnRow(v.buf.Row(i), cols, i == v.cur.Sel(), now))
-	}
-	for i := to - from; i < v.rowsH(); i++ {
-		b.WriteByte('\n')
-	}
+	b.WriteString(v.cur.Draw(v.buf.Len(), func(i int, selected bool) string {
+		return v.turnRow(v.buf.Row(i), cols, selected, now)
+	}))
 	pos := fmt.Sprintf(" turn %s of %s loaded", uikit.Thousands(int64(v.cur.Sel()+1)), uikit.Thousands(int64(v.buf.Len())))
 	switch {
 	case v.loading:

@@ -6,6 +6,8 @@
 package list
 
 import (
+	"strings"
+
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
@@ -34,6 +36,21 @@ func (c *Cursor) height() int { return max(1, c.h) }
 
 // Visible is the items drawn of n: from up to, not including, to.
 func (c *Cursor) Visible(n int) (from, to int) { return c.top, min(n, c.top+c.height()) }
+
+// Draw is the lines of the items drawn, each after a line break: row(i,
+// selected) of each, then empty lines down to the list's height.
+func (c *Cursor) Draw(n int, row func(i int, selected bool) string) string {
+	var b strings.Builder
+	from, to := c.Visible(n)
+	for i := from; i < to; i++ {
+		b.WriteByte('\n')
+		b.WriteString(row(i, i == c.sel))
+	}
+	for i := to - from; i < c.height(); i++ {
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
 
 // Select puts the selection on item i without scrolling (a move from i
 // follows).
