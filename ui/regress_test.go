@@ -162,7 +162,7 @@ func TestDetailCancelledFetchRefetchedOnReturn(t *testing.T) {
 	}
 }
 
-// Regression: an index document parseJSON refuses (structured nested deeper than
+// Regression: an index document jsontree.Parse refuses (structured nested deeper than
 // 200) leaves the previous event's index tree on screen under the new title.
 func TestDetailNeverShowsPreviousIndexTree(t *testing.T) {
 	r, a := world(3, testBase)
