@@ -2,13 +2,13 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 
 	"engram/backend"
 	"engram/model"
+	"engram/query"
 )
 
 type showOpts struct{ common }
@@ -52,27 +52,13 @@ func runShow(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer st.Close()
-	out := struct {
-		Index   *model.IndexDoc `json:"index"`
-		Archive json.RawMessage `json:"archive"`
-	}{Index: doc}
 	// What is known is printed even when the archive cannot be read
 	// ("archive": null), and the error follows on stderr.
-	var archErr error
-	obj, err := st.archive.Get(ctx, doc.ObjectStorageKey, 0)
-	switch {
-	case err != nil:
-		archErr = fmt.Errorf("event %s is indexed but its archive object %s cannot be read: %w", model.Quote(id), model.Quote(doc.ObjectStorageKey), err)
-	case !json.Valid(obj.Body):
-		archErr = fmt.Errorf("archive object %s is not valid JSON", model.Quote(doc.ObjectStorageKey))
-	default:
-		out.Archive = obj.Body
+	out, archErr := query.ShowJSON(ctx, st.archive, doc)
+	if out == nil {
+		return archErr
 	}
-	b, err := json.MarshalIndent(out, "", "  ")
-	if err != nil {
-		return err
-	}
-	if _, err := e.stdout.Write(append(model.SafeJSON(b), '\n')); err != nil {
+	if _, err := e.stdout.Write(out); err != nil {
 		return err
 	}
 	return archErr

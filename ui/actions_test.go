@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	tea "charm.land/bubbletea/v2"
+
+	"engram/ui/stream"
 )
 
 // clipboardOf runs cmd and returns what it writes to the clipboard.
@@ -80,21 +82,21 @@ func TestJumpKeys(t *testing.T) {
 	m := newTestModel(t, testDeps(r, a), testOpts(t), 80, 24)
 	press(t, m, "down") // ev-000010, turn-0003
 	press(t, m, "g", "t")
-	if got := m.stream.selected().EventID; got != "ev-000009" {
+	if got := m.stream.Selected().EventID; got != "ev-000009" {
 		t.Fatalf("g t went to %s, want ev-000009 of the same turn", got)
 	}
 	press(t, m, "g", "T")
-	if got := m.stream.selected().EventID; got != "ev-000010" {
+	if got := m.stream.Selected().EventID; got != "ev-000010" {
 		t.Fatalf("g T went to %s", got)
 	}
 	press(t, m, "g", "r")
 	mustContain(t, screen(m), "no other row shares it")
 	press(t, m, "enter", "g", "s")
-	if m.focus != viewDetail || m.detail.doc.EventID != "ev-000009" {
-		t.Fatalf("g s in the detail shows %s", m.detail.doc.EventID)
+	if m.focus != viewDetail || m.detail.Doc().EventID != "ev-000009" {
+		t.Fatalf("g s in the detail shows %s", m.detail.Doc().EventID)
 	}
 	press(t, m, "g", "g")
-	if got := m.stream.selected().EventID; got != "ev-000011" || m.detail.doc.EventID != "ev-000011" {
+	if got := m.stream.Selected().EventID; got != "ev-000011" || m.detail.Doc().EventID != "ev-000011" {
 		t.Fatalf("g g went to %s", got)
 	}
 }
@@ -103,12 +105,12 @@ func TestMouseWheelScrolls(t *testing.T) {
 	r, a := world(20, testBase)
 	m := newTestModel(t, testDeps(r, a), testOpts(t), 80, 24)
 	send(t, m, tea.MouseWheelMsg{Button: tea.MouseWheelDown})
-	if m.stream.sel != 3 {
-		t.Fatalf("wheel moved to %d", m.stream.sel)
+	if m.stream.Selection() != 3 {
+		t.Fatalf("wheel moved to %d", m.stream.Selection())
 	}
 	send(t, m, tea.MouseWheelMsg{Button: tea.MouseWheelUp})
-	if m.stream.sel != 0 {
-		t.Fatalf("wheel moved back to %d", m.stream.sel)
+	if m.stream.Selection() != 0 {
+		t.Fatalf("wheel moved back to %d", m.stream.Selection())
 	}
 }
 
@@ -138,7 +140,7 @@ func TestFollowFile(t *testing.T) {
 	o.Follow = []string{file}
 	m := newTestModel(t, d, o, 100, 30)
 	send(t, m, followTickMsg{})
-	if n, _ := r.Count(m.c.ctx); n != 2 {
+	if n, _ := r.Count(m.c.Ctx); n != 2 {
 		t.Fatalf("%d docs after following, want 2", n)
 	}
 	f, _ := os.OpenFile(file, os.O_APPEND|os.O_WRONLY, 0)
@@ -147,11 +149,11 @@ func TestFollowFile(t *testing.T) {
 	f.WriteString("{\"eventId\": \"bad\"}\n{\"partial\":")
 	f.Close()
 	send(t, m, followTickMsg{})
-	if n, _ := r.Count(m.c.ctx); n != 3 {
+	if n, _ := r.Count(m.c.Ctx); n != 3 {
 		t.Fatalf("%d docs after the append, want 3", n)
 	}
 	mustContain(t, screen(m), "1 of 2 lines not ingested")
-	send(t, m, tailTickMsg{})
+	send(t, m, stream.TickMsg{})
 	press(t, m, "tab", "tab", "tab", "tab")
 	s := screen(m)
 	mustContain(t, s, "rejected", "events.jsonl:4")
@@ -173,7 +175,7 @@ func traced(n int, trace string, ids ...int) (*memReader, *memArchive) {
 func selectDown(t *testing.T, m *Model, id, key string) {
 	t.Helper()
 	for range 1000 {
-		if m.stream.selected().EventID == id {
+		if m.stream.Selected().EventID == id {
 			return
 		}
 		press(t, m, key)
@@ -189,16 +191,16 @@ func TestJumpSeeksBeyondLoadedRows(t *testing.T) {
 	o := testOpts(t)
 	o.PageSize, o.BufferRows = 20, 300
 	m := newTestModel(t, testDeps(r, a), o, 80, 24)
-	if m.stream.buf.index("ev-000050") >= 0 {
+	if m.stream.Rows().Index("ev-000050") >= 0 {
 		t.Fatal("the target is loaded already: nothing to seek")
 	}
 	press(t, m, "g", "r") // from ev-000299 to ev-000285, loaded
 	press(t, m, "g", "r")
-	if got := m.stream.selected().EventID; got != "ev-000120" {
+	if got := m.stream.Selected().EventID; got != "ev-000120" {
 		t.Fatalf("g r went to %s, want ev-000120", got)
 	}
 	press(t, m, "g", "r")
-	if got := m.stream.selected().EventID; got != "ev-000050" {
+	if got := m.stream.Selected().EventID; got != "ev-000050" {
 		t.Fatalf("g r went to %s, want ev-000050 (%s)", got, m.status)
 	}
 
@@ -207,11 +209,11 @@ func TestJumpSeeksBeyondLoadedRows(t *testing.T) {
 	m = newTestModel(t, testDeps(r, a), o, 80, 24)
 	selectDown(t, m, "ev-000100", "down")
 	selectDown(t, m, "ev-000120", "up")
-	if m.stream.buf.index("ev-000285") >= 0 {
-		t.Fatalf("ev-000285 is still loaded: nothing to seek (%d rows from %s, %d above)", m.stream.buf.len(), m.stream.buf.rows[0].EventID, len(m.stream.buf.above))
+	if m.stream.Rows().Index("ev-000285") >= 0 {
+		t.Fatalf("ev-000285 is still loaded: nothing to seek (%d rows from %s, %d above)", m.stream.Rows().Len(), m.stream.Rows().Row(0).EventID, m.stream.Rows().Evictions())
 	}
 	press(t, m, "g", "R")
-	if got := m.stream.selected().EventID; got != "ev-000285" {
+	if got := m.stream.Selected().EventID; got != "ev-000285" {
 		t.Fatalf("g R went to %s, want ev-000285 (%s)", got, m.status)
 	}
 
@@ -221,11 +223,11 @@ func TestJumpSeeksBeyondLoadedRows(t *testing.T) {
 	press(t, m, "down", "g", "r") // ev-000298 shares no trace
 	mustContain(t, screen(m), "no other row shares it")
 	press(t, m, "up", "g", "r")
-	if got := m.stream.selected().EventID; got != "ev-000285" {
+	if got := m.stream.Selected().EventID; got != "ev-000285" {
 		t.Fatalf("at ev-000285 expected, got %s", got)
 	}
 	press(t, m, "g", "r") // ev-000120 lies beyond a window of 100 rows
-	if got := m.stream.selected().EventID; got != "ev-000285" {
+	if got := m.stream.Selected().EventID; got != "ev-000285" {
 		t.Fatalf("a failed seek moved the selection to %s", got)
 	}
 	mustContain(t, screen(m), "no row shares it within")

@@ -78,12 +78,12 @@ func BenchmarkDetailOpenInProcess(b *testing.B) {
 		_, cmd := m.Update(keyMsg("enter"))
 		_ = m.View()
 		queue := []tea.Cmd{cmd}
-		for len(queue) > 0 && !(m.focus == viewDetail && !m.detail.fetching && m.detail.archTree != nil) {
+		for len(queue) > 0 && !(m.focus == viewDetail && !m.detail.Busy() && m.detail.Archived() != nil) {
 			c := queue[0]
 			queue = queue[1:]
 			t0 := time.Now()
 			msg, ok := runCmd(c, 5*time.Second)
-			if _, isArchive := msg.(archiveMsg); isArchive {
+			if fmtType(msg) == "detail.archiveMsg" { // the detail's own answer
 				fetches = append(fetches, time.Since(t0))
 			}
 			if !ok || msg == nil {

@@ -16,6 +16,7 @@ import (
 	"engram/backend/sqliteindex"
 	"engram/model"
 	"engram/query"
+	"engram/ui/uikit"
 )
 
 // synthReader is a listing of n documents made on demand, so a million of
@@ -139,14 +140,14 @@ func TestKeyLatencyMillionDocs(t *testing.T) {
 		sort.Slice(times, func(i, j int) bool { return times[i] < times[j] })
 		p50, p99, worst := times[len(times)/2], times[len(times)*99/100], times[len(times)-1]
 		t.Logf("%dx%d: %d frames, p50 %v, p99 %v, max %v; window %d rows, %d evicted pages",
-			size[0], size[1], len(times), p50, p99, worst, m.stream.buf.len(), len(m.stream.buf.above))
+			size[0], size[1], len(times), p50, p99, worst, m.stream.Rows().Len(), m.stream.Rows().Evictions())
 		if p99 > 16*time.Millisecond && !raceEnabled {
 			t.Errorf("p99 %v over 16ms", p99)
 		}
-		if m.stream.buf.len() > 10000+200 {
-			t.Errorf("window grew to %d rows", m.stream.buf.len())
+		if m.stream.Rows().Len() > 10000+200 {
+			t.Errorf("window grew to %d rows", m.stream.Rows().Len())
 		}
-		if !raceEnabled && len(m.stream.buf.above) == 0 {
+		if !raceEnabled && m.stream.Rows().Evictions() == 0 {
 			t.Errorf("no page was evicted: the window did not move through the listing")
 		}
 		checkPosition(t, m, 3000)
@@ -161,7 +162,7 @@ func checkPosition(t *testing.T, m *Model, n int) {
 	if raceEnabled {
 		n /= 10
 	}
-	seq := []int{1, 1, 1, m.stream.rowsH(), 1, -1, m.stream.rowsH()}
+	seq := []int{1, 1, 1, m.stream.RowsShown(), 1, -1, m.stream.RowsShown()}
 	pos := 0
 	for i := range n {
 		pos = max(0, pos+seq[i%len(seq)])
@@ -173,7 +174,7 @@ func checkPosition(t *testing.T, m *Model, n int) {
 			t.Fatal(err)
 		}
 		if pos-skipped < len(p.Docs) {
-			if want, got := p.Docs[pos-skipped].EventID, m.stream.selected().EventID; got != want {
+			if want, got := p.Docs[pos-skipped].EventID, m.stream.Selected().EventID; got != want {
 				t.Errorf("after %d keys the selection is %s, want row %d: %s", n, got, pos, want)
 			}
 			return
@@ -273,7 +274,7 @@ func TestKeyLatencyMillionDocsSQLite(t *testing.T) {
 	sort.Slice(loads, func(i, j int) bool { return loads[i] < loads[j] })
 	p99 := times[len(times)*99/100]
 	t.Logf("160x48 over %s docs: %d frames, p50 %v, p99 %v, max %v; %d page loads off the UI goroutine, p50 %v, max %v",
-		thousands(m.count), len(times), times[len(times)/2], p99, times[len(times)-1],
+		uikit.Thousands(m.count), len(times), times[len(times)/2], p99, times[len(times)-1],
 		len(loads), loads[len(loads)/2], loads[len(loads)-1])
 	if p99 > 16*time.Millisecond && !raceEnabled {
 		t.Errorf("p99 %v over 16ms", p99)

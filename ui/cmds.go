@@ -2,8 +2,6 @@ package ui
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,102 +12,11 @@ import (
 	"engram/ingest"
 	"engram/model"
 	"engram/query"
+	"engram/ui/uikit"
 )
 
 // Every function here returns a tea.Cmd: the I/O runs in the command's
 // goroutine with what was copied into the closure, never in Update.
-
-func loadHead(ctx context.Context, r Reader, expr string, seq uint64, limit int, first bool) tea.Cmd {
-	return func() tea.Msg {
-		msg := headMsg{seq: seq, first: first}
-		if first {
-			if msg.tail, msg.err = r.TailStart(ctx); msg.err != nil {
-				return msg
-			}
-		}
-		msg.page, msg.err = r.Recent(ctx, expr, "", limit)
-		return msg
-	}
-}
-
-func loadOlder(ctx context.Context, r Reader, expr string, seq uint64, after query.Cursor, limit int) tea.Cmd {
-	return func() tea.Msg {
-		page, err := r.Recent(ctx, expr, after, limit)
-		return olderMsg{seq, after, page, err}
-	}
-}
-
-func loadNewer(ctx context.Context, r Reader, expr string, seq uint64, ev evicted) tea.Cmd {
-	return func() tea.Msg {
-		page, err := r.Recent(ctx, expr, ev.cur, ev.n)
-		return newerMsg{seq, ev, page, err}
-	}
-}
-
-// pollTail reads what was indexed after from. Tail knows no filter, so with
-// one the new documents are checked against it by id (not by asking for the
-// newest matches: documents indexed after the Tail call, or arriving late
-// behind its position, would crowd new matches out of that answer).
-func pollTail(ctx context.Context, r Reader, from query.Cursor, expr string, seq uint64, limit int) tea.Cmd {
-	return func() tea.Msg {
-		page, err := r.Tail(ctx, from, limit)
-		msg := tailMsg{seq: seq, from: from, next: page.Next, docs: page.Docs, seen: len(page.Docs), err: err}
-		if err == nil {
-			msg.docs, msg.err = query.Filter(ctx, r, expr, page.Docs)
-		}
-		return msg
-	}
-}
-
-func loadCount(ctx context.Context, r Reader) tea.Cmd {
-	return func() tea.Msg {
-		n, err := r.Count(ctx)
-		return countMsg{n, err}
-	}
-}
-
-// fetchArchive reads and parses the archived event of doc; cancel (or the
-// timeout) ends it when the detail view moves on.
-func fetchArchive(ctx context.Context, ar ingest.ArchiveReader, doc *model.IndexDoc, limit int64, req uint64) tea.Cmd {
-	return func() tea.Msg {
-		a, err := query.FetchArchive(ctx, ar, doc, limit)
-		msg := archiveMsg{req: req, id: doc.EventID, arch: a, err: err}
-		if a != nil && !a.Truncated {
-			tree, perr := parseJSON(a.Body, "archive")
-			if perr == nil {
-				markUnindexed(tree, "archive")
-				msg.tree = tree
-			} else if err == nil {
-				msg.err = fmt.Errorf("archived object is not valid JSON: %w", perr)
-			}
-		}
-		return msg
-	}
-}
-
-func loadTurns(ctx context.Context, r Reader, expr string, seq uint64, after query.Cursor, older bool, ev *evicted, limit int) tea.Cmd {
-	return func() tea.Msg {
-		if ev != nil {
-			after, limit = ev.cur, ev.n
-		}
-		page, err := r.Turns(ctx, expr, after, limit)
-		return turnsMsg{seq: seq, after: after, older: older, ev: ev, page: page, err: err}
-	}
-}
-
-func loadChain(ctx context.Context, r Reader, key string) tea.Cmd {
-	return func() tea.Msg {
-		docs, err := r.Turn(ctx, key)
-		return chainMsg{key, docs, err}
-	}
-}
-
-func loadDoc(ctx context.Context, r Reader, id string) tea.Cmd {
-	return func() tea.Msg {
-		d, err := r.Document(ctx, id)
-		return docMsg{id, d, err}
-	}
-}
 
 // listen waits for the next message of the pipelines this process runs;
 // the root re-arms it after each one.
@@ -124,45 +31,6 @@ func listen(ctx context.Context, ch <-chan tea.Msg) tea.Cmd {
 	}
 }
 
-// chanObserver forwards a pipeline's stages and traces to the program.
-type chanObserver struct {
-	ctx    context.Context
-	ch     chan<- tea.Msg
-	run    uint64 // tells apart the pipelines (each numbers its events from 1)
-	record bool
-}
-
-func (o chanObserver) send(m tea.Msg) {
-	select {
-	case o.ch <- m:
-	case <-o.ctx.Done():
-	}
-}
-
-func (o chanObserver) Stage(e ingest.StageEvent) {
-	o.send(pipeMsg{run: o.run, stage: &e, record: o.record})
-}
-
-func (o chanObserver) Done(t *ingest.Trace) { o.send(pipeMsg{run: o.run, trace: t, record: o.record}) }
-
-// Outage shows, in the status line, that a server is not answering and the
-// pipeline is retrying; Recovered says it answers again.
-func (o chanObserver) Outage(out ingest.Outage) {
-	o.send(observedMsg{statusMsg{"outage: " + out.String(), true}})
-}
-
-// Recovered: see Outage.
-func (o chanObserver) Recovered(s ingest.Stage) {
-	o.send(observedMsg{statusMsg{s.String() + ": server answering again, resuming", false}})
-}
-
-func recordCmd(ctx context.Context, rec Recorder, ev *model.Event, ch chan<- tea.Msg, run uint64) tea.Cmd {
-	return func() tea.Msg {
-		t, err := rec.Record(ctx, ev, chanObserver{ctx, ch, run, true})
-		return recordedMsg{id: ev.EventID, trace: t, err: err}
-	}
-}
-
 // exportFile is the predictable name `e` writes: engram-<eventId>.json.
 func exportFile(dir, eventID string) string {
 	safe := strings.Map(func(r rune) rune {
@@ -174,44 +42,22 @@ func exportFile(dir, eventID string) string {
 	return filepath.Join(dir, "engram-"+safe+".json")
 }
 
-// export writes the index document and the archived event of doc, in the
-// shape of `engram show`.
+// export writes what `engram show` prints for doc: its index document and
+// its archived event.
 func export(ctx context.Context, ar ingest.ArchiveReader, doc *model.IndexDoc, dir string) tea.Cmd {
 	return func() tea.Msg {
-		out := struct {
-			Index        *model.IndexDoc `json:"index"`
-			Archive      json.RawMessage `json:"archive"`
-			ArchiveError string          `json:"archiveError,omitempty"`
-		}{Index: doc, Archive: json.RawMessage("null")}
-		a, err := query.FetchArchive(ctx, ar, doc, 0)
-		if a != nil && json.Valid(a.Body) {
-			out.Archive = a.Body
-		}
-		if err != nil {
-			out.ArchiveError = err.Error()
-		}
-		b, err := json.MarshalIndent(out, "", "  ")
-		if err != nil {
-			return statusMsg{"export: " + err.Error(), true}
+		out, archErr := query.ShowJSON(ctx, ar, doc)
+		if out == nil {
+			return uikit.StatusMsg{Text: "export: " + archErr.Error(), Err: true}
 		}
 		path := exportFile(dir, doc.EventID)
-		if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
-			return statusMsg{"export: " + err.Error(), true}
+		if err := os.WriteFile(path, out, 0o644); err != nil {
+			return uikit.StatusMsg{Text: "export: " + err.Error(), Err: true}
 		}
 		note := ""
-		if out.ArchiveError != "" {
-			note = " (index document only: " + out.ArchiveError + ")"
+		if archErr != nil {
+			note = " (index document only: " + archErr.Error() + ")"
 		}
-		return statusMsg{fmt.Sprintf("exported %s%s", path, note), false}
+		return uikit.StatusMsg{Text: fmt.Sprintf("exported %s%s", path, note)}
 	}
-}
-
-// errorText is an error made safe and short for one line.
-func errorText(err error) string {
-	s := clean(err.Error())
-	var d *query.LayersDisagreeError
-	if errors.As(err, &d) {
-		s = clean(d.Reason)
-	}
-	return s
 }

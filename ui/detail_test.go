@@ -1,13 +1,13 @@
 package ui
 
 import (
-	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
 	"time"
 
 	"engram/model"
+	"engram/ui/uikit"
 )
 
 func openDetail(t *testing.T, n int, keys ...string) (*Model, *memReader, *memArchive) {
@@ -51,8 +51,8 @@ func TestDetailSlowFetchNeverBlocks(t *testing.T) {
 	if time.Since(start) > 2*time.Second {
 		t.Fatalf("keys took %v while a fetch hung", time.Since(start))
 	}
-	if m.detail.doc.EventID != "ev-000007" {
-		t.Fatalf("detail on %s, want ev-000007", m.detail.doc.EventID)
+	if m.detail.Doc().EventID != "ev-000007" {
+		t.Fatalf("detail on %s, want ev-000007", m.detail.Doc().EventID)
 	}
 	press(t, m, "esc")
 	a.mu.Lock()
@@ -87,21 +87,23 @@ func TestMissingArchiveMarksRow(t *testing.T) {
 func TestDetailFoldsKeptBetweenEvents(t *testing.T) {
 	m, _, _ := openDetail(t, 10, "down")
 	// Put the cursor on "action" of the archive and fold it.
-	j := m.detail.one
-	for i, l := range j.lines {
-		if l.node.path == "archive.action" {
-			j.cur = i
+	for j := m.detail.Panes()[0]; ; press(t, m, "down") {
+		if path, _ := j.Line(j.Cursor()); path == "archive.action" {
+			break
+		}
+		if j.Cursor() == j.Len()-1 {
+			t.Fatal("no line of archive.action")
 		}
 	}
 	press(t, m, "space")
 	mustContain(t, screen(m), `"action": {…} 3 keys`)
 	press(t, m, "]")
-	if m.detail.doc.EventID != "ev-000007" {
-		t.Fatalf("] moved to %s, want ev-000007", m.detail.doc.EventID)
+	if m.detail.Doc().EventID != "ev-000007" {
+		t.Fatalf("] moved to %s, want ev-000007", m.detail.Doc().EventID)
 	}
 	mustContain(t, screen(m), `"action": {…}`)
 	press(t, m, "E")
-	if m.detail.folds["archive.action"] {
+	if m.detail.Folded("archive.action") {
 		t.Fatal("E left the action folded")
 	}
 }
@@ -113,25 +115,24 @@ func TestDetailSearch(t *testing.T) {
 	press(t, m, "enter")
 	s := screen(m)
 	mustContain(t, s, "search disk", "1/1")
-	cur := m.detail.one.lines[m.detail.one.cur].node
-	if cur.path != "archive.action.reasoning" {
-		t.Fatalf("cursor on %s, want the reasoning", cur.path)
+	if cur, _ := m.detail.Panes()[0].Line(m.detail.Panes()[0].Cursor()); cur != "archive.action.reasoning" {
+		t.Fatalf("cursor on %s, want the reasoning", cur)
 	}
 	press(t, m, "/")
 	typeText(t, m, "ev-00000")
 	press(t, m, "enter")
-	j := m.detail.one
-	if len(j.matches) != 4 {
-		t.Fatalf("%d matches of ev-00000, want 4 (two ids, two keys)", len(j.matches))
+	j := m.detail.Panes()[0]
+	if _, n := j.Match(); n != 4 {
+		t.Fatalf("%d matches of ev-00000, want 4 (two ids, two keys)", n)
 	}
-	at := j.mi
+	at, _ := j.Match()
 	press(t, m, "n")
-	if j.mi != (at+1)%4 {
-		t.Fatalf("n went from match %d to %d", at, j.mi)
+	if mi, _ := j.Match(); mi != (at+1)%4 {
+		t.Fatalf("n went from match %d to %d", at, mi)
 	}
 	press(t, m, "N")
-	if j.mi != at {
-		t.Fatalf("N went to match %d, want %d", j.mi, at)
+	if mi, _ := j.Match(); mi != at {
+		t.Fatalf("N went to match %d, want %d", mi, at)
 	}
 }
 
@@ -141,9 +142,9 @@ func TestDetailSideBySideMarksArchiveOnly(t *testing.T) {
 	s := screen(m)
 	mustContain(t, s, `"index": {`, `"archive": {`, "+ only in the archive")
 	var marked []string
-	for _, l := range m.detail.right.lines {
-		if l.node.mark {
-			marked = append(marked, l.node.path)
+	for i := range m.detail.Panes()[1].Len() {
+		if path, mark := m.detail.Panes()[1].Line(i); mark {
+			marked = append(marked, path)
 		}
 	}
 	joined := strings.Join(marked, " ")
@@ -171,8 +172,8 @@ func TestDetailWrapsLongStrings(t *testing.T) {
 	m := newTestModel(t, testDeps(r, a), testOpts(t), 80, 24)
 	press(t, m, "enter")
 	lines := 0
-	for _, l := range m.detail.one.lines {
-		if l.node.path == "archive.action.reasoning" {
+	for i := range m.detail.Panes()[0].Len() {
+		if path, _ := m.detail.Panes()[0].Line(i); path == "archive.action.reasoning" {
 			lines++
 		}
 	}
@@ -183,30 +184,9 @@ func TestDetailWrapsLongStrings(t *testing.T) {
 	typeText(t, m, "折り返す")
 	press(t, m, "enter")
 	for i, l := range strings.Split(screen(m), "\n") {
-		if w := width(l); w > 80 {
+		if w := uikit.Width(l); w > 80 {
 			t.Fatalf("line %d is %d cells: %q", i, w, l)
 		}
 	}
 	mustContain(t, screen(m), "日本語のテキストも折り返す")
-}
-
-func TestParseJSONKeepsOrderAndDepthLimit(t *testing.T) {
-	n, err := parseJSON([]byte(`{"b":1,"a":[true,null,"x"],"c":{}}`), "r")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var paths []string
-	walk(n, func(n *jnode) { paths = append(paths, n.path) })
-	if got := strings.Join(paths, " "); got != "r r.b r.a r.a[0] r.a[1] r.a[2] r.c" {
-		t.Fatalf("paths %s", got)
-	}
-	deep := strings.Repeat("[", 500) + strings.Repeat("]", 500)
-	if _, err := parseJSON([]byte(deep), ""); err == nil {
-		t.Fatal("500 levels of nesting accepted")
-	}
-	if _, err := parseJSON([]byte(`{} {}`), ""); err == nil {
-		t.Fatal("two values accepted")
-	}
-	var v any
-	_ = json.Unmarshal([]byte(`1`), &v)
 }

@@ -9,21 +9,23 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"engram/query/expr"
+	"engram/ui/uikit"
+	"engram/ui/widget/textinput"
 )
 
 // filterBar edits the query expression the stream and the turns are
 // filtered by. It draws over the status and footer lines: the input, then
 // the error pointing at its column, or an example.
 type filterBar struct {
-	c       *Common
+	c       *uikit.Common
 	open    bool
-	input   lineInput
+	input   textinput.Model
 	applied string
 	err     error
 }
 
-func newFilterBar(c *Common) filterBar {
-	return filterBar{c: c, input: lineInput{prompt: "/ ", placeholder: "filter, e.g. type:action agent:planner", limit: 2000}}
+func newFilterBar(c *uikit.Common) filterBar {
+	return filterBar{c: c, input: textinput.Model{Prompt: "/ ", Placeholder: "filter, e.g. type:action agent:planner", Limit: 2000}}
 }
 
 func (f *filterBar) show() {
@@ -78,20 +80,20 @@ func (f *filterBar) view(w int) (string, string) {
 	st := f.c.Styles
 	line := f.input.View(st, w)
 	if f.err == nil {
-		return line, st.Muted.Render(fit(" enter apply · esc cancel · empty shows everything", w))
+		return line, st.Muted.Render(uikit.Fit(" enter apply · esc cancel · empty shows everything", w))
 	}
-	msg := errorText(f.err)
+	msg := uikit.ErrorText(f.err)
 	var syn *expr.SyntaxError
 	if errors.As(f.err, &syn) {
-		msg = clean(syn.Msg)
+		msg = uikit.Clean(syn.Msg)
 	}
 	if col := errorColumn(f.err); col > 0 {
 		// The caret sits under the column, counted in cells of the input.
-		pad := width(f.input.prompt) + cellsBefore(f.input.Value(), col-1)
+		pad := uikit.Width(f.input.Prompt) + cellsBefore(f.input.Value(), col-1)
 		caret := strings.Repeat(" ", max(0, min(pad, w-2))) + "^"
-		return line, st.Error.Render(fit(caret+" column "+strconv.Itoa(col)+": "+msg, w))
+		return line, st.Error.Render(uikit.Fit(caret+" column "+strconv.Itoa(col)+": "+msg, w))
 	}
-	return line, st.Error.Render(fit(" "+msg, w))
+	return line, st.Error.Render(uikit.Fit(" "+msg, w))
 }
 
 // errorColumn finds the 1-based column (in characters) a filter error
@@ -119,5 +121,5 @@ var columnRE = regexp.MustCompile(`(?i)\bcol(?:umn)?\s*(\d+)`)
 func cellsBefore(s string, n int) int {
 	rs := []rune(s)
 	n = max(0, min(n, len(rs)))
-	return width(clean(string(rs[:n])))
+	return uikit.Width(uikit.Clean(string(rs[:n])))
 }

@@ -12,6 +12,8 @@ import (
 
 	"engram/ingest"
 	"engram/model"
+	"engram/ui/stream"
+	"engram/ui/uikit"
 )
 
 // goldenWorld is the data every snapshot shows: turns of three phases,
@@ -62,7 +64,7 @@ func TestGolden(t *testing.T) {
 			press(t, m, "space")
 			r := m.c.Deps.Reader.(*memReader)
 			addEvents(r, &memArchive{}, 15, 5)
-			send(t, m, tailTickMsg{})
+			send(t, m, stream.TickMsg{})
 		}, nil},
 		{"detail", func(t *testing.T, m *Model) { press(t, m, "down", "enter") }, nil},
 		{"detail_side", func(t *testing.T, m *Model) { press(t, m, "down", "down", "enter", "s") }, nil},
@@ -79,9 +81,9 @@ func TestGolden(t *testing.T) {
 			typeText(t, m, "slow")
 		}, func(d *Deps) { d.Recorder = PipelineRecorder{} }},
 		{"pipeline", func(t *testing.T, m *Model) {
-			send(t, m, pipeMsg{run: 1, trace: fixedTrace(1, "ev-a", -1)})
-			send(t, m, pipeMsg{run: 1, trace: fixedTrace(2, "ev-b", ingest.StageArchive)})
-			send(t, m, pipeMsg{run: 1, trace: fixedTrace(3, "ev-c", -1)})
+			send(t, m, uikit.PipeMsg{Run: 1, Trace: fixedTrace(1, "ev-a", -1)})
+			send(t, m, uikit.PipeMsg{Run: 1, Trace: fixedTrace(2, "ev-b", ingest.StageArchive)})
+			send(t, m, uikit.PipeMsg{Run: 1, Trace: fixedTrace(3, "ev-c", -1)})
 			press(t, m, "tab", "tab", "tab", "down")
 		}, nil},
 		{"help", func(t *testing.T, m *Model) { press(t, m, "?") }, nil},

@@ -27,7 +27,7 @@ func testDeps(r Reader, a *memArchive) Deps {
 	}
 }
 
-// testOpts never fire the tail on their own: tests send tailTickMsg.
+// testOpts never fire the tail on their own: tests send stream.TickMsg.
 func testOpts(t testing.TB) Options {
 	return Options{Theme: "dark", Location: time.UTC, Poll: time.Hour, ExportDir: t.TempDir(), PageSize: 50, BufferRows: 200}
 }
@@ -35,7 +35,7 @@ func testOpts(t testing.TB) Options {
 // harness drives a model as a program would: commands run in their own
 // goroutines and their messages come back to Update one at a time, on the
 // test's goroutine, with the stages the pipelines report. Timers never fire
-// (Common.manual): tests send tailTickMsg and the like themselves. settle
+// (uikit.Common.Manual): tests send stream.TickMsg and the like themselves. settle
 // returns when no command is running and nothing is waiting, not counting
 // the commands parked on purpose (a stuck fetch).
 type harness struct {
@@ -71,7 +71,7 @@ func (h *harness) run(cmd tea.Cmd) {
 func newTestModel(t testing.TB, deps Deps, opts Options, w, h int) *Model {
 	t.Helper()
 	m := New(deps, opts)
-	m.c.manual = true
+	m.c.Manual = true
 	t.Cleanup(m.cancel)
 	m.Update(tea.WindowSizeMsg{Width: w, Height: h})
 	settle(t, m, m.Init())

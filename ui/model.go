@@ -7,7 +7,14 @@ import (
 	"charm.land/bubbles/v2/spinner"
 	tea "charm.land/bubbletea/v2"
 
+	"engram/ingest/follow"
 	"engram/themes"
+	"engram/ui/detail"
+	"engram/ui/pipeline"
+	"engram/ui/record"
+	"engram/ui/stream"
+	"engram/ui/turns"
+	"engram/ui/uikit"
 )
 
 // viewID names the views Tab moves between.
@@ -31,22 +38,23 @@ type view interface {
 	Update(tea.Msg) tea.Cmd
 	View() string
 	SetSize(w, h int)
+	Size() (w, h int)
 }
 
 // Model is the inspector's root: it routes messages (global keys, then the
 // open overlay, then the focused view) and draws the frame around the
 // focused view.
 type Model struct {
-	c      *Common
+	c      *uikit.Common
 	cancel context.CancelFunc
 	focus  viewID
 	back   viewID // where Esc leaves the detail for
 
-	stream   *streamView
-	turns    *turnsView
-	detail   *detailView
-	record   *recordView
-	pipeline *pipelineView
+	stream   *stream.Model
+	turns    *turns.Model
+	detail   *detail.Model
+	record   *record.Model
+	pipeline *pipeline.Model
 	filter   filterBar
 	help     help.Model
 
@@ -60,7 +68,6 @@ type Model struct {
 
 	count      int64
 	countKnown bool
-	newSeen    int // documents the tail has brought, for the turns' staleness
 	spinning   bool
 	themeFixed bool
 
@@ -71,25 +78,25 @@ type Model struct {
 
 // New builds the inspector over deps. Run it with tea.NewProgram, or use Run.
 func New(deps Deps, opts Options) *Model {
-	deps, opts = deps.withDefaults(), opts.withDefaults()
+	deps, opts = deps.WithDefaults(), opts.WithDefaults()
 	ctx, cancel := context.WithCancel(context.Background())
-	c := &Common{Keys: DefaultKeyMap(), Deps: deps, Opts: opts, ctx: ctx, missing: map[string]bool{}}
-	c.spin = spinner.New(spinner.WithSpinner(spinner.MiniDot))
+	c := &uikit.Common{Keys: uikit.DefaultKeyMap(), Deps: deps, Opts: opts, Ctx: ctx, Missing: map[string]bool{}}
+	c.Spin = spinner.New(spinner.WithSpinner(spinner.MiniDot))
 	m := &Model{c: c, cancel: cancel, events: make(chan tea.Msg, 1024), fatal: deps.Err, hint: deps.Hint}
 	m.themeFixed = m.applyTheme(opts)
-	m.stream = newStreamView(c)
-	m.turns = newTurnsView(c)
-	m.detail = newDetailView(c)
-	m.record = newRecordView(c, m.events)
-	m.pipeline = newPipelineView(c)
+	m.stream = stream.New(c)
+	m.turns = turns.New(c)
+	m.detail = detail.New(c)
+	m.record = record.New(c, m.events)
+	m.pipeline = pipeline.New(c)
 	m.filter = newFilterBar(c)
 	m.help = help.New()
 	m.help.Styles = c.Styles.Help
-	if !c.canWrite() {
+	if !c.CanWrite() {
 		opts.Follow = nil
 	}
 	for _, f := range opts.Follow {
-		m.followers = append(m.followers, &follower{file: f})
+		m.followers = append(m.followers, &follower{File: follow.File{Name: f}})
 	}
 	return m
 }
@@ -116,8 +123,8 @@ func (m *Model) applyTheme(o Options) bool {
 }
 
 func (m *Model) setPalette(p themes.Palette) {
-	m.c.Styles = NewStyles(p)
-	m.c.spin.Style = m.c.Styles.Accent
+	m.c.Styles = uikit.NewStyles(p)
+	m.c.Spin.Style = m.c.Styles.Accent
 	m.help.Styles = m.c.Styles.Help
 }
 
@@ -130,9 +137,9 @@ func (m *Model) Init() tea.Cmd {
 	if m.fatal != nil {
 		return tea.Batch(cmds...)
 	}
-	cmds = append(cmds, m.stream.init(), loadCount(m.c.ctx, m.c.Deps.Reader))
+	cmds = append(cmds, m.stream.Init(), uikit.LoadCount(m.c.Ctx, m.c.Deps.Reader))
 	if len(m.followers) > 0 {
-		cmds = append(cmds, m.c.after(m.c.Opts.Poll, followTickMsg{}))
+		cmds = append(cmds, m.c.After(m.c.Opts.Poll, followTickMsg{}))
 	}
 	return tea.Batch(append(cmds, m.startSpin())...)
 }
@@ -190,29 +197,28 @@ func (m *Model) resize(w, h int) {
 
 // busy: something is loading, so the spinner turns.
 func (m *Model) busy() bool {
-	return m.stream.loadingHead || m.stream.loadingOlder || m.stream.loadingNewer ||
-		m.detail.busy() || m.turns.busy() || m.record.busy() || m.pipeline.busy()
+	return m.stream.Busy() || m.detail.Busy() || m.turns.Busy() || m.record.Busy() || m.pipeline.Busy()
 }
 
 // listen waits for the next stage or trace of this process's pipelines.
 func (m *Model) listen() tea.Cmd {
-	if m.c.manual {
+	if m.c.Manual {
 		return nil
 	}
-	return listen(m.c.ctx, m.events)
+	return listen(m.c.Ctx, m.events)
 }
 
 func (m *Model) startSpin() tea.Cmd {
-	if m.spinning || m.c.manual || !m.busy() {
+	if m.spinning || m.c.Manual || !m.busy() {
 		return nil
 	}
 	m.spinning = true
-	return m.c.spin.Tick
+	return m.c.Spin.Tick
 }
 
 func (m *Model) onSpin(msg spinner.TickMsg) tea.Cmd {
 	var cmd tea.Cmd
-	m.c.spin, cmd = m.c.spin.Update(msg)
+	m.c.Spin, cmd = m.c.Spin.Update(msg)
 	if !m.busy() {
 		m.spinning = false
 		return nil
@@ -223,7 +229,7 @@ func (m *Model) onSpin(msg spinner.TickMsg) tea.Cmd {
 // views lists the views Tab cycles through: without writes, no Record.
 func (m *Model) views() []viewID {
 	ids := []viewID{viewStream, viewTurns, viewDetail}
-	if m.c.canWrite() {
+	if m.c.CanWrite() {
 		ids = append(ids, viewRecord)
 	}
 	return append(ids, viewPipeline)
@@ -232,22 +238,17 @@ func (m *Model) views() []viewID {
 // setFocus shows another view, telling the ones that care.
 func (m *Model) setFocus(id viewID) tea.Cmd {
 	if m.focus == viewDetail && id != viewDetail {
-		m.detail.close()
+		m.detail.Close()
 	}
 	if id != viewDetail {
 		m.back = id
 	}
 	m.focus = id
 	if id == viewTurns {
-		return m.turns.shown(m.newSeen)
+		return m.turns.Shown(m.stream.Seen())
 	}
-	if id == viewDetail && m.detail.doc == nil {
-		if d := m.stream.selected(); d != nil {
-			return m.detail.open(d, m.stream)
-		}
-	}
-	if id == viewDetail && m.detail.doc != nil && !m.detail.fetching && m.detail.arch == nil && m.detail.archErr == nil {
-		return m.detail.open(m.detail.doc, m.detail.nav)
+	if id == viewDetail {
+		return m.detail.Shown(m.stream.Selected(), m.stream)
 	}
 	return nil
 }

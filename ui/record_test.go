@@ -8,7 +8,9 @@ import (
 
 	"engram/ingest"
 	"engram/ingest/embed"
-	"engram/themes"
+	"engram/model"
+	"engram/ui/stream"
+	"engram/ui/uikit"
 )
 
 // recorderFor is the real pipeline writing into the fakes.
@@ -44,8 +46,8 @@ func TestRecordValidatesAsYouType(t *testing.T) {
 	mustContain(t, s, "1.5 is outside [0, 1]")
 	press(t, m, "ctrl+s")
 	mustContain(t, screen(m), "the event is not valid")
-	if m.record.focus != fSession {
-		t.Fatalf("focus on field %d after a bad submit, want the session", m.record.focus)
+	if f := m.record.FocusedField(); f != "session" {
+		t.Fatalf("focus on field %q after a bad submit, want the session", f)
 	}
 }
 
@@ -60,12 +62,12 @@ func TestRecordRunsPipelineAndSelectsEvent(t *testing.T) {
 	press(t, m, "ctrl+s")
 	// The stages were drawn as they ran (the listener delivers them).
 	mustContain(t, screen(m), "✓ receive", "✓ archive", "✓ index", "ingested in")
-	if n, _ := r.Count(m.c.ctx); n != 4 {
+	if n, _ := r.Count(m.c.Ctx); n != 4 {
 		t.Fatalf("%d docs after recording, want 4", n)
 	}
-	send(t, m, tailTickMsg{})
+	send(t, m, stream.TickMsg{})
 	press(t, m, "esc")
-	if d := m.stream.selected(); d == nil || d.EventID != "new-001" {
+	if d := m.stream.Selected(); d == nil || d.EventID != "new-001" {
 		t.Fatalf("stream selects %v, want the recorded new-001", d)
 	}
 	// The pipeline view has its waterfall.
@@ -83,12 +85,12 @@ func TestDuplicateAsNew(t *testing.T) {
 	if m.focus != viewRecord {
 		t.Fatal("D did not open the form")
 	}
-	f := m.record.f
-	if f.inputs[fReasoning].Value() == "" || f.inputs[fTool].Value() != "shell" || f.inputs[fSession].Value() != "s-0" {
-		t.Fatalf("form not filled from the archived event: tool %q reasoning %q", f.inputs[fTool].Value(), f.inputs[fReasoning].Value())
+	f := m.record
+	if f.Value("reasoning") == "" || f.Value("tool") != "shell" || f.Value("session") != "s-0" {
+		t.Fatalf("form not filled from the archived event: tool %q reasoning %q", f.Value("tool"), f.Value("reasoning"))
 	}
 	press(t, m, "ctrl+s")
-	if m.record.live == nil || m.record.live.id != "new-001" {
+	if m.record.Recording() != "new-001" {
 		t.Fatal("the copy was not recorded under a fresh id")
 	}
 }
@@ -115,34 +117,13 @@ func TestRecordFormNarrow(t *testing.T) {
 	send(t, m, tea.WindowSizeMsg{Width: 80, Height: 24})
 	press(t, m, "R")
 	for i, l := range strings.Split(screen(m), "\n") {
-		if width(l) > 80 {
+		if uikit.Width(l) > 80 {
 			t.Fatalf("line %d too wide: %q", i, l)
 		}
 	}
 	press(t, m, "up") // to the type: ←/→ changes it
 	press(t, m, "right")
-	if m.record.f.typ != 1 {
-		t.Fatalf("type index %d after →", m.record.f.typ)
-	}
-}
-
-func TestMultilineFieldsKeepLineBreaks(t *testing.T) {
-	f := newForm()
-	in := &f.inputs[fReasoning]
-	in.Focus()
-	in.Update(tea.PasteMsg{Content: "first paragraph\r\n\r\nsecond"})
-	in.Update(tea.KeyPressMsg{Code: 'j', Mod: tea.ModCtrl})
-	in.Update(tea.KeyPressMsg{Code: 'x', Text: "x"})
-	if got, want := in.Value(), "first paragraph\n\nsecond\nx"; got != want {
-		t.Fatalf("reasoning = %q, want %q", got, want)
-	}
-	if v := in.View(NewStyles(themes.Dark()), 80); strings.Contains(v, "\n") || !strings.Contains(v, "paragraph↵↵second↵") {
-		t.Fatalf("view %q: want the breaks shown as ↵ on one line", v)
-	}
-	tool := &f.inputs[fTool]
-	tool.Focus()
-	tool.Update(tea.PasteMsg{Content: "web\nsearch"})
-	if tool.Value() != "web search" {
-		t.Fatalf("a one-line field kept a line break: %q", tool.Value())
+	if typ := m.record.Value("type"); typ != model.EventTypes[1] {
+		t.Fatalf("type %s after →, want the second", typ)
 	}
 }

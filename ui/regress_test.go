@@ -1,21 +1,18 @@
 package ui
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-	"unicode/utf8"
 
 	tea "charm.land/bubbletea/v2"
-	"github.com/charmbracelet/x/ansi"
 
 	"engram/ingest"
 	"engram/model"
+	"engram/ui/stream"
+	"engram/ui/uikit"
 )
 
 // runSync runs cmd and every batch it holds synchronously, returning the
@@ -60,7 +57,7 @@ func TestPipelineListenerSurvivesOutageNotice(t *testing.T) {
 	m := New(testDeps(r, a), testOpts(t)) // not manual: the real listener
 	t.Cleanup(m.cancel)
 	m.Update(tea.WindowSizeMsg{Width: 100, Height: 30})
-	obs := chanObserver{ctx: m.c.ctx, ch: m.events, run: 7}
+	obs := uikit.Observer{Ctx: m.c.Ctx, Ch: m.events, Run: 7}
 	obs.Outage(ingest.Outage{})
 	obs.Stage(ingest.StageEvent{Seq: 1, StageRecord: ingest.StageRecord{Stage: ingest.StageReceive, Status: ingest.StatusRunning}})
 	// One program loop: run the listener, deliver, run what Update returns.
@@ -75,7 +72,7 @@ func TestPipelineListenerSurvivesOutageNotice(t *testing.T) {
 		}
 		cmds = next
 	}
-	if len(m.pipeline.order) == 0 {
+	if m.pipeline.Runs() == 0 {
 		t.Fatalf("the stage sent after an outage notice never reached the pipeline view (%d messages stuck in the channel)", len(m.events))
 	}
 }
@@ -96,8 +93,8 @@ func TestOlderRowsLoadAfterEndDuringFilterLoad(t *testing.T) {
 	for range 5 {
 		press(t, m, "end")
 	}
-	if n := m.stream.buf.len(); n <= 50 {
-		t.Fatalf("stuck at %d rows; loadingOlder=%v buf.end=%v\n%s", n, m.stream.loadingOlder, m.stream.buf.end, screen(m))
+	if n := m.stream.Rows().Len(); n <= 50 {
+		t.Fatalf("stuck at %d rows; loadingOlder=%v buf.end=%v\n%s", n, m.stream.LoadingOlder(), m.stream.Rows().End(), screen(m))
 	}
 }
 
@@ -109,7 +106,7 @@ func TestTurnsOlderRowsLoadAfterEndDuringReload(t *testing.T) {
 	for range 10 {
 		press(t, m, "end")
 	}
-	if m.turns.buf.atHead() {
+	if m.turns.Rows().AtHead() {
 		t.Fatal("setup: want the turns window scrolled past its head")
 	}
 	_, homeCmd := m.Update(keyMsg("home")) // reload
@@ -119,8 +116,8 @@ func TestTurnsOlderRowsLoadAfterEndDuringReload(t *testing.T) {
 	for range 5 {
 		press(t, m, "end")
 	}
-	if n := m.turns.buf.len(); n <= 50 {
-		t.Fatalf("turns stuck at %d rows, loadingOlder=%v", n, m.turns.loadingOlder)
+	if n := m.turns.Rows().Len(); n <= 50 {
+		t.Fatalf("turns stuck at %d rows, loadingOlder=%v", n, m.turns.LoadingOlder())
 	}
 }
 
@@ -160,12 +157,12 @@ func TestDetailCancelledFetchRefetchedOnReturn(t *testing.T) {
 		t.Fatalf("focus %v", m.focus)
 	}
 	s := screen(m)
-	if strings.Contains(s, "context canceled") || m.detail.arch == nil {
+	if strings.Contains(s, "context canceled") || m.detail.Archived() == nil {
 		t.Fatalf("came back to a cancelled fetch shown as the archive's error:\n%s", s)
 	}
 }
 
-// Regression: an index document parseJSON refuses (structured nested deeper than
+// Regression: an index document jsontree.Parse refuses (structured nested deeper than
 // 200) leaves the previous event's index tree on screen under the new title.
 func TestDetailNeverShowsPreviousIndexTree(t *testing.T) {
 	r, a := world(3, testBase)
@@ -176,8 +173,8 @@ func TestDetailNeverShowsPreviousIndexTree(t *testing.T) {
 	m := newTestModel(t, testDeps(r, a), testOpts(t), 140, 60)
 	press(t, m, "enter") // ev-000002
 	press(t, m, "]")     // ev-000001
-	if m.detail.doc.EventID != "ev-000001" {
-		t.Fatalf("on %s", m.detail.doc.EventID)
+	if m.detail.Doc().EventID != "ev-000001" {
+		t.Fatalf("on %s", m.detail.Doc().EventID)
 	}
 	s := screen(m)
 	if strings.Contains(s, `"event_id": "ev-000002"`) {
@@ -205,13 +202,13 @@ func TestSeekStartedDuringLoadFindsWithoutFalseStatus(t *testing.T) {
 	r.docs[250].TraceID = "t-350"
 	m := newTestModel(t, testDeps(r, a), testOpts(t), 120, 30)
 	_, endCmd := m.Update(keyMsg("end")) // row 49, an older page on its way
-	if m.stream.selected().EventID != "d-350" || !m.stream.loadingOlder {
-		t.Fatalf("setup: on %s loadingOlder=%v", m.stream.selected().EventID, m.stream.loadingOlder)
+	if m.stream.Selected().EventID != "d-350" || !m.stream.LoadingOlder() {
+		t.Fatalf("setup: on %s loadingOlder=%v", m.stream.Selected().EventID, m.stream.LoadingOlder())
 	}
 	m.Update(keyMsg("g"))
 	_, jumpCmd := m.Update(keyMsg("r"))
 	settle(t, m, endCmd, jumpCmd)
-	sel := m.stream.selected().EventID
+	sel := m.stream.Selected().EventID
 	s := screen(m)
 	if sel != "d-250" || strings.Contains(s, "no other row shares it that way") {
 		t.Fatalf("selected %s (same trace) yet the status says:\n%s", sel, s)
@@ -226,7 +223,7 @@ func TestSeekEndsWithHeadLoad(t *testing.T) {
 	for range 8 {
 		press(t, m, "end")
 	}
-	if m.stream.buf.atHead() {
+	if m.stream.Rows().AtHead() {
 		t.Fatal("setup: want rows evicted above")
 	}
 	m.filter.applied = "type:" + model.TypeUserInput
@@ -235,7 +232,7 @@ func TestSeekEndsWithHeadLoad(t *testing.T) {
 	_, jumpCmd := m.Update(keyMsg("R"))
 	deliver(m, headCmd)
 	settle(t, m, jumpCmd)
-	if m.stream.seeking != nil {
+	if m.stream.Seeking() {
 		t.Fatalf("the seek outlived the head load:\n%s", screen(m))
 	}
 }
@@ -249,47 +246,9 @@ func TestDetailNextPagesPastLoadedRows(t *testing.T) {
 	for range 60 {
 		press(t, m, "]")
 	}
-	if got := m.detail.doc.EventID; got != "ev-000439" {
+	if got := m.detail.Doc().EventID; got != "ev-000439" {
 		t.Fatalf("] stopped on %s, the 50th row, with %d rows loaded and more below (end=%v): %q",
-			got, m.stream.buf.len(), m.stream.buf.end, m.status)
-	}
-}
-
-// Regression: a followed file with one line over 4 MiB stalls the follower for
-// good: every round errors at the same offset, later lines never ingest.
-func TestFollowSkipsLongLine(t *testing.T) {
-	dir := t.TempDir()
-	name := filepath.Join(dir, "f.jsonl")
-	long := strings.Repeat("x", followChunk+10)
-	os.WriteFile(name, []byte(long+"\n{\"ok\":1}\n"), 0o644)
-	f := follower{file: name}
-	msg := followRound(context.Background(), nil, f, nil, 1)().(followedMsg)
-	if msg.err == nil || !strings.Contains(msg.err.Error(), "skipped a line") {
-		t.Fatalf("the long line was not reported as skipped: %v", msg.err)
-	}
-	if want := int64(len(long) + 1); msg.offset != want || msg.line != 1 {
-		t.Fatalf("follower at offset %d line %d, want %d and 1 (just past the long line)", msg.offset, msg.line, want)
-	}
-	chunk, _, err := readAppended(name, msg.offset)
-	if err != nil || string(chunk) != "{\"ok\":1}\n" {
-		t.Fatalf("the next round reads %q, %v; want the line after the long one", chunk, err)
-	}
-}
-
-// Regression: the search highlight slices the text by offsets found in its
-// lower-cased copy; equal total length does not mean equal offsets, so a
-// rune is cut and a lone continuation byte (0x9b, an 8-bit CSI) is written.
-func TestSearchHighlightKeepsRunesWhole(t *testing.T) {
-	r, a := world(1, testBase)
-	m := newTestModel(t, testDeps(r, a), testOpts(t), 120, 30)
-	j := newJSONView(m.c, map[string]bool{})
-	j.term = "û"
-	out := j.paint(seg{"ȺÛİq", rString})
-	if !utf8.ValidString(out) || ansi.Strip(out) != "ȺÛİq" {
-		t.Fatalf("highlight cut runes: %q", out)
-	}
-	if !strings.Contains(out, m.c.Styles.Match.Render("Û")) {
-		t.Fatalf("Û is not highlighted for û: %q", out)
+			got, m.stream.Rows().Len(), m.stream.Rows().End(), m.status)
 	}
 }
 
@@ -300,13 +259,13 @@ func TestRefusedFilterKeepsPendingRows(t *testing.T) {
 	m := newTestModel(t, testDeps(r, a), testOpts(t), 100, 30)
 	press(t, m, "space")
 	addEvents(r, a, 10, 4)
-	send(t, m, tailTickMsg{})
+	send(t, m, stream.TickMsg{})
 	mustContain(t, screen(m), "paused · 4 new")
 	m.filter.applied = "tool:shell" // parses; the fake index refuses it
 	settle(t, m, m.applyFilter())
 	press(t, m, "esc")   // close the reopened bar
 	press(t, m, "space") // resume
-	if m.stream.buf.index("ev-000013") < 0 {
+	if m.stream.Rows().Index("ev-000013") < 0 {
 		t.Fatalf("the 4 documents that came while paused are gone:\n%s", screen(m))
 	}
 }
@@ -318,12 +277,12 @@ func TestDetailJumpStartsFromShownEvent(t *testing.T) {
 	m := newTestModel(t, testDeps(r, a), testOpts(t), 100, 30)
 	press(t, m, "enter") // detail on ev-000011 (turn-0003), still following
 	addEvents(r, a, 12, 3)
-	send(t, m, tailTickMsg{})
-	if m.detail.doc.EventID != "ev-000011" {
-		t.Fatalf("setup: detail on %s", m.detail.doc.EventID)
+	send(t, m, stream.TickMsg{})
+	if m.detail.Doc().EventID != "ev-000011" {
+		t.Fatalf("setup: detail on %s", m.detail.Doc().EventID)
 	}
 	press(t, m, "g", "t")
-	if got := m.detail.doc; got.TurnKey() != "turn-0003" {
+	if got := m.detail.Doc(); got.TurnKey() != "turn-0003" {
 		t.Fatalf("g t from ev-000011 (turn-0003) opened %s of %s", got.EventID, got.TurnKey())
 	}
 }
@@ -338,15 +297,15 @@ func TestYankCutArchiveCopiesIndexJSON(t *testing.T) {
 	press(t, m, "enter", "y")
 	_, cmd := m.Update(keyMsg("j"))
 	for _, msg := range runSync(cmd, time.Second) {
-		if s, ok := msg.(statusMsg); ok {
-			t.Logf("status: %s", s.text)
+		if s, ok := msg.(uikit.StatusMsg); ok {
+			t.Logf("status: %s", s.Text)
 		}
 	}
-	if m.detail.arch == nil || !m.detail.arch.Truncated {
+	if m.detail.Archived() == nil || !m.detail.Archived().Truncated {
 		t.Fatal("setup: want the archive cut at ArchiveLimit")
 	}
-	if !json.Valid([]byte(m.eventJSON(m.detail.doc))) {
-		t.Fatalf("copies %d bytes of a cut archive as the JSON: %q", len(m.eventJSON(m.detail.doc)), m.eventJSON(m.detail.doc))
+	if !json.Valid([]byte(m.eventJSON(m.detail.Doc()))) {
+		t.Fatalf("copies %d bytes of a cut archive as the JSON: %q", len(m.eventJSON(m.detail.Doc())), m.eventJSON(m.detail.Doc()))
 	}
 }
 
@@ -357,19 +316,19 @@ func TestOlderRowsLoadAfterTailTrim(t *testing.T) {
 	r, a := world(1000, testBase)
 	m := newTestModel(t, testDeps(r, a), testOpts(t), 100, 30)
 	press(t, m, "end", "end", "end")
-	if m.stream.buf.len() != 200 || !m.stream.buf.atHead() {
-		t.Fatalf("setup: %d rows, atHead %v", m.stream.buf.len(), m.stream.buf.atHead())
+	if m.stream.Rows().Len() != 200 || !m.stream.Rows().AtHead() {
+		t.Fatalf("setup: %d rows, atHead %v", m.stream.Rows().Len(), m.stream.Rows().AtHead())
 	}
 	_, endCmd := m.Update(keyMsg("end"))
 	m.Update(keyMsg("home"))
 	addEvents(r, a, 1000, 5)
-	_, tailCmd := m.Update(tailTickMsg{})
+	_, tailCmd := m.Update(stream.TickMsg{})
 	deliver(m, tailCmd)
 	deliver(m, endCmd)
 	for range 5 {
 		press(t, m, "end")
 	}
-	if !m.stream.buf.end && m.stream.loadingOlder && m.stream.buf.len() <= 200 {
-		t.Fatalf("stuck: %d rows, loadingOlder %v, more below but nothing loads", m.stream.buf.len(), m.stream.loadingOlder)
+	if !m.stream.Rows().End() && m.stream.LoadingOlder() && m.stream.Rows().Len() <= 200 {
+		t.Fatalf("stuck: %d rows, loadingOlder %v, more below but nothing loads", m.stream.Rows().Len(), m.stream.LoadingOlder())
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"engram/ingest"
 	"engram/model"
+	"engram/ui/uikit"
 )
 
 // hostile is text that would clear the screen, move the cursor, write the
@@ -64,9 +65,9 @@ func TestNoRawEscapesReachTheTerminal(t *testing.T) {
 	snap("enter") // applied: the position lines show the filter
 	snap("tab")   // the turns under it
 	snap("tab", "tab", "tab", "tab", "esc")
-	send(t, m, statusMsg{"failed: " + hostile, true})
+	send(t, m, uikit.StatusMsg{Text: "failed: " + hostile, Err: true})
 	frames = append(frames, m.View().Content)
-	send(t, m, pipeMsg{run: 9, trace: &ingest.Trace{Seq: 1, EventID: hostile, Src: ingest.Source{File: hostile, Line: 1},
+	send(t, m, uikit.PipeMsg{Run: 9, Trace: &ingest.Trace{Seq: 1, EventID: hostile, Src: ingest.Source{File: hostile, Line: 1},
 		Outcome: ingest.OutcomeFailed, Err: errors.New(hostile)}})
 	snap("tab", "tab", "tab", "tab")
 	snap("R")
@@ -95,7 +96,7 @@ func TestWideCharactersAligned(t *testing.T) {
 	for _, w := range []int{80, 117, 160} {
 		m := newTestModel(t, testDeps(r, a), testOpts(t), w, 24)
 		for i, l := range strings.Split(screen(m), "\n") {
-			if got := width(l); got != w {
+			if got := uikit.Width(l); got != w {
 				t.Fatalf("at %d columns line %d is %d cells: %q", w, i, got, l)
 			}
 		}

@@ -9,6 +9,8 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"engram/model"
+	"engram/ui/stream"
+	"engram/ui/uikit"
 )
 
 // addEvents indexes n more events of the test world into r.
@@ -25,7 +27,7 @@ func TestStreamShowsNewestFirst(t *testing.T) {
 	r, a := world(10, testBase)
 	m := newTestModel(t, testDeps(r, a), testOpts(t), 80, 24)
 	mustContain(t, screen(m), "10 docs", "● following", "step 0 of turn 3")
-	if got := m.stream.selected().EventID; got != "ev-000009" {
+	if got := m.stream.Selected().EventID; got != "ev-000009" {
 		t.Fatalf("selected %s, want the newest", got)
 	}
 }
@@ -34,13 +36,13 @@ func TestStreamFollowsTail(t *testing.T) {
 	r, a := world(10, testBase)
 	m := newTestModel(t, testDeps(r, a), testOpts(t), 80, 24)
 	addEvents(r, a, 10, 3)
-	send(t, m, tailTickMsg{})
-	if got := m.stream.selected().EventID; got != "ev-000012" {
+	send(t, m, stream.TickMsg{})
+	if got := m.stream.Selected().EventID; got != "ev-000012" {
 		t.Fatalf("selected %s after the tail, want the new newest ev-000012", got)
 	}
 	mustContain(t, screen(m), "13 docs", "● following")
-	if m.stream.buf.len() != 13 {
-		t.Fatalf("%d rows, want 13", m.stream.buf.len())
+	if m.stream.Rows().Len() != 13 {
+		t.Fatalf("%d rows, want 13", m.stream.Rows().Len())
 	}
 }
 
@@ -50,7 +52,7 @@ func TestStreamPauseCountsThenResumeShows(t *testing.T) {
 	press(t, m, "space")
 	before := screen(m)
 	addEvents(r, a, 10, 4)
-	send(t, m, tailTickMsg{})
+	send(t, m, stream.TickMsg{})
 	s := screen(m)
 	mustContain(t, s, "paused · 4 new")
 	if rowsOf(s) != rowsOf(before) {
@@ -58,7 +60,7 @@ func TestStreamPauseCountsThenResumeShows(t *testing.T) {
 	}
 	mustNotContain(t, s, "ev-000013")
 	press(t, m, "space")
-	if got := m.stream.selected().EventID; got != "ev-000013" {
+	if got := m.stream.Selected().EventID; got != "ev-000013" {
 		t.Fatalf("resumed on %s, want ev-000013", got)
 	}
 	mustContain(t, screen(m), "● following")
@@ -75,11 +77,11 @@ func TestStreamMovingDownPauses(t *testing.T) {
 	r, a := world(10, testBase)
 	m := newTestModel(t, testDeps(r, a), testOpts(t), 80, 24)
 	press(t, m, "j")
-	if m.stream.following {
+	if m.stream.Following() {
 		t.Fatal("still following after moving off the newest row")
 	}
 	press(t, m, "k", "home")
-	if !m.stream.following {
+	if !m.stream.Following() {
 		t.Fatal("home does not follow again")
 	}
 }
@@ -96,24 +98,24 @@ func TestStreamWindowPagesAndEvicts(t *testing.T) {
 	check := func() {
 		t.Helper()
 		want := fmt.Sprintf("ev-%06d", n-1-pos)
-		if got := m.stream.selected().EventID; got != want {
+		if got := m.stream.Selected().EventID; got != want {
 			t.Fatalf("at row %d selected %s, want %s", pos, got, want)
 		}
-		if m.stream.buf.len() > o.BufferRows+o.PageSize {
-			t.Fatalf("window holds %d rows, bound %d", m.stream.buf.len(), o.BufferRows)
+		if m.stream.Rows().Len() > o.BufferRows+o.PageSize {
+			t.Fatalf("window holds %d rows, bound %d", m.stream.Rows().Len(), o.BufferRows)
 		}
 	}
 	for pos < 900 {
 		press(t, m, "pgdown")
-		pos += m.stream.rowsH()
+		pos += m.stream.RowsShown()
 		check()
 	}
-	if len(m.stream.buf.above) == 0 {
+	if m.stream.Rows().Evictions() == 0 {
 		t.Fatal("nothing was evicted from the top")
 	}
 	for pos > 0 {
 		press(t, m, "pgup")
-		pos = max(0, pos-m.stream.rowsH())
+		pos = max(0, pos-m.stream.RowsShown())
 		check()
 	}
 }
@@ -124,10 +126,10 @@ func TestStreamFilter(t *testing.T) {
 	press(t, m, "/")
 	typeText(t, m, "agent:coder")
 	press(t, m, "enter")
-	if m.stream.buf.len() == 0 {
+	if m.stream.Rows().Len() == 0 {
 		t.Fatal("no rows match")
 	}
-	for _, d := range m.stream.buf.rows {
+	for _, d := range m.stream.Rows().All() {
 		if d.AgentID != "coder" {
 			t.Fatalf("row %s of agent %s under agent:coder", d.EventID, d.AgentID)
 		}
@@ -135,15 +137,15 @@ func TestStreamFilter(t *testing.T) {
 	mustContain(t, screen(m), "filter: agent:coder")
 	// New documents are filtered too.
 	addEvents(r, a, 30, 9)
-	send(t, m, tailTickMsg{})
-	for _, d := range m.stream.buf.rows {
+	send(t, m, stream.TickMsg{})
+	for _, d := range m.stream.Rows().All() {
 		if d.AgentID != "coder" {
 			t.Fatalf("tail let %s of agent %s in", d.EventID, d.AgentID)
 		}
 	}
 	press(t, m, "esc")
-	if m.stream.expr != "" || m.stream.buf.len() != 39 {
-		t.Fatalf("esc left filter %q with %d rows", m.stream.expr, m.stream.buf.len())
+	if m.stream.Filter() != "" || m.stream.Rows().Len() != 39 {
+		t.Fatalf("esc left filter %q with %d rows", m.stream.Filter(), m.stream.Rows().Len())
 	}
 }
 
@@ -167,15 +169,15 @@ func TestStreamFilterTailRace(t *testing.T) {
 		}
 		return n
 	}
-	send(t, m, tailTickMsg{})
-	if got, want := m.stream.buf.len(), coders(39); got != want {
+	send(t, m, stream.TickMsg{})
+	if got, want := m.stream.Rows().Len(), coders(39); got != want {
 		t.Fatalf("after the poll: %d rows, want the %d coder events of the first 39", got, want)
 	}
-	send(t, m, tailTickMsg{})
-	if got, want := m.stream.buf.len(), coders(69); got != want {
+	send(t, m, stream.TickMsg{})
+	if got, want := m.stream.Rows().Len(), coders(69); got != want {
 		t.Fatalf("after the next poll: %d rows, want %d", got, want)
 	}
-	for _, d := range m.stream.buf.rows {
+	for _, d := range m.stream.Rows().All() {
 		if d.AgentID != "coder" {
 			t.Fatalf("row %s of agent %s under agent:coder", d.EventID, d.AgentID)
 		}
@@ -235,7 +237,7 @@ func TestStartupFailureIsFullScreen(t *testing.T) {
 func TestStatusClearsOnNextKey(t *testing.T) {
 	r, a := world(5, testBase)
 	m := newTestModel(t, testDeps(r, a), testOpts(t), 80, 24)
-	send(t, m, statusMsg{"something failed", true})
+	send(t, m, uikit.StatusMsg{Text: "something failed", Err: true})
 	mustContain(t, screen(m), "something failed")
 	press(t, m, "j")
 	mustNotContain(t, screen(m), "something failed")
@@ -245,12 +247,15 @@ func TestResizeReachesHiddenViews(t *testing.T) {
 	r, a := world(5, testBase)
 	m := newTestModel(t, testDeps(r, a), testOpts(t), 80, 24)
 	send(t, m, tea.WindowSizeMsg{Width: 160, Height: 48})
-	if m.detail.w != 160 || m.turns.h != 45 || m.pipeline.w != 160 || m.record.h != 45 {
-		t.Fatalf("hidden views not resized: detail %d, turns %d, pipeline %d, record %d",
-			m.detail.w, m.turns.h, m.pipeline.w, m.record.h)
+	dw, _ := m.detail.Size()
+	_, th := m.turns.Size()
+	pw, _ := m.pipeline.Size()
+	_, rh := m.record.Size()
+	if dw != 160 || th != 45 || pw != 160 || rh != 45 {
+		t.Fatalf("hidden views not resized: detail %d, turns %d, pipeline %d, record %d", dw, th, pw, rh)
 	}
 	for i, l := range strings.Split(screen(m), "\n") {
-		if w := width(l); w != 160 {
+		if w := uikit.Width(l); w != 160 {
 			t.Fatalf("line %d is %d cells wide, want 160", i, w)
 		}
 	}
@@ -262,7 +267,7 @@ func TestNarrowWindows(t *testing.T) {
 	for _, keys := range [][]string{{}, {"enter"}, {"tab"}, {"tab"}, {"?"}} {
 		press(t, m, keys...)
 		for i, l := range strings.Split(screen(m), "\n") {
-			if w := width(l); w > 40 {
+			if w := uikit.Width(l); w > 40 {
 				t.Fatalf("after %v line %d is %d cells wide", keys, i, w)
 			}
 		}

@@ -14,7 +14,7 @@ func TestThemeFromBackground(t *testing.T) {
 	o := testOpts(t)
 	o.Theme = ""
 	m := New(testDeps(r, a), o)
-	m.c.manual = true
+	m.c.Manual = true
 	msg, _ := runCmd(m.Init(), 5*time.Second)
 	found := false
 	for _, c := range msg.(tea.BatchMsg) {

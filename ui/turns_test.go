@@ -5,20 +5,22 @@ import (
 	"testing"
 
 	"engram/model"
+	"engram/ui/stream"
 )
 
 func TestTurnsListAndChain(t *testing.T) {
 	r, a := world(12, testBase)
 	m := newTestModel(t, testDeps(r, a), testOpts(t), 80, 24)
 	press(t, m, "tab")
-	if m.focus != viewTurns || m.turns.buf.len() != 4 {
-		t.Fatalf("focus %v with %d turns, want the turns view with 4", m.focus, m.turns.buf.len())
+	if m.focus != viewTurns || m.turns.Rows().Len() != 4 {
+		t.Fatalf("focus %v with %d turns, want the turns view with 4", m.focus, m.turns.Rows().Len())
 	}
 	press(t, m, "down", "enter")
 	s := screen(m)
 	mustContain(t, s, "turn turn-0002", "3 events", "observation → action → outcome")
 	var phases []model.Phase
-	for _, d := range m.turns.chain.docs {
+	steps, _ := m.turns.Chain()
+	for _, d := range steps {
 		phases = append(phases, d.Phase())
 	}
 	if len(phases) != 3 || phases[0] != model.PhaseObservation || phases[1] != model.PhaseAction || phases[2] != model.PhaseOutcome {
@@ -26,19 +28,19 @@ func TestTurnsListAndChain(t *testing.T) {
 	}
 	mustContain(t, s, "tool shell", "✓", "66ms")
 	press(t, m, "down", "down", "enter")
-	if m.focus != viewDetail || m.detail.doc.EventID != "ev-000008" {
-		t.Fatalf("enter on the outcome opened %v", m.detail.doc)
+	if m.focus != viewDetail || m.detail.Doc().EventID != "ev-000008" {
+		t.Fatalf("enter on the outcome opened %v", m.detail.Doc())
 	}
 	press(t, m, "[")
-	if m.detail.doc.EventID != "ev-000007" {
-		t.Fatalf("[ in a chain's detail went to %s, want the action ev-000007", m.detail.doc.EventID)
+	if m.detail.Doc().EventID != "ev-000007" {
+		t.Fatalf("[ in a chain's detail went to %s, want the action ev-000007", m.detail.Doc().EventID)
 	}
 	press(t, m, "esc")
-	if m.focus != viewTurns || !m.turns.chain.open {
+	if _, open := m.turns.Chain(); m.focus != viewTurns || !open {
 		t.Fatal("esc from the detail did not return to the chain")
 	}
 	press(t, m, "esc")
-	if m.turns.chain.open {
+	if _, open := m.turns.Chain(); open {
 		t.Fatal("esc did not close the chain")
 	}
 }
@@ -49,13 +51,13 @@ func TestTurnsReloadWhenNewEvents(t *testing.T) {
 	r, a := world(6, testBase)
 	m := newTestModel(t, testDeps(r, a), testOpts(t), 80, 24)
 	press(t, m, "tab")
-	n := m.turns.buf.len()
+	n := m.turns.Rows().Len()
 	press(t, m, "tab")
 	addEvents(r, a, 6, 3)
-	send(t, m, tailTickMsg{})
+	send(t, m, stream.TickMsg{})
 	press(t, m, "shift+tab")
-	if m.turns.buf.len() != n+1 {
-		t.Fatalf("%d turns after a new turn came, want %d", m.turns.buf.len(), n+1)
+	if m.turns.Rows().Len() != n+1 {
+		t.Fatalf("%d turns after a new turn came, want %d", m.turns.Rows().Len(), n+1)
 	}
 	if !strings.Contains(screen(m), "turn-0002") {
 		t.Fatal("new turn not shown")

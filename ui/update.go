@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
 	"engram/model"
+	"engram/ui/uikit"
 )
 
 // onKey handles a key press: the status clears, then global keys, the
@@ -14,12 +16,12 @@ import (
 func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 	km := m.c.Keys
 	m.status, m.statusErr = "", false
-	m.stream.seeking = nil // a key ends a jump still looking (g t starts one)
+	m.stream.StopSeek() // a key ends a jump still looking (g t starts one)
 	switch {
 	case msg.String() == "ctrl+c":
 		return m.quit()
 	case m.fatal != nil:
-		if is(msg, km.Quit, km.Back) {
+		if key.Matches(msg, km.Quit, km.Back) {
 			return m.quit()
 		}
 		return nil
@@ -36,15 +38,15 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 	case m.focus == viewRecord:
 		// The form takes typed keys; Tab still moves between views.
 		switch {
-		case is(msg, km.Back):
+		case key.Matches(msg, km.Back):
 			return m.setFocus(viewStream)
-		case is(msg, km.NextView):
+		case key.Matches(msg, km.NextView):
 			return m.cycle(1)
-		case is(msg, km.PrevView):
+		case key.Matches(msg, km.PrevView):
 			return m.cycle(-1)
 		}
 		return m.record.Update(msg)
-	case m.focus == viewDetail && m.detail.searching:
+	case m.focus == viewDetail && m.detail.Searching():
 		return m.detail.Update(msg)
 	}
 	return m.onGlobalKey(msg)
@@ -52,29 +54,29 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 
 func (m *Model) onGlobalKey(msg tea.KeyPressMsg) tea.Cmd {
 	km := m.c.Keys
-	write := m.c.canWrite()
+	write := m.c.CanWrite()
 	switch {
-	case is(msg, km.Quit):
+	case key.Matches(msg, km.Quit):
 		return m.quit()
-	case is(msg, km.Help):
+	case key.Matches(msg, km.Help):
 		m.showHelp = true
-	case is(msg, km.NextView):
+	case key.Matches(msg, km.NextView):
 		return m.cycle(1)
-	case is(msg, km.PrevView):
+	case key.Matches(msg, km.PrevView):
 		return m.cycle(-1)
-	case is(msg, km.Filter) && m.focus != viewDetail:
+	case key.Matches(msg, km.Filter) && m.focus != viewDetail:
 		m.filter.show()
-	case is(msg, km.Back):
+	case key.Matches(msg, km.Back):
 		return m.goBack()
-	case is(msg, km.Yank) && m.current() != nil:
+	case key.Matches(msg, km.Yank) && m.current() != nil:
 		m.chord = "y"
-	case is(msg, km.Go) && m.canJump():
+	case key.Matches(msg, km.Go) && m.canJump():
 		m.chord = "g"
-	case is(msg, km.Export) && write && m.current() != nil:
-		return export(m.c.ctx, m.c.Deps.Archive, m.current(), m.c.Opts.ExportDir)
-	case is(msg, km.Duplicate) && write && m.current() != nil:
+	case key.Matches(msg, km.Export) && write && m.current() != nil:
+		return export(m.c.Ctx, m.c.Deps.Archive, m.current(), m.c.Opts.ExportDir)
+	case key.Matches(msg, km.Duplicate) && write && m.current() != nil:
 		return m.duplicate()
-	case is(msg, km.Record) && write:
+	case key.Matches(msg, km.Record) && write:
 		return m.setFocus(viewRecord)
 	default:
 		return m.focused().Update(msg)
@@ -97,21 +99,19 @@ func (m *Model) onPaste(msg tea.PasteMsg) tea.Cmd {
 func (m *Model) current() *model.IndexDoc {
 	switch m.focus {
 	case viewStream:
-		return m.stream.selected()
+		return m.stream.Selected()
 	case viewDetail:
-		return m.detail.doc
+		return m.detail.Doc()
 	case viewTurns:
-		if c := m.turns.chain; c.open && c.sel < len(c.docs) {
-			return c.docs[c.sel]
-		}
+		return m.turns.Current()
 	}
 	return nil
 }
 
 // canJump: g works on the stream, and on the detail of a stream row.
 func (m *Model) canJump() bool {
-	return m.focus == viewStream && m.stream.selected() != nil ||
-		m.focus == viewDetail && m.detail.nav == navigator(m.stream)
+	return m.focus == viewStream && m.stream.Selected() != nil ||
+		m.focus == viewDetail && m.detail.Nav() == uikit.Navigator(m.stream)
 }
 
 // goBack is Esc outside any overlay.
@@ -119,7 +119,7 @@ func (m *Model) goBack() tea.Cmd {
 	switch {
 	case m.focus == viewDetail:
 		return m.setFocus(m.back)
-	case m.focus == viewTurns && m.turns.back():
+	case m.focus == viewTurns && m.turns.Back():
 		return nil
 	case m.focus != viewStream:
 		return m.setFocus(viewStream)
@@ -132,7 +132,7 @@ func (m *Model) goBack() tea.Cmd {
 
 // applyFilter filters the stream; the turns follow once it loads.
 func (m *Model) applyFilter() tea.Cmd {
-	return m.stream.setFilter(m.filter.applied)
+	return m.stream.SetFilter(m.filter.applied)
 }
 
 // onChord handles the key after y or g.
@@ -143,9 +143,8 @@ func (m *Model) onChord(msg tea.KeyPressMsg) tea.Cmd {
 		return m.yank(msg)
 	}
 	km := m.c.Keys
-	if is(msg, km.GoTop) {
-		m.stream.want = ""
-		return m.afterJump(m.stream.resume())
+	if key.Matches(msg, km.GoTop) {
+		return m.afterJump(m.stream.GoTop())
 	}
 	keys := map[string]func(*model.IndexDoc) string{
 		"t": (*model.IndexDoc).TurnKey, "T": (*model.IndexDoc).TurnKey,
@@ -160,13 +159,13 @@ func (m *Model) onChord(msg tea.KeyPressMsg) tea.Cmd {
 	if msg.String() == "T" || msg.String() == "S" || msg.String() == "R" {
 		dir = -1
 	}
-	from := m.stream.selected()
+	from := m.stream.Selected()
 	if m.focus == viewDetail {
-		from = m.detail.doc // the tail may have moved the stream's selection
+		from = m.detail.Doc() // the tail may have moved the stream's selection
 	}
-	found, cmd := m.stream.jump(from, keyOf, dir)
+	found, cmd := m.stream.Jump(from, keyOf, dir)
 	if !found {
-		return statusCmd("no other row shares it that way", false)
+		return uikit.StatusCmd("no other row shares it that way", false)
 	}
 	return m.afterJump(cmd)
 }
@@ -174,8 +173,8 @@ func (m *Model) onChord(msg tea.KeyPressMsg) tea.Cmd {
 // afterJump keeps the detail on the stream's selection.
 func (m *Model) afterJump(cmd tea.Cmd) tea.Cmd {
 	if m.focus == viewDetail {
-		if d := m.stream.selected(); d != nil && d != m.detail.doc {
-			return tea.Batch(cmd, m.detail.open(d, m.stream))
+		if d := m.stream.Selected(); d != nil && d != m.detail.Doc() {
+			return tea.Batch(cmd, m.detail.Open(d, m.stream))
 		}
 	}
 	return cmd
@@ -190,23 +189,23 @@ func (m *Model) yank(msg tea.KeyPressMsg) tea.Cmd {
 	}
 	var text, what string
 	switch {
-	case is(msg, km.YankID):
+	case key.Matches(msg, km.YankID):
 		text, what = d.EventID, "event id"
-	case is(msg, km.YankKey):
+	case key.Matches(msg, km.YankKey):
 		text, what = d.ObjectStorageKey, "archive key"
-	case is(msg, km.YankJSON):
+	case key.Matches(msg, km.YankJSON):
 		text, what = m.eventJSON(d), "JSON"
 	default:
 		return nil
 	}
-	return tea.Batch(tea.SetClipboard(text), statusCmd(fmt.Sprintf("copied the %s (%d bytes)", what, len(text)), false))
+	return tea.Batch(tea.SetClipboard(text), uikit.StatusCmd(fmt.Sprintf("copied the %s (%d bytes)", what, len(text)), false))
 }
 
 // eventJSON is the archived event when the detail holds all of it, else
 // the index document.
 func (m *Model) eventJSON(d *model.IndexDoc) string {
-	if m.detail.doc == d && m.detail.arch != nil && !m.detail.arch.Truncated {
-		return string(m.detail.arch.Body)
+	if a := m.detail.Archived(); m.detail.Doc() == d && a != nil && !a.Truncated {
+		return string(a.Body)
 	}
 	b, _ := json.MarshalIndent(d, "", "  ")
 	return string(b)
@@ -216,12 +215,10 @@ func (m *Model) eventJSON(d *model.IndexDoc) string {
 // archived one when the detail has it, else what the index holds.
 func (m *Model) duplicate() tea.Cmd {
 	d := m.current()
-	ev := eventFromDoc(d)
-	if m.detail.doc == d && m.detail.arch != nil {
-		if full, err := model.Decode(m.detail.arch.Body, model.DecodeOptions{}); err == nil {
-			ev = full
-		}
+	var archived []byte
+	if a := m.detail.Archived(); m.detail.Doc() == d && a != nil {
+		archived = a.Body
 	}
-	m.record.fill(ev)
-	return tea.Batch(m.setFocus(viewRecord), statusCmd("a copy of "+clean(d.EventID)+"; it gets a new id when recorded", false))
+	m.record.Duplicate(d, archived)
+	return tea.Batch(m.setFocus(viewRecord), uikit.StatusCmd("a copy of "+uikit.Clean(d.EventID)+"; it gets a new id when recorded", false))
 }

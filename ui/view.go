@@ -5,6 +5,8 @@ import (
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
+
+	"engram/ui/uikit"
 )
 
 // View draws the frame: header, the focused view (or an overlay), the
@@ -30,9 +32,9 @@ func (m *Model) render() string {
 	}
 	return strings.Join([]string{
 		m.header(),
-		padLines(m.body(), m.w, max(1, m.h-3)),
-		fit(status, m.w),
-		fit(footer, m.w),
+		uikit.PadLines(m.body(), m.w, max(1, m.h-3)),
+		uikit.Fit(status, m.w),
+		uikit.Fit(footer, m.w),
 	}, "\n")
 }
 
@@ -49,8 +51,7 @@ func (m *Model) body() string {
 // empty: the index holds nothing at all (a filter matching nothing is not
 // empty: it says so in the position line).
 func (m *Model) empty() bool {
-	return m.stream.loaded && m.stream.buf.len() == 0 && m.stream.expr == "" &&
-		len(m.stream.pending) == 0 && (!m.countKnown || m.count == 0)
+	return m.stream.Empty() && (!m.countKnown || m.count == 0)
 }
 
 // header is the tabs on the left; backend, profile, count and follow
@@ -67,10 +68,10 @@ func (m *Model) header() string {
 	}
 	parts := []string{m.follow()}
 	if m.countKnown {
-		parts = append([]string{thousands(m.count) + " docs"}, parts...)
+		parts = append([]string{uikit.Thousands(m.count) + " docs"}, parts...)
 	}
-	where := clean(m.c.Deps.Backend)
-	if p := clean(m.c.Deps.Profile); p != "" {
+	where := uikit.Clean(m.c.Deps.Backend)
+	if p := uikit.Clean(m.c.Deps.Profile); p != "" {
 		where += " · " + p
 	}
 	if m.c.Opts.ReadOnly {
@@ -78,12 +79,12 @@ func (m *Model) header() string {
 	}
 	full := append([]string{where}, parts...)
 	right := st.Muted.Render(strings.Join(full, " · ") + " ")
-	if width(left)+width(right) > m.w {
+	if uikit.Width(left)+uikit.Width(right) > m.w {
 		right = st.Muted.Render(strings.Join(parts, " · ") + " ")
 	}
-	gap := m.w - width(left) - width(right)
+	gap := m.w - uikit.Width(left) - uikit.Width(right)
 	if gap < 1 {
-		return fit(left, m.w)
+		return uikit.Fit(left, m.w)
 	}
 	return left + strings.Repeat(" ", gap) + right
 }
@@ -93,10 +94,10 @@ func (m *Model) follow() string {
 	st := m.c.Styles
 	s := m.stream
 	switch {
-	case s.following:
+	case s.Following():
 		return st.Success.Render("● following")
-	case s.pendingN > 0:
-		return st.Warning.Render("‖ paused · " + thousands(int64(s.pendingN)) + " new")
+	case s.Pending() > 0:
+		return st.Warning.Render("‖ paused · " + uikit.Thousands(int64(s.Pending())) + " new")
 	}
 	return st.Warning.Render("‖ paused")
 }
@@ -104,16 +105,16 @@ func (m *Model) follow() string {
 func (m *Model) statusLine() string {
 	st := m.c.Styles
 	switch {
-	case m.stream.seeking != nil:
+	case m.stream.Seeking():
 		// Drawn from the state, not sent as a status: a message could
 		// land after the seek's own last word.
 		return st.Status.Info.Render(" looking further for a row that shares it…")
 	case m.status == "":
 		return ""
 	case m.statusErr:
-		return st.Status.Error.Render(" " + clean(m.status))
+		return st.Status.Error.Render(" " + uikit.Clean(m.status))
 	}
-	return st.Status.Info.Render(" " + clean(m.status))
+	return st.Status.Info.Render(" " + uikit.Clean(m.status))
 }
 
 // footer shows the keys that work now: the chord's second keys while one
@@ -123,12 +124,12 @@ func (m *Model) footer() string {
 	var bs []key.Binding
 	switch {
 	case m.showHelp:
-		bs = []key.Binding{bind(k("any"), "any key", "close help")}
+		bs = []key.Binding{uikit.Binding("any key", "close help", "any")}
 	case m.chord == "y":
 		bs = []key.Binding{km.YankID, km.YankKey, km.YankJSON}
 	case m.chord == "g":
 		bs = []key.Binding{km.GoTop, km.GoTurn, km.GoSession, km.GoTrace}
-	case m.focus == viewDetail && m.detail.searching:
+	case m.focus == viewDetail && m.detail.Searching():
 		bs = m.detail.ShortHelp() // typing: no global key works
 	default:
 		bs = append(m.focused().ShortHelp(), m.globalShort()...)
@@ -150,7 +151,7 @@ func (m *Model) fullHelp() string {
 	km := m.c.Keys
 	global := []key.Binding{km.NextView, km.PrevView, km.Filter, km.Back, km.Help, km.Quit}
 	acts := []key.Binding{km.Yank, km.Go}
-	if m.c.canWrite() {
+	if m.c.CanWrite() {
 		acts = append(acts, km.Export, km.Duplicate, km.Record)
 	}
 	groups := append([][]key.Binding{global, acts}, m.focused().FullHelp()...)
@@ -171,11 +172,11 @@ func indent(s string, n int) string {
 func (m *Model) emptyView() string {
 	st := m.c.Styles
 	lines := []string{"", st.Title.Render("  Nothing here yet."), "",
-		st.Muted.Render("  No experience events are indexed in " + clean(m.c.Deps.Backend) + ". To get some:"), ""}
+		st.Muted.Render("  No experience events are indexed in " + uikit.Clean(m.c.Deps.Backend) + ". To get some:"), ""}
 	row := func(keys, what string) string {
-		return "    " + st.Accent.Render(fit(keys, 26)) + what
+		return "    " + st.Accent.Render(uikit.Fit(keys, 26)) + what
 	}
-	if m.c.canWrite() {
+	if m.c.CanWrite() {
 		lines = append(lines, row("R", "record a test event here"))
 	}
 	lines = append(lines,
@@ -192,15 +193,15 @@ func (m *Model) fatalView() string {
 	st := m.c.Styles
 	w := max(20, min(m.w-4, 100))
 	lines := []string{"", st.Error.Render("  engram could not start"), ""}
-	for _, l := range wrapText(m.fatal.Error(), w) {
+	for _, l := range uikit.WrapText(m.fatal.Error(), w) {
 		lines = append(lines, "  "+l)
 	}
 	if m.hint != "" {
 		lines = append(lines, "", st.Title.Render("  What to do"))
-		for _, l := range wrapText(m.hint, w) {
+		for _, l := range uikit.WrapText(m.hint, w) {
 			lines = append(lines, "  "+l)
 		}
 	}
 	lines = append(lines, "", st.Muted.Render("  q quit"))
-	return padLines(strings.Join(lines, "\n"), m.w, m.h)
+	return uikit.PadLines(strings.Join(lines, "\n"), m.w, m.h)
 }

@@ -1,0 +1,71 @@
+package stream
+
+import (
+	"fmt"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+
+	"engram/ui/uikit"
+)
+
+// View draws the column titles, the visible rows and the position line.
+func (v *Model) View() string {
+	st := v.c.Styles
+	cols := layoutStream(v.w)
+	var b strings.Builder
+	b.WriteString(st.Table.Head.Render(uikit.Fit(streamHead(cols), v.w)))
+	now := v.c.Deps.Now()
+	b.WriteString(v.cur.Draw(v.buf.Len(), func(i int, selected bool) string {
+		return v.streamRow(v.buf.Row(i), cols, selected, now)
+	}))
+	b.WriteByte('\n')
+	b.WriteString(st.Muted.Render(uikit.Fit(v.position(), v.w)))
+	return b.String()
+}
+
+// position is the line under the rows: where the selection is in the
+// window, whether more is loading, what filter applies.
+func (v *Model) position() string {
+	n := v.buf.Len()
+	s := fmt.Sprintf(" row %s of %s loaded", uikit.Thousands(int64(v.cur.Sel()+1)), uikit.Thousands(int64(n)))
+	if n == 0 {
+		s = " no rows"
+	}
+	if !v.buf.End() {
+		s += " · more below"
+	}
+	if !v.buf.AtHead() {
+		s += " · newer above"
+	}
+	if v.loadingOlder || v.loadingNewer || v.loadingHead {
+		s += " · loading " + v.c.Spin.View()
+	}
+	if v.expr != "" {
+		s += " · filter: " + uikit.Clean(v.expr)
+	}
+	return s
+}
+
+// ShortHelp is the footer: only the keys that do something now.
+func (v *Model) ShortHelp() []key.Binding {
+	km := v.c.Keys
+	bs := []key.Binding{}
+	if v.buf.Len() > 0 {
+		bs = append(bs, km.Move, km.Enter)
+	}
+	pause := km.Pause
+	if v.following {
+		pause.SetHelp("space", "pause")
+	} else {
+		pause.SetHelp("space", "follow")
+	}
+	bs = append(bs, pause, km.Filter)
+	return bs
+}
+
+// FullHelp is every key of the stream, grouped.
+func (v *Model) FullHelp() [][]key.Binding {
+	km := v.c.Keys
+	return [][]key.Binding{km.ListKeys(), {km.Enter, km.Pause, km.Filter}}
+}

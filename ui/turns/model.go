@@ -1,0 +1,117 @@
+// Package turns is the inspector's Turns view: one row per turn, newest
+// first; Enter opens a turn as its causal chain (observation → action →
+// outcome), and Enter on a step opens its event in the detail.
+package turns
+
+import (
+	tea "charm.land/bubbletea/v2"
+
+	"engram/model"
+	"engram/query"
+	"engram/ui/uikit"
+	"engram/ui/widget/list"
+)
+
+// Model is the Turns view.
+type Model struct {
+	c    *uikit.Common
+	buf  *list.Window[query.TurnSummary]
+	w, h int
+	cur  list.Cursor
+	expr string
+	seq  uint64
+
+	loaded, loading, loadingOlder, loadingNewer bool
+	// stamp is the number of new documents seen when the list was loaded:
+	// showing the view again reloads it if more have come since.
+	stamp int
+
+	chain *chainView
+}
+
+// New lists nothing until shown.
+func New(c *uikit.Common) *Model {
+	return &Model{
+		c:     c,
+		buf:   list.NewWindow(c.Opts.BufferRows, func(t query.TurnSummary) string { return t.Key }),
+		chain: newChainView(c),
+	}
+}
+
+// Size is the area SetSize gave.
+func (v *Model) Size() (w, h int) { return v.w, v.h }
+
+func (v *Model) SetSize(w, h int) {
+	v.w, v.h = w, h
+	v.chain.SetSize(w, h)
+	v.cur.SetHeight(v.rowsH())
+	v.cur.Scroll(v.buf.Len())
+}
+
+func (v *Model) rowsH() int { return max(1, v.h-2) }
+
+// reload lists the turns again from the newest.
+func (v *Model) reload(stamp int) tea.Cmd {
+	v.seq++
+	v.loading, v.loadingOlder, v.loadingNewer = true, false, false
+	v.stamp = stamp
+	return loadTurns(v.c.Ctx, v.c.Deps.Reader, v.expr, v.seq, "", false, nil, v.c.Opts.PageSize)
+}
+
+// Shown is called when the view is focused, with the number of new
+// documents the tail has seen: a list older than that is reloaded.
+func (v *Model) Shown(stamp int) tea.Cmd {
+	if v.chain.open || v.loading || v.loaded && stamp == v.stamp {
+		return nil
+	}
+	return v.reload(stamp)
+}
+
+// SetFilter lists the turns under expr (the stream has shown that it
+// works); the expression already applied changes nothing.
+func (v *Model) SetFilter(expr string, stamp int) tea.Cmd {
+	if expr == v.expr {
+		return nil
+	}
+	v.expr = expr
+	v.loaded = false
+	return v.reload(stamp)
+}
+
+func (v *Model) selected() *query.TurnSummary {
+	if v.cur.Sel() >= v.buf.Len() {
+		return nil
+	}
+	t := v.buf.Row(v.cur.Sel())
+	return &t
+}
+
+// Busy: turns or a chain are loading.
+func (v *Model) Busy() bool { return v.loading || v.chain.loading }
+
+// LoadingOlder: the page below the last row is on its way.
+func (v *Model) LoadingOlder() bool { return v.loadingOlder }
+
+// Rows is the window of turns held.
+func (v *Model) Rows() *list.Window[query.TurnSummary] { return v.buf }
+
+// Chain is the steps of the turn open as a chain; open is false on the
+// list.
+func (v *Model) Chain() (steps []*model.IndexDoc, open bool) { return v.chain.docs, v.chain.open }
+
+// Current is the event the view is on: the chain's selected step.
+func (v *Model) Current() *model.IndexDoc {
+	if !v.chain.open {
+		return nil
+	}
+	return v.chain.selected()
+}
+
+// Back leaves the chain for the list; false when already on the list.
+func (v *Model) Back() bool {
+	if v.chain.open {
+		v.chain.open = false
+		return true
+	}
+	return false
+}

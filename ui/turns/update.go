@@ -1,0 +1,154 @@
+package turns
+
+import (
+	"context"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"engram/model"
+	"engram/query"
+	"engram/ui/uikit"
+	"engram/ui/widget/list"
+)
+
+// Update handles the turns' keys and answers.
+func (v *Model) Update(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case turnsMsg:
+		return v.onTurns(msg)
+	case chainMsg:
+		return v.chain.onChain(msg)
+	}
+	if v.chain.open {
+		return v.chain.Update(msg)
+	}
+	switch msg := msg.(type) {
+	case tea.KeyPressMsg:
+		return v.onKey(msg)
+	case tea.MouseWheelMsg:
+		if msg.Button == tea.MouseWheelUp {
+			return v.move(-3)
+		}
+		return v.move(3)
+	}
+	return nil
+}
+
+func (v *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
+	km := v.c.Keys
+	switch {
+	case key.Matches(msg, km.Home) && !v.buf.AtHead():
+		return v.reload(v.stamp)
+	case key.Matches(msg, km.Enter):
+		if t := v.selected(); t != nil {
+			return v.chain.load(t.Key)
+		}
+	}
+	if delta, ok := list.Step(msg, km, v.rowsH(), v.buf.Len()); ok {
+		return v.move(delta)
+	}
+	return nil
+}
+
+func (v *Model) move(delta int) tea.Cmd {
+	if v.buf.Len() == 0 {
+		return nil
+	}
+	v.cur.Move(delta, v.buf.Len())
+	half := v.c.Opts.PageSize / 2
+	var cmds []tea.Cmd
+	if v.loading { // the list is being replaced
+		return nil
+	}
+	if !v.loadingOlder && !v.buf.End() && v.cur.Sel() >= v.buf.Len()-half {
+		v.loadingOlder = true
+		cmds = append(cmds, loadTurns(v.c.Ctx, v.c.Deps.Reader, v.expr, v.seq, v.buf.Next(), true, nil, v.c.Opts.PageSize))
+	}
+	if !v.loadingNewer && !v.buf.AtHead() && v.cur.Sel() < half {
+		ev := v.buf.Above()
+		if ev.Head {
+			return v.reload(v.stamp)
+		}
+		v.loadingNewer = true
+		cmds = append(cmds, loadTurns(v.c.Ctx, v.c.Deps.Reader, v.expr, v.seq, "", false, &ev, 0))
+	}
+	return tea.Batch(cmds...)
+}
+
+func (v *Model) onTurns(msg turnsMsg) tea.Cmd {
+	if msg.seq != v.seq {
+		return nil
+	}
+	if msg.err != nil {
+		v.loading, v.loadingOlder, v.loadingNewer = false, false, false
+		return uikit.StatusCmd("loading turns: "+uikit.ErrorText(msg.err), true)
+	}
+	switch {
+	case msg.ev != nil:
+		if !v.loadingNewer {
+			return nil
+		}
+		v.loadingNewer = false
+		if v.buf.AtHead() || v.buf.Above() != *msg.ev {
+			return v.move(0) // the list moved meanwhile: ask again
+		}
+		v.buf.PrependPage(*msg.ev, msg.page.Turns)
+		v.cur.Shift(len(msg.page.Turns))
+	case msg.older:
+		if !v.loadingOlder {
+			return nil
+		}
+		v.loadingOlder = false
+		if msg.after != v.buf.Next() {
+			return v.move(0)
+		}
+		dropped := v.buf.AppendOlder(msg.after, msg.page.Turns, msg.page.Next)
+		v.cur.Shift(-dropped)
+	default:
+		keep := ""
+		if t := v.selected(); t != nil {
+			keep = t.Key
+		}
+		v.loading, v.loaded = false, true
+		v.buf.Reset(msg.page.Turns, msg.page.Next)
+		v.cur.Reset()
+		v.cur.Select(max(0, v.buf.Index(keep)))
+	}
+	v.cur.Scroll(v.buf.Len())
+	return nil
+}
+
+// turnsMsg is a page of turns.
+type turnsMsg struct {
+	seq   uint64
+	after query.Cursor
+	older bool
+	ev    *list.Evicted
+	page  query.TurnPage
+	err   error
+}
+
+// chainMsg is the causal chain of one turn.
+type chainMsg struct {
+	key  string
+	docs []*model.IndexDoc
+	err  error
+}
+
+func loadTurns(ctx context.Context, r uikit.Reader, expr string, seq uint64, after query.Cursor, older bool, ev *list.Evicted, limit int) tea.Cmd {
+	return func() tea.Msg {
+		if ev != nil {
+			after, limit = ev.Cur, ev.N
+		}
+		page, err := r.Turns(ctx, expr, after, limit)
+		return turnsMsg{seq: seq, after: after, older: older, ev: ev, page: page, err: err}
+	}
+}
+
+func loadChain(ctx context.Context, r uikit.Reader, key string) tea.Cmd {
+	return func() tea.Msg {
+		docs, err := r.Turn(ctx, key)
+		return chainMsg{key, docs, err}
+	}
+}

@@ -1,0 +1,112 @@
+package turns
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/key"
+
+	"engram/query"
+	"engram/ui/uikit"
+)
+
+// View draws the list, or the chain when one is open.
+func (v *Model) View() string {
+	if v.chain.open {
+		return v.chain.View()
+	}
+	st := v.c.Styles
+	cols := layoutTurns(v.w)
+	var b strings.Builder
+	b.WriteString(st.Table.Head.Render(uikit.Fit(turnsHead(cols), v.w)))
+	now := v.c.Deps.Now()
+	b.WriteString(v.cur.Draw(v.buf.Len(), func(i int, selected bool) string {
+		return v.turnRow(v.buf.Row(i), cols, selected, now)
+	}))
+	pos := fmt.Sprintf(" turn %s of %s loaded", uikit.Thousands(int64(v.cur.Sel()+1)), uikit.Thousands(int64(v.buf.Len())))
+	switch {
+	case v.loading:
+		pos = " loading turns " + v.c.Spin.View()
+	case v.buf.Len() == 0:
+		pos = " no turns"
+	}
+	if v.expr != "" {
+		pos += " · filter: " + uikit.Clean(v.expr)
+	}
+	b.WriteString("\n" + st.Muted.Render(uikit.Fit(pos, v.w)))
+	return b.String()
+}
+
+// ShortHelp: the keys that work now.
+func (v *Model) ShortHelp() []key.Binding {
+	if v.chain.open {
+		return v.chain.ShortHelp()
+	}
+	km := v.c.Keys
+	if v.buf.Len() == 0 {
+		return []key.Binding{km.Filter}
+	}
+	open := km.Enter
+	open.SetHelp("enter", "causal chain")
+	return []key.Binding{km.Move, open, km.Filter}
+}
+
+// FullHelp: every key of the turns.
+func (v *Model) FullHelp() [][]key.Binding {
+	km := v.c.Keys
+	return [][]key.Binding{km.ListKeys(), {km.Enter, km.Back, km.Filter}}
+}
+
+// turnCols are the widths of the turn list's columns.
+type turnCols struct{ time, key, session, agent, events, dur, imp int }
+
+func layoutTurns(w int) turnCols {
+	c := turnCols{time: 8, session: 12, agent: 10, events: 6, dur: 7, imp: 4}
+	if w < 72 {
+		c.session = 0
+	}
+	used := uikit.GutterW + c.time + 1 + c.agent + 1 + c.events + 1 + 1 + 1 + c.dur + 1 + c.imp + 1
+	if c.session > 0 {
+		used += c.session + 1
+	}
+	c.key = max(8, w-used)
+	return c
+}
+
+func turnsHead(c turnCols) string {
+	parts := []string{" ", uikit.Fit("last", c.time), uikit.Fit("turn", c.key)}
+	if c.session > 0 {
+		parts = append(parts, uikit.Fit("session", c.session))
+	}
+	return strings.Join(append(parts, uikit.Fit("agent", c.agent), uikit.FitRight("events", c.events), "✗", uikit.FitRight("span", c.dur), uikit.Fit("imp", c.imp)), " ")
+}
+
+func (v *Model) turnRow(t query.TurnSummary, c turnCols, selected bool, now time.Time) string {
+	st := v.c.Styles
+	gut, fail := " ", " "
+	if selected {
+		gut = "›"
+	}
+	if t.AnyFailed {
+		fail = "✗"
+	}
+	ts := ""
+	if !t.Last.IsZero() {
+		ts = uikit.FormatTime(t.Last.Format(time.RFC3339Nano), now, v.c.Opts.Location, c.time)
+	}
+	parts := []string{gut, uikit.Fit(ts, c.time), uikit.Fit(uikit.Clean(t.Key), c.key)}
+	if c.session > 0 {
+		parts = append(parts, uikit.Fit(uikit.Clean(t.SessionID), c.session))
+	}
+	parts = append(parts, uikit.Fit(uikit.Clean(t.AgentID), c.agent), uikit.FitRight(fmt.Sprint(t.Events), c.events), fail,
+		uikit.FitRight(uikit.FormatMillis(float64(t.Last.Sub(t.First).Milliseconds())), c.dur), uikit.Bar(t.MaxImportance, c.imp))
+	line := strings.Join(parts, " ")
+	if selected {
+		return st.Selected.Render(line)
+	}
+	if t.AnyFailed {
+		return strings.Replace(line, " ✗ ", " "+st.Error.Render("✗")+" ", 1)
+	}
+	return line
+}

@@ -1,0 +1,102 @@
+package uikit
+
+import (
+	"charm.land/bubbles/v2/key"
+)
+
+// KeyMap is every binding of the inspector. Views pick the ones that work
+// in their current state for the footer and the full help.
+type KeyMap struct {
+	// Global.
+	Quit, Help, NextView, PrevView, Filter, Back key.Binding
+	Yank, Export, Go, Duplicate, Record          key.Binding
+
+	// Lists.
+	Up, Down, Move, PageUp, PageDown, Home, End, Enter key.Binding
+	Pause                                              key.Binding
+
+	// Detail.
+	Fold, Expand, Collapse, ExpandAll, CollapseAll key.Binding
+	Search, NextMatch, PrevMatch, SideBySide       key.Binding
+	Retry, NextEvent, PrevEvent                    key.Binding
+
+	// Record form.
+	NextField, PrevField, Submit, Choice, LineBreak key.Binding
+
+	// Chords (after y or g).
+	YankID, YankKey, YankJSON              key.Binding
+	GoTop, GoTurn, GoSession, GoTrace      key.Binding
+	GoTurnBack, GoSessionBack, GoTraceBack key.Binding
+}
+
+func bind(keys []string, help, desc string) key.Binding {
+	return key.NewBinding(key.WithKeys(keys...), key.WithHelp(help, desc))
+}
+
+func k(keys ...string) []string { return keys }
+
+// DefaultKeyMap is the inspector's bindings: arrows and vim keys.
+func DefaultKeyMap() *KeyMap {
+	return &KeyMap{
+		Quit:      bind(k("q", "ctrl+c"), "q", "quit"),
+		Help:      bind(k("?"), "?", "help"),
+		NextView:  bind(k("tab"), "tab", "views"),
+		PrevView:  bind(k("shift+tab"), "shift+tab", "prev view"),
+		Filter:    bind(k("/"), "/", "filter"),
+		Back:      bind(k("esc"), "esc", "back"),
+		Yank:      bind(k("y"), "y", "yank…"),
+		Export:    bind(k("e"), "e", "export"),
+		Go:        bind(k("g"), "g", "go to…"),
+		Duplicate: bind(k("D"), "D", "duplicate as new"),
+		Record:    bind(k("R"), "R", "record event"),
+
+		Up:       bind(k("up", "k"), "↑/k", "up"),
+		Down:     bind(k("down", "j"), "↓/j", "down"),
+		Move:     bind(k("up", "k", "down", "j"), "j/k", "move"),
+		PageUp:   bind(k("pgup", "ctrl+b"), "pgup", "page up"),
+		PageDown: bind(k("pgdown", "ctrl+f"), "pgdn", "page down"),
+		Home:     bind(k("home"), "home", "newest"),
+		End:      bind(k("end", "G"), "end/G", "oldest loaded"),
+		Enter:    bind(k("enter"), "enter", "open"),
+		Pause:    bind(k("space", "p"), "space", "pause/follow"),
+
+		Fold:        bind(k("space", "enter"), "space", "fold"),
+		Expand:      bind(k("right", "l"), "→/l", "unfold"),
+		Collapse:    bind(k("left", "h"), "←/h", "fold"),
+		ExpandAll:   bind(k("E"), "E", "unfold all"),
+		CollapseAll: bind(k("C"), "C", "fold all"),
+		Search:      bind(k("/"), "/", "search"),
+		NextMatch:   bind(k("n"), "n", "next match"),
+		PrevMatch:   bind(k("N"), "N", "prev match"),
+		SideBySide:  bind(k("s"), "s", "side by side"),
+		Retry:       bind(k("r"), "r", "refetch"),
+		NextEvent:   bind(k("]"), "]", "next event"),
+		PrevEvent:   bind(k("["), "[", "prev event"),
+
+		NextField: bind(k("down"), "↓/enter", "next field"),
+		PrevField: bind(k("up"), "↑", "prev field"),
+		Submit:    bind(k("ctrl+s"), "ctrl+s", "record"),
+		LineBreak: bind(k("ctrl+j", "alt+enter"), "ctrl+j", "line break"),
+		Choice:    bind(k("left", "right"), "←/→", "change"),
+
+		YankID:        bind(k("i"), "i", "event id"),
+		YankKey:       bind(k("k"), "k", "archive key"),
+		YankJSON:      bind(k("j"), "j", "JSON"),
+		GoTop:         bind(k("g"), "g", "newest"),
+		GoTurn:        bind(k("t"), "t/T", "next/prev same turn"),
+		GoSession:     bind(k("s"), "s/S", "next/prev same session"),
+		GoTrace:       bind(k("r"), "r/R", "next/prev same trace"),
+		GoTurnBack:    bind(k("T"), "T", "prev same turn"),
+		GoSessionBack: bind(k("S"), "S", "prev same session"),
+		GoTraceBack:   bind(k("R"), "R", "prev same trace"),
+	}
+}
+
+// ListKeys are the movement keys every list view shares.
+func (km *KeyMap) ListKeys() []key.Binding {
+	return []key.Binding{km.Up, km.Down, km.PageUp, km.PageDown, km.Home, km.End}
+}
+
+// Binding is a binding made on the spot, for help that names a key in
+// one state (enter while typing a search).
+func Binding(help, desc string, keys ...string) key.Binding { return bind(keys, help, desc) }

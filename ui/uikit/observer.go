@@ -1,0 +1,44 @@
+package uikit
+
+import (
+	"context"
+
+	tea "charm.land/bubbletea/v2"
+
+	"engram/ingest"
+)
+
+// Observer forwards a pipeline's stages and traces to the program.
+// It implements ingest.Observer and ingest.OutageObserver.
+type Observer struct {
+	Ctx    context.Context
+	Ch     chan<- tea.Msg
+	Run    uint64 // tells apart the pipelines (each numbers its events from 1)
+	Record bool
+}
+
+func (o Observer) send(m tea.Msg) {
+	select {
+	case o.Ch <- m:
+	case <-o.Ctx.Done():
+	}
+}
+
+func (o Observer) Stage(e ingest.StageEvent) {
+	o.send(PipeMsg{Run: o.Run, Stage: &e, Record: o.Record})
+}
+
+func (o Observer) Done(t *ingest.Trace) { o.send(PipeMsg{Run: o.Run, Trace: t, Record: o.Record}) }
+
+// Outage shows, in the status line, that a server is not answering and the
+// pipeline is retrying; Recovered says it answers again.
+func (o Observer) Outage(out ingest.Outage) {
+	o.send(ObservedMsg{StatusMsg{"outage: " + out.String(), true}})
+}
+
+// Recovered: see Outage.
+func (o Observer) Recovered(s ingest.Stage) {
+	o.send(ObservedMsg{StatusMsg{s.String() + ": server answering again, resuming", false}})
+}
+
+var _ ingest.Observer = Observer{}
