@@ -61,6 +61,10 @@ func commands() []command {
 			runTail, func(e *env) *flag.FlagSet { fs, _ := tailFlags(e); return fs }},
 		{"worker", "[flags]", "consume experience.raw in the consumer group and ingest every message into the configured stores, until interrupted (needs kafka.brokers)",
 			runWorker, func(e *env) *flag.FlagSet { fs, _ := workerFlags(e); return fs }},
+		{"produce", "[flags] [FILE ...]", "validate events as ingest does and produce the valid ones to experience.raw, for the deployment's workers (needs kafka.brokers)",
+			runProduce, func(e *env) *flag.FlagSet { fs, _ := produceFlags(e); return fs }},
+		{"kafka", "create-topics [flags]", "create the configured Kafka topics with the source system's partitions and retention (never done otherwise)",
+			runKafka, func(e *env) *flag.FlagSet { fs, _ := kafkaFlags(e); return fs }},
 		{"help", "[COMMAND]", "describe engram's commands and their flags", runHelp, nil},
 	}
 }

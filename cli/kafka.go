@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -93,4 +95,66 @@ func kafkaTopicSources(cfg kafka.Config) []verify.TopicSource {
 		}})
 	}
 	return out
+}
+
+type kafkaOpts struct {
+	common
+	partitions  int
+	replication int
+}
+
+func kafkaFlags(e *env) (*flag.FlagSet, *kafkaOpts) {
+	o := &kafkaOpts{}
+	fs := newFlagSet("kafka", e)
+	o.common.bind(fs)
+	fs.IntVar(&o.partitions, "partitions", 0, "partitions of every topic created (0: as the source system has them: 12 raw and enriched, 6 indexed and rejected, 12 audit)")
+	fs.IntVar(&o.replication, "replication", 1, "replication factor of the topics created (the source system runs 3 in production)")
+	return fs, o
+}
+
+// runKafka is `engram kafka create-topics`: the one way engram creates
+// topics in a deployment, and only when asked.
+func runKafka(ctx context.Context, e *env, args []string) error {
+	fs, o := kafkaFlags(e)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 || fs.Arg(0) != "create-topics" {
+		fmt.Fprintln(e.stderr, "usage: engram kafka create-topics [--partitions N] [--replication R]")
+		return errUsage
+	}
+	conf, err := o.common.resolve(fs, e.getenv)
+	if err != nil {
+		return err
+	}
+	kcfg, ok, err := kafkaConfig(conf)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return errors.New("kafka create-topics needs kafka.brokers (--kafka-brokers or KAFKA_BROKERS)")
+	}
+	c, err := kafka.New(kcfg)
+	if err != nil {
+		return errors.New(conf.redact(err.Error()))
+	}
+	defer c.Close()
+	specs := kcfg.TopicSpecs()
+	for i := range specs {
+		if o.partitions > 0 {
+			specs[i].Partitions = int32(o.partitions)
+		}
+	}
+	created, err := c.CreateTopics(ctx, specs, int16(o.replication))
+	for _, s := range specs {
+		state := "exists"
+		if slices.Contains(created, s.Name) {
+			state = fmt.Sprintf("created (%d partitions, retention %s)", s.Partitions, s.Retention)
+		}
+		fmt.Fprintf(e.stdout, "%s: %s\n", safeLine(s.Name), state)
+	}
+	if err != nil {
+		return errors.New(conf.redact(err.Error()))
+	}
+	return nil
 }

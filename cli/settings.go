@@ -123,6 +123,7 @@ var settingsTable = []setting{
 	{key: "kafka.sasl_username", flag: "kafka-sasl-username", env: []string{"KAFKA_SASL_USERNAME"}, usage: "SASL user"},
 	{key: "kafka.sasl_password", env: []string{"KAFKA_SASL_PASSWORD"}, secret: true, usage: "SASL password (environment or file only)"},
 	{key: "kafka.sasl_password_file", flag: "kafka-sasl-password-file", env: []string{"ENGRAM_KAFKA_SASL_PASSWORD_FILE"}, usage: "file holding the SASL password"},
+	{key: "kafka.session_timeout", flag: "kafka-session-timeout", env: []string{"ENGRAM_KAFKA_SESSION_TIMEOUT"}, def: "45s", usage: "a worker that stops heartbeating (killed) leaves the group after this long, and its partitions move on (at least 6s)"},
 	{key: "worker.health_port", flag: "health-port", env: []string{"HEALTH_PORT", "PORT"}, usage: "port of engram worker's GET /health and GET /metrics on localhost (empty: no server)"},
 	{key: "worker.health_addr", flag: "health-addr", env: []string{"ENGRAM_HEALTH_ADDR"}, def: "127.0.0.1", usage: "address the health server listens on"},
 	{key: "worker.disable_health", env: []string{"DISABLE_HEALTH_SERVER"}, def: "false", usage: "no health server even when a port is set", boolean: true},

@@ -118,7 +118,11 @@ func openConsumer(ctx context.Context, cfg kafka.Config, conf *resolved) (*kafka
 	if err != nil {
 		return nil, errors.New(conf.redact(err.Error()))
 	}
-	cons, err := kafka.NewConsumer(cfg, kafka.ConsumerOptions{})
+	session, err := time.ParseDuration(conf.get("kafka.session_timeout"))
+	if err != nil {
+		return nil, fmt.Errorf("kafka.session_timeout %q: %w", conf.get("kafka.session_timeout"), err)
+	}
+	cons, err := kafka.NewConsumer(cfg, kafka.ConsumerOptions{SessionTimeout: session})
 	if err != nil {
 		return nil, errors.New(conf.redact(err.Error()))
 	}
