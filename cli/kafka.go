@@ -158,3 +158,86 @@ func runKafka(ctx context.Context, e *env, args []string) error {
 	}
 	return nil
 }
+
+// topicFlagSet says whether args ask tail for a Kafka topic.
+func topicFlagSet(fs *flag.FlagSet, args []string) bool {
+	for _, a := range args {
+		if a == "--topic" || a == "-topic" || strings.HasPrefix(a, "--topic=") || strings.HasPrefix(a, "-topic=") {
+			return true
+		}
+	}
+	return false
+}
+
+// runTailTopic prints each new message of a topic as one JSON line.
+func runTailTopic(ctx context.Context, e *env, fs *flag.FlagSet, o *queryOpts, args []string) error {
+	if err := parseNone(fs, args, e); err != nil {
+		return err
+	}
+	conf, err := o.common.resolve(fs, e.getenv)
+	if err != nil {
+		return err
+	}
+	cfg, ok, err := kafkaConfig(conf)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return errors.New("tail --topic needs kafka.brokers (--kafka-brokers or KAFKA_BROKERS)")
+	}
+	topic := map[string]string{"raw": cfg.Topics.Raw, "enriched": cfg.Topics.Enriched, "indexed": cfg.Topics.Indexed,
+		"audit": cfg.Topics.Audit, "rejected": cfg.Topics.Rejected}[o.topic]
+	if topic == "" {
+		topic = o.topic
+	}
+	w, err := kafka.NewWatch(ctx, cfg, kafka.WatchOptions{Topics: []string{topic}, From: kafka.FromEnd})
+	if err != nil {
+		return errors.New(conf.redact(err.Error()))
+	}
+	defer w.Close()
+	for n := 0; o.limit <= 0 || n < o.limit; {
+		recs, err := w.Poll(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err != nil {
+			return errors.New(conf.redact(err.Error()))
+		}
+		for _, r := range recs {
+			if err := writeJSON(e.stdout, messageJSON(r)); err != nil {
+				return err
+			}
+			if n++; o.limit > 0 && n >= o.limit {
+				break
+			}
+		}
+	}
+	return nil
+}
+
+// topicMessage is a Kafka message as tail --topic prints it; a value that
+// is JSON is shown as JSON, any other as a string.
+type topicMessage struct {
+	Topic     string            `json:"topic"`
+	Partition int32             `json:"partition"`
+	Offset    int64             `json:"offset"`
+	Timestamp time.Time         `json:"timestamp"`
+	Key       string            `json:"key"`
+	Size      int               `json:"size"`
+	Headers   map[string]string `json:"headers,omitempty"`
+	Value     any               `json:"value"`
+}
+
+func messageJSON(r *kafka.Record) topicMessage {
+	m := topicMessage{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Timestamp: r.Timestamp, Key: string(r.Key), Size: len(r.Value)}
+	for _, h := range r.Headers {
+		if m.Headers == nil {
+			m.Headers = map[string]string{}
+		}
+		m.Headers[h.Key] = string(h.Value)
+	}
+	if json.Unmarshal(r.Value, &m.Value) != nil {
+		m.Value = string(r.Value)
+	}
+	return m
+}

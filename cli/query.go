@@ -27,6 +27,7 @@ type queryOpts struct {
 	common
 	json  bool
 	limit int
+	topic string // tail --topic: a Kafka topic instead of the index
 }
 
 func queryFlags(name string, e *env, jsonDefault bool, limit int, limitUsage string) (*flag.FlagSet, *queryOpts) {
@@ -55,7 +56,9 @@ func similarFlags(e *env) (*flag.FlagSet, *queryOpts) {
 }
 
 func tailFlags(e *env) (*flag.FlagSet, *queryOpts) {
-	return queryFlags("tail", e, true, 0, "stop after this many events (0: run until interrupted)")
+	fs, o := queryFlags("tail", e, true, 0, "stop after this many events (0: run until interrupted)")
+	fs.StringVar(&o.topic, "topic", "", "print the messages of a Kafka topic as they come instead (raw, enriched, indexed, audit, rejected, or a topic name); never joins a group, never commits")
+	return fs, o
 }
 
 // tailInterval is how often tail polls the index.
@@ -227,6 +230,9 @@ func runSimilar(ctx context.Context, e *env, args []string) error {
 // events).
 func runTail(ctx context.Context, e *env, args []string) error {
 	fs, o := tailFlags(e)
+	if topicFlagSet(fs, args) {
+		return runTailTopic(ctx, e, fs, o, args)
+	}
 	r, err := openCommandReader(e, fs, o, args, func(int) bool { return true }, "usage: engram tail [--data DIR] [--json=false] [--limit N] [EXPR]", true)
 	if err != nil {
 		return err
