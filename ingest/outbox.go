@@ -9,7 +9,10 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
+	"strings"
 	"sync"
+	"syscall"
 
 	"engram/backend"
 	"engram/model"
@@ -36,10 +39,16 @@ type Announcement struct {
 // Releases are appended without a sync: one lost in a crash only means an
 // announcement made twice. The file is emptied whenever nothing is held, so
 // it stays about one batch long.
+//
+// Several processes may ingest into one data directory (an ingest while
+// the inspector records, workers side by side): each holds its own file,
+// path or path.N.jsonl, under an exclusive flock for as long as it runs.
+// Announce takes over only the files no live process holds.
 type Outbox struct {
 	mu   sync.Mutex
-	path string
-	f    *os.File
+	path string         // the base name; the file in use is cur
+	cur  string         // the file this process holds ("" until the first Hold)
+	f    *os.File       // cur, open and locked
 	held map[string]int // eventId → announcements held and not released
 }
 
@@ -49,11 +58,62 @@ type outboxLine struct {
 	Released []string `json:"released,omitempty"`
 }
 
-// OpenOutbox uses the outbox file at path (created when first needed).
+// OpenOutbox uses an outbox file at path, or beside it when another process
+// holds that one (created when first needed).
 func OpenOutbox(path string) *Outbox { return &Outbox{path: path, held: map[string]int{}} }
 
 // Path is the outbox's file.
-func (o *Outbox) Path() string { return o.path }
+func (o *Outbox) Path() string {
+	if o.cur != "" {
+		return o.cur
+	}
+	return o.path
+}
+
+// siblings are the outbox files of every process that used path.
+func (o *Outbox) siblings() []string {
+	base := strings.TrimSuffix(o.path, ".jsonl")
+	more, _ := filepath.Glob(base + ".*.jsonl")
+	return append([]string{o.path}, more...)
+}
+
+// lock opens path and takes its exclusive flock, or says another process
+// has it (nil, nil).
+func lockFile(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	return f, nil
+}
+
+// acquire takes the first outbox file no other process holds.
+func (o *Outbox) acquire() error {
+	base := strings.TrimSuffix(o.path, ".jsonl")
+	for n := 0; n < 1000; n++ {
+		p := o.path
+		if n > 0 {
+			p = fmt.Sprintf("%s.%d.jsonl", base, n)
+		}
+		f, err := lockFile(p)
+		if err != nil {
+			return err
+		}
+		if f != nil {
+			o.f, o.cur = f, p
+			_, err := f.Seek(0, io.SeekEnd)
+			return err
+		}
+	}
+	return fmt.Errorf("a thousand processes hold an outbox beside %s", o.path)
+}
 
 // Hold durably records announcements about to become due.
 func (o *Outbox) Hold(as []Announcement) error {
@@ -105,20 +165,13 @@ func (o *Outbox) Release(ids []string) error {
 	return o.append(append(line, '\n'), false)
 }
 
-// Pending is what an earlier run held and never released, one announcement
-// per event. A torn last line (a crash while holding) is skipped: its batch
-// was never committed.
-func (o *Outbox) Pending() ([]Announcement, error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	f, err := os.Open(o.path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+// readHeld is what the outbox file f holds and never released, one
+// announcement per event. A torn last line (a crash while holding) is
+// skipped: its batch was never committed.
+func readHeld(f *os.File) ([]Announcement, error) {
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return nil, err
 	}
-	if err != nil {
-		return nil, fmt.Errorf("outbox %s: %w", o.path, err)
-	}
-	defer f.Close()
 	byID := map[string]Announcement{}
 	var order []string
 	sc := bufio.NewScanner(f)
@@ -139,7 +192,7 @@ func (o *Outbox) Pending() ([]Announcement, error) {
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("outbox %s: %w", o.path, err)
+		return nil, err
 	}
 	var out []Announcement
 	for _, id := range order {
@@ -151,39 +204,6 @@ func (o *Outbox) Pending() ([]Announcement, error) {
 	return out, nil
 }
 
-// Keep rewrites the outbox to hold exactly as (what an Announce could not
-// publish), atomically.
-func (o *Outbox) Keep(as []Announcement) error {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.f != nil {
-		o.f.Close()
-		o.f = nil
-	}
-	if len(as) == 0 {
-		err := os.Remove(o.path)
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil
-		}
-		return err
-	}
-	tmp := o.path + ".tmp"
-	f, err := os.Create(tmp)
-	if err != nil {
-		return err
-	}
-	w := bufio.NewWriter(f)
-	for i := range as {
-		line, _ := json.Marshal(outboxLine{Announcement: &as[i]})
-		w.Write(append(line, '\n'))
-	}
-	err = errors.Join(w.Flush(), f.Sync(), f.Close())
-	if err != nil {
-		return err
-	}
-	return os.Rename(tmp, o.path)
-}
-
 // Close closes the file; an outbox holding nothing is removed.
 func (o *Outbox) Close() error {
 	o.mu.Lock()
@@ -191,13 +211,14 @@ func (o *Outbox) Close() error {
 	if o.f == nil {
 		return nil
 	}
-	err := o.f.Close()
-	o.f = nil
-	if len(o.held) == 0 {
-		if rerr := os.Remove(o.path); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
-			err = errors.Join(err, rerr)
+	var err error
+	if len(o.held) == 0 { // removed while still locked: no one can take it meanwhile
+		if rerr := os.Remove(o.cur); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
+			err = rerr
 		}
 	}
+	err = errors.Join(err, o.f.Close())
+	o.f, o.cur = nil, ""
 	return err
 }
 
@@ -206,11 +227,9 @@ func (o *Outbox) Close() error {
 // fuse with half a line.
 func (o *Outbox) append(b []byte, sync bool) error {
 	if o.f == nil {
-		f, err := os.OpenFile(o.path, os.O_CREATE|os.O_RDWR, 0o644)
-		if err != nil {
+		if err := o.acquire(); err != nil {
 			return err
 		}
-		o.f = f
 	}
 	return AppendLines(o.f, b, sync)
 }
@@ -255,13 +274,38 @@ func (p *Pipeline) Announce(ctx context.Context) (int, error) {
 	return p.cfg.Outbox.Announce(ctx, p.cfg.Index, func(as []Announcement) error { return p.publishAnnouncements(ctx, as) })
 }
 
-// Announce publishes, through publish, what an earlier run held and never
-// released, for the events ix holds (an event held but not indexed was
-// never committed, and is not announced), and keeps only what could not be
-// published. It returns how many were announced.
+// Announce publishes, through publish, what earlier runs held and never
+// released — the outbox files no live process holds — for the events ix
+// holds (an event held but not indexed was never committed, and is not
+// announced). A file whose announcements are all published is removed; one
+// that could not be is left for the next run. It returns how many were
+// announced.
 func (o *Outbox) Announce(ctx context.Context, ix Index, publish func([]Announcement) error) (int, error) {
-	pending, err := o.Pending()
-	if err != nil || len(pending) == 0 {
+	n := 0
+	for _, p := range o.siblings() {
+		if p == o.cur {
+			continue
+		}
+		k, err := o.announceFile(ctx, p, ix, publish)
+		n += k
+		if err != nil {
+			return n, fmt.Errorf("announcing what %s holds: %w", p, err)
+		}
+	}
+	return n, nil
+}
+
+func (o *Outbox) announceFile(ctx context.Context, path string, ix Index, publish func([]Announcement) error) (int, error) {
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
+	f, err := lockFile(path)
+	if err != nil || f == nil {
+		return 0, err // f == nil: a live process holds it
+	}
+	defer f.Close()
+	pending, err := readHeld(f)
+	if err != nil {
 		return 0, err
 	}
 	due, err := indexed(ctx, ix, pending)
@@ -273,11 +317,11 @@ func (o *Outbox) Announce(ctx context.Context, ix Index, publish func([]Announce
 	for i := 0; i < len(due); i += batch {
 		part := due[i:min(i+batch, len(due))]
 		if err := publish(part); err != nil {
-			return n, errors.Join(fmt.Errorf("announcing %d held notifications: %w", len(due)-n, err), o.Keep(due[i:]))
+			return n, err
 		}
 		n += len(part)
 	}
-	return n, o.Keep(nil)
+	return n, os.Remove(path) // still locked: no one took it meanwhile
 }
 
 // indexed keeps the announcements whose event ix holds.

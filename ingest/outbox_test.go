@@ -82,7 +82,9 @@ func TestOutboxAnnouncesWhatAFailedPublishHeld(t *testing.T) {
 	path := filepath.Join(s.dir, "outbox.jsonl")
 	inputs := generate(100, "held-")
 	down := &recorder{err: errors.New("broker down")}
-	sum := runWith(t, s, down, ingest.OpenOutbox(path), inputs)
+	first := ingest.OpenOutbox(path)
+	sum := runWith(t, s, down, first, inputs)
+	first.Close() // the run ends: what it holds stays on disk
 	if sum.Failed != 100 {
 		t.Fatalf("first run %+v: want 100 failed (indexed, not announced)", sum)
 	}
@@ -123,19 +125,12 @@ func TestOutboxAfterCrashAnnouncesOnlyIndexed(t *testing.T) {
 	path := filepath.Join(s.dir, "outbox.jsonl")
 	inputs := generate(40, "crash-")
 	runWith(t, s, &recorder{}, nil, inputs[:20]) // indexed and announced without an outbox
-	var held []ingest.Announcement
-	for _, raw := range inputs {
-		ev, err := model.Decode(raw, model.DecodeOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ev.ObjectStorageKey, _ = model.ArchiveKey(ev.EventID, ev.Timestamp)
-		held = append(held, ingest.Announcement{Enriched: model.NewEnriched(ev), Indexed: model.NewIndexed(ev, s.index.Name())})
-	}
+	held := announcements(t, s, inputs)
 	dead := ingest.OpenOutbox(path)
 	if err := dead.Hold(held); err != nil { // and never released: the process died
 		t.Fatal(err)
 	}
+	dead.Close()
 	up := &recorder{}
 	if n := announce(t, s, up, ingest.OpenOutbox(path)); n != 20 {
 		t.Fatalf("announced %d, want the 20 indexed", n)
@@ -148,6 +143,21 @@ func TestOutboxAfterCrashAnnouncesOnlyIndexed(t *testing.T) {
 			t.Errorf("announced %s, which the index does not hold: %v", id, err)
 		}
 	}
+}
+
+// announcements are the notifications of inputs, as the pipeline makes them.
+func announcements(t *testing.T, s *stores, inputs [][]byte) []ingest.Announcement {
+	t.Helper()
+	var out []ingest.Announcement
+	for _, raw := range inputs {
+		ev, err := model.Decode(raw, model.DecodeOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ev.ObjectStorageKey, _ = model.ArchiveKey(ev.EventID, ev.Timestamp)
+		out = append(out, ingest.Announcement{Enriched: model.NewEnriched(ev), Indexed: model.NewIndexed(ev, s.index.Name())})
+	}
+	return out
 }
 
 // A normal run leaves no outbox behind and announces every event once.
@@ -172,6 +182,37 @@ func TestOutboxEmptyAfterCleanRun(t *testing.T) {
 	if n := len(again.ids()) + announce(t, s, again, ingest.OpenOutbox(path)); n != 0 {
 		t.Errorf("re-ingest announced %d events again", n)
 	}
+}
+
+// Processes sharing a data directory hold outbox files of their own: one
+// emptying its file never drops another's, and Announce takes over only the
+// files of processes that are gone.
+func TestOutboxPerProcess(t *testing.T) {
+	s := newStores(t)
+	path := filepath.Join(s.dir, "outbox.jsonl")
+	inputs := generate(10, "pp-")
+	runWith(t, s, &recorder{}, nil, inputs)
+	as := announcements(t, s, inputs)
+	a, b := ingest.OpenOutbox(path), ingest.OpenOutbox(path)
+	if err := a.Hold(as[:3]); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Hold(as[3:]); err != nil {
+		t.Fatal(err)
+	}
+	if a.Path() == b.Path() {
+		t.Fatalf("two live outboxes share %s", a.Path())
+	}
+	a.Release([]string{as[0].Enriched.EventID, as[1].Enriched.EventID, as[2].Enriched.EventID}) // a empties its file
+	up := &recorder{}
+	if n := announce(t, s, up, ingest.OpenOutbox(path)); n != 0 {
+		t.Fatalf("announced %d held by live processes", n)
+	}
+	b.Close() // b dies holding len(as)-3
+	if n := announce(t, s, up, ingest.OpenOutbox(path)); n != len(as)-3 {
+		t.Fatalf("announced %d of the %d b held", n, len(as)-3)
+	}
+	a.Close()
 }
 
 // On a full file system an append is whole lines or nothing: the topic file
