@@ -42,7 +42,7 @@ func engramBinary(t testing.TB) string {
 	return binPath
 }
 
-func writeEvents(t *testing.T, n int, prefix string) string {
+func writeEvents(t testing.TB, n int, prefix string) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "events.jsonl")
 	f, err := os.Create(path)

@@ -15,7 +15,7 @@ import (
 // serviceArgs returns the flags that point engram at the real S3 and
 // OpenSearch started by .ci/services, with a fresh bucket and index. It
 // skips when they are not configured, unless ENGRAM_REQUIRE_SERVICES=1.
-func serviceArgs(t *testing.T) []string {
+func serviceArgs(t testing.TB) []string {
 	t.Helper()
 	s3, os1 := os.Getenv("ENGRAM_TEST_S3_ENDPOINT"), os.Getenv("ENGRAM_TEST_OPENSEARCH_URL")
 	if s3 == "" || os1 == "" {
@@ -46,7 +46,7 @@ func TestKill9MidIngestS3OpenSearch(t *testing.T) {
 }
 
 // cleanupServices removes the bucket and index a test made.
-func cleanupServices(t *testing.T, args []string) {
+func cleanupServices(t testing.TB, args []string) {
 	t.Cleanup(func() {
 		name := flagValueOf(args, "--s3-bucket")
 		ctx := context.Background()

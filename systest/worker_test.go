@@ -18,7 +18,7 @@ import (
 )
 
 // kafkaBrokers is the real broker .ci/services starts.
-func kafkaBrokers(t *testing.T) string {
+func kafkaBrokers(t testing.TB) string {
 	t.Helper()
 	b := os.Getenv("ENGRAM_TEST_KAFKA_BROKERS")
 	if b == "" {
@@ -31,7 +31,7 @@ func kafkaBrokers(t *testing.T) string {
 }
 
 // kafkaArgs names topics and a group of the test's own.
-func kafkaArgs(t *testing.T, brokers string) ([]string, kafka.Config) {
+func kafkaArgs(t testing.TB, brokers string) ([]string, kafka.Config) {
 	p := fmt.Sprintf("engram-test-%08x", rand.Uint32())
 	cfg := kafka.Config{Brokers: []string{brokers}, Group: p + "-workers", Topics: kafka.Topics{
 		Raw: p + ".raw", Enriched: p + ".enriched", Indexed: p + ".indexed", Audit: p + ".audit", Rejected: p + ".rejected",
@@ -51,7 +51,7 @@ func kafkaArgs(t *testing.T, brokers string) ([]string, kafka.Config) {
 	return args, cfg
 }
 
-func runEngram(t *testing.T, bin string, args ...string) string {
+func runEngram(t testing.TB, bin string, args ...string) string {
 	t.Helper()
 	out, err := exec.Command(bin, args...).CombinedOutput()
 	if err != nil {
@@ -68,7 +68,7 @@ type worker struct {
 	log  *strings.Builder
 }
 
-func startWorker(t *testing.T, bin, data string, args []string) *worker {
+func startWorker(t testing.TB, bin, data string, args []string) *worker {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -213,7 +213,7 @@ func checkRejected(t *testing.T, cfg kafka.Config) {
 	}
 }
 
-func waitUntil(t *testing.T, limit time.Duration, what string, ok func() bool) {
+func waitUntil(t testing.TB, limit time.Duration, what string, ok func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(limit)
 	for !ok() {
