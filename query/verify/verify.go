@@ -6,7 +6,6 @@ package verify
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 	"sync"
@@ -215,7 +214,7 @@ func (c *collector) checkPair(ctx context.Context, ar ingest.ArchiveReader, p pa
 		c.add(Diff{BadObject, p.key, "", "cannot read: " + err.Error()})
 		return false
 	}
-	ev, err := archivedEvent(obj.Body)
+	ev, err := model.DecodeArchived(obj.Body)
 	if err != nil {
 		c.add(Diff{BadObject, p.key, "", err.Error()})
 		return false
@@ -236,26 +235,7 @@ func (c *collector) checkPair(ctx context.Context, ar ingest.ArchiveReader, p pa
 	return ok
 }
 
-// archived is what verify reads of an archived event.
-type archived struct {
-	EventID          string   `json:"eventId"`
-	Timestamp        string   `json:"timestamp"`
-	ImportanceScore  *float64 `json:"importanceScore"`
-	ObjectStorageKey string   `json:"objectStorageKey"`
-}
-
-func archivedEvent(body []byte) (*archived, error) {
-	var a archived
-	if err := json.Unmarshal(body, &a); err != nil {
-		return nil, fmt.Errorf("not a valid JSON event: %v", err)
-	}
-	if a.EventID == "" {
-		return nil, fmt.Errorf("no eventId")
-	}
-	return &a, nil
-}
-
-func compare(d *model.IndexDoc, a *archived, key string) []string {
+func compare(d *model.IndexDoc, a *model.Event, key string) []string {
 	var out []string
 	if d.EventID != a.EventID {
 		out = append(out, fmt.Sprintf("event_id %s, archive eventId %s", model.Quote(d.EventID), model.Quote(a.EventID)))
@@ -263,8 +243,8 @@ func compare(d *model.IndexDoc, a *archived, key string) []string {
 	if !sameTime(d.Timestamp, a.Timestamp) {
 		out = append(out, fmt.Sprintf("timestamp %s, archive %s", model.Quote(d.Timestamp), model.Quote(a.Timestamp)))
 	}
-	if a.ImportanceScore != nil && math.Abs(d.ImportanceScore-*a.ImportanceScore) > 1e-9 {
-		out = append(out, fmt.Sprintf("importance_score %v, archive %v", d.ImportanceScore, *a.ImportanceScore))
+	if a.ImportanceGiven() && math.Abs(d.ImportanceScore-a.ImportanceScore) > 1e-9 {
+		out = append(out, fmt.Sprintf("importance_score %v, archive %v", d.ImportanceScore, a.ImportanceScore))
 	}
 	if a.ObjectStorageKey != "" && a.ObjectStorageKey != key {
 		out = append(out, fmt.Sprintf("archive objectStorageKey %s differs from its key", model.Quote(a.ObjectStorageKey)))
