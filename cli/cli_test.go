@@ -8,7 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"engram/ingest/archivetest"
 	"engram/ingest/gen"
 )
 
@@ -160,5 +162,29 @@ func TestHelpDescribesEveryCommand(t *testing.T) {
 		if !strings.Contains(out.String(), "or s3 (default dir)") {
 			t.Errorf("help %s does not show the settings' defaults:\n%s", cmd.name, out.String())
 		}
+	}
+}
+
+// An event the pending journal holds is archived and waits for the next
+// run to index it: verify skips it as in flight and says so.
+func TestVerifySkipsPendingJournalEvents(t *testing.T) {
+	c := newCLI(t)
+	c.run(demoLines(3), "ingest")
+	key, body := archivetest.Event("pending-1", "2026-05-08T22:31:25Z", "hi", []float64{0.5}, 0.25)
+	file := filepath.Join(c.data, "archive", filepath.FromSlash(key))
+	os.MkdirAll(filepath.Dir(file), 0o755)
+	if err := os.WriteFile(file, body, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-time.Hour)
+	os.Chtimes(file, old, old)
+	if out, _, code := c.run("", "verify"); code != 1 || !strings.Contains(out, "missing-index") {
+		t.Fatalf("verify without a journal entry: code %d, out %s", code, out)
+	}
+	line := `{"eventId":"pending-1","objectStorageKey":"` + key + `","reason":"test"}` + "\n"
+	os.WriteFile(filepath.Join(c.data, journalFile), []byte(line), 0o644)
+	out, _, code := c.run("", "verify")
+	if code != 0 || !strings.Contains(out, "1 events skipped as in flight") {
+		t.Fatalf("verify with a journal entry: code %d, out %s", code, out)
 	}
 }

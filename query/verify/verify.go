@@ -43,7 +43,17 @@ type Options struct {
 	Since, Until time.Time // zero: unbounded (days, UTC, inclusive)
 	MaxDiffs     int       // how many differences to keep (default 20)
 	Workers      int       // concurrent archive reads (default 8)
-	Progress     func(Progress)
+	// Pending holds the archive keys of the pending journal: archived,
+	// waiting for the next run to index them, so not a disagreement.
+	Pending  map[string]bool
+	Progress func(Progress)
+}
+
+// DocGetter is a DocScanner that can also look one document up: verify
+// asks it again about an event the scan did not see, which an ingest
+// running meanwhile may have indexed after the scan passed its key.
+type DocGetter interface {
+	Get(ctx context.Context, eventID string) (*model.IndexDoc, error)
 }
 
 // Progress is how far a run has come.
@@ -51,9 +61,13 @@ type Progress struct{ Objects, Docs int64 }
 
 // Report is a run's result.
 type Report struct {
-	Objects  int64            `json:"archivedObjects"`
-	Docs     int64            `json:"indexDocuments"`
-	Agreeing int64            `json:"agreeing"`
+	Objects  int64 `json:"archivedObjects"`
+	Docs     int64 `json:"indexDocuments"`
+	Agreeing int64 `json:"agreeing"`
+	// InFlight counts the events an ingest running meanwhile was writing
+	// (archived after the run began, pending, or indexed behind the scan):
+	// skipped, not disagreements.
+	InFlight int64            `json:"inFlight"`
 	Counts   map[string]int64 `json:"differences"`
 	First    []Diff           `json:"first"`
 	Elapsed  time.Duration    `json:"-"`
@@ -93,7 +107,9 @@ func Run(ctx context.Context, ar ingest.ArchiveReader, ix DocScanner, opt Option
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	from, to := KeyRange(opt.Since, opt.Until)
-	c := &collector{rep: &Report{Counts: map[string]int64{}}, max: opt.MaxDiffs, progress: opt.Progress}
+	c := &collector{rep: &Report{Counts: map[string]int64{}}, max: opt.MaxDiffs, progress: opt.Progress,
+		start: start, pending: opt.Pending}
+	c.getter, _ = ix.(DocGetter)
 	pairs := make(chan pair, 256)
 	var workers sync.WaitGroup
 	for range opt.Workers {
@@ -170,6 +186,9 @@ type collector struct {
 	rep      *Report
 	max      int
 	progress func(Progress)
+	start    time.Time
+	pending  map[string]bool
+	getter   DocGetter // nil when the index cannot look one up
 }
 
 func (c *collector) add(d Diff) {
@@ -179,6 +198,12 @@ func (c *collector) add(d Diff) {
 	if len(c.rep.First) < c.max {
 		c.rep.First = append(c.rep.First, d)
 	}
+}
+
+func (c *collector) inFlight() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.rep.InFlight++
 }
 
 func (c *collector) count(p pair, ok bool) {
@@ -206,6 +231,10 @@ func (c *collector) check(ctx context.Context, ar ingest.ArchiveReader, p pair) 
 
 func (c *collector) checkPair(ctx context.Context, ar ingest.ArchiveReader, p pair) bool {
 	if !p.archive {
+		if c.archivedSince(ctx, ar, p.key) {
+			c.inFlight()
+			return false
+		}
 		c.add(Diff{MissingArchive, p.key, p.doc.EventID, "index document points at an archive object that does not exist"})
 		return false
 	}
@@ -225,6 +254,10 @@ func (c *collector) checkPair(ctx context.Context, ar ingest.ArchiveReader, p pa
 		ok = false
 	}
 	if p.doc == nil {
+		if c.unindexedInFlight(ctx, p.key, ev.EventID, obj.LastModified) {
+			c.inFlight()
+			return false
+		}
 		c.add(Diff{MissingIndex, p.key, ev.EventID, "archived event has no index document"})
 		return false
 	}
@@ -233,6 +266,27 @@ func (c *collector) checkPair(ctx context.Context, ar ingest.ArchiveReader, p pa
 		ok = false
 	}
 	return ok
+}
+
+// archivedSince reports whether key, which the listing did not hold, is
+// there now: archived while the run listed.
+func (c *collector) archivedSince(ctx context.Context, ar ingest.ArchiveReader, key string) bool {
+	_, err := ar.Get(ctx, key, 1)
+	return err == nil
+}
+
+// unindexedInFlight reports whether an archived event the scan did not see
+// is being ingested: archived after the run began (S3 keeps whole seconds),
+// waiting in the pending journal, or indexed since the scan passed it.
+func (c *collector) unindexedInFlight(ctx context.Context, key, eventID string, modified time.Time) bool {
+	if c.pending[key] || !modified.Before(c.start.Truncate(time.Second)) {
+		return true
+	}
+	if c.getter == nil {
+		return false
+	}
+	d, err := c.getter.Get(ctx, eventID)
+	return err == nil && d != nil && d.ObjectStorageKey == key
 }
 
 func compare(d *model.IndexDoc, a *model.Event, key string) []string {

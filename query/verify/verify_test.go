@@ -110,3 +110,81 @@ func TestVerifyRejectsDuplicateMembers(t *testing.T) {
 		t.Fatalf("want one bad object (eventId given more than once), got %+v", rep)
 	}
 }
+
+// liveIndex is memIndex with a lookup: docs indexed after the scan passed
+// their key are found by Get only.
+type liveIndex struct {
+	memIndex
+	late map[string]*model.IndexDoc
+}
+
+func (ix liveIndex) Get(_ context.Context, id string) (*model.IndexDoc, error) {
+	if d, ok := ix.late[id]; ok {
+		return d, nil
+	}
+	for _, d := range ix.memIndex {
+		if d.EventID == id {
+			return d, nil
+		}
+	}
+	return nil, backend.ErrNotFound
+}
+
+// During a live ingest, events archived after the run began, events the
+// pending journal holds, and events indexed after the scan passed them are
+// in flight, not disagreements; an old unindexed event still is one.
+func TestVerifySkipsInFlightEvents(t *testing.T) {
+	ar := memArchive{}
+	var docs memIndex
+	add := func(id string, modified time.Time, index bool) (string, *model.IndexDoc) {
+		key, body := archivetest.Event(id, ts, "hello", []float64{0.5}, 0.25)
+		ar.put(key, body, modified)
+		doc := indexed(t, body)
+		if index {
+			docs = append(docs, doc)
+		}
+		return key, doc
+	}
+	add("ok", longAgo, true)
+	add("new", time.Now().Add(time.Hour), false) // archived after the start
+	pending, _ := add("pending", longAgo, false) // in the journal
+	_, late := add("late", longAgo, false)       // indexed behind the scan
+	add("lost", longAgo, false)                  // a real disagreement
+	ix := liveIndex{docs, map[string]*model.IndexDoc{"late": late}}
+	rep, err := Run(context.Background(), ar, ix, Options{Pending: map[string]bool{pending: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.InFlight != 3 || rep.Counts[MissingIndex] != 1 || rep.First[0].EventID != "lost" {
+		t.Fatalf("want 3 in flight and lost missing from the index, got %+v", rep)
+	}
+}
+
+// An index document whose archive object appears after the listing passed
+// its key was archived during the run: in flight.
+func TestVerifyInFlightDocumentWithoutListedObject(t *testing.T) {
+	key, body := archivetest.Event("e-1", ts, "hello", []float64{0.5}, 0.25)
+	doc := indexed(t, body)
+	ar := memArchive{}
+	lister := listedBefore{ar, key, body}
+	rep, err := Run(context.Background(), lister, memIndex{doc}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.OK() || rep.InFlight != 1 {
+		t.Fatalf("want one event in flight and no differences, got %+v", rep)
+	}
+}
+
+// listedBefore lists an empty archive and then has the object archived.
+type listedBefore struct {
+	memArchive
+	key  string
+	body []byte
+}
+
+func (l listedBefore) List(ctx context.Context, prefix string, fn func(string, int64) error) error {
+	err := l.memArchive.List(ctx, prefix, fn)
+	l.put(l.key, l.body, time.Now())
+	return err
+}
