@@ -188,3 +188,19 @@ func TestVerifySkipsPendingJournalEvents(t *testing.T) {
 		t.Fatalf("verify with a journal entry: code %d, out %s", code, out)
 	}
 }
+
+// An eventId of few characters but too many bytes for a file name is
+// rejected at validation, with one message in a dry run and a real one.
+func TestLongByteEventIDRejectedAlike(t *testing.T) {
+	c := newCLI(t)
+	line := `{"eventId":"` + strings.Repeat("é", 126) + `","timestamp":"2026-05-08T10:00:00Z","type":"user_input","context":{"sessionId":"s"},"input":{"text":"hi"}}` + "\n"
+	const want = "stdin:1: eventId: 252 bytes in UTF-8, at most 250 allowed"
+	_, dry, _ := c.run(line, "ingest", "--dry-run")
+	_, real, _ := c.run(line, "ingest")
+	if !strings.Contains(dry, want) || !strings.Contains(dry, "1 rejected, 0 failed") {
+		t.Errorf("dry run: want %q, 1 rejected; stderr %s", want, dry)
+	}
+	if !strings.Contains(real, want) || !strings.Contains(real, "rejected 1, failed 0") {
+		t.Errorf("real run: want %q, rejected 1; stderr %s", want, real)
+	}
+}
