@@ -45,6 +45,7 @@ type backends struct {
 	topics   *publish.Topics
 	embedder ingest.Embedder
 	closers  []func() error
+	readOnly bool // opened by openReadBackends
 }
 
 func (b *backends) Close() error {
@@ -76,7 +77,18 @@ func (b *backends) pipeline() ingest.Config {
 // openBackends connects to what conf names. Each failure is one line that
 // names the endpoint and the likely fix.
 func openBackends(ctx context.Context, conf *resolved, e *env) (*backends, error) {
-	b := &backends{data: dataDir(conf.get("data"), e.getenv)}
+	return openStores(ctx, conf, e, false)
+}
+
+// openReadBackends is openBackends for a command that only reads (verify):
+// the index is opened read-only, so a missing one is said to be missing
+// rather than created.
+func openReadBackends(ctx context.Context, conf *resolved, e *env) (*backends, error) {
+	return openStores(ctx, conf, e, true)
+}
+
+func openStores(ctx context.Context, conf *resolved, e *env, readOnly bool) (*backends, error) {
+	b := &backends{data: dataDir(conf.get("data"), e.getenv), readOnly: readOnly}
 	emb, err := newEmbedder(conf)
 	if err != nil {
 		return nil, err
@@ -150,7 +162,9 @@ func (b *backends) openIndex(ctx context.Context, conf *resolved, dim int, e *en
 		b.closers = append(b.closers, ix.Close)
 		return nil
 	case "opensearch":
-		ix, err := osindex.Open(ctx, osConfig(conf, dim, e))
+		cfg := osConfig(conf, dim, e)
+		cfg.ReadOnly = b.readOnly
+		ix, err := osindex.Open(ctx, cfg)
 		if err != nil {
 			return errors.New(conf.redact(err.Error()))
 		}
@@ -235,7 +249,9 @@ func openQueryReader(ctx context.Context, conf *resolved, e *env) (query.Reader,
 		if err != nil {
 			return nil, err
 		}
-		r, err := osindex.OpenReader(ctx, osConfig(conf, dim, e), opts)
+		cfg := osConfig(conf, dim, e)
+		cfg.ReadOnly = true // readers never create the index
+		r, err := osindex.OpenReader(ctx, cfg, opts)
 		if err != nil {
 			return nil, errors.New(conf.redact(err.Error()))
 		}

@@ -101,7 +101,7 @@ func runVerify(ctx context.Context, e *env, args []string) error {
 	if err := requireStores(conf, e); err != nil {
 		return err
 	}
-	st, err := openBackends(ctx, conf, e)
+	st, err := openReadBackends(ctx, conf, e)
 	if err != nil {
 		return err
 	}
