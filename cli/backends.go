@@ -154,7 +154,7 @@ func s3Config(conf *resolved, e *env) s3archive.Config {
 func (b *backends) openIndex(ctx context.Context, conf *resolved, dim int, e *env) error {
 	switch kind := conf.get("index"); kind {
 	case "sqlite", "":
-		ix, err := sqliteindex.Open(filepath.Join(b.data, "index.db"), sqliteindex.Options{})
+		ix, err := b.openSQLite(ctx, conf, e)
 		if err != nil {
 			return err
 		}
@@ -174,6 +174,34 @@ func (b *backends) openIndex(ctx context.Context, conf *resolved, dim int, e *en
 	default:
 		return fmt.Errorf("index %q: choose sqlite or opensearch", kind)
 	}
+}
+
+// openSQLite opens the data directory's index. Another process holding
+// its write lock (busy) is an outage like an unreachable server: retried
+// with the pipeline's backoff, and said while it lasts.
+func (b *backends) openSQLite(ctx context.Context, conf *resolved, e *env) (*sqliteindex.DB, error) {
+	var ix *sqliteindex.DB
+	r := ingest.Retrier{Transient: transient, Observer: openOutages{e, conf}}
+	err := r.Do(ctx, ingest.StageIndex, func() (err error) {
+		ix, err = sqliteindex.Open(filepath.Join(b.data, "index.db"), sqliteindex.Options{})
+		return err
+	})
+	return ix, err
+}
+
+// openOutages tells of the outages met while the stores are opened,
+// before a run's reporter exists, as the reporter does.
+type openOutages struct {
+	e    *env
+	conf *resolved
+}
+
+func (o openOutages) Outage(out ingest.Outage) {
+	fmt.Fprintf(o.e.stderr, "engram: outage: %s\n", safeLine(o.conf.redact(out.String())))
+}
+
+func (o openOutages) Recovered(s ingest.Stage) {
+	fmt.Fprintf(o.e.stderr, "engram: %s: answering again, resuming\n", s)
 }
 
 func osConfig(conf *resolved, dim int, e *env) osindex.Config {

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -202,5 +203,31 @@ func TestLongByteEventIDRejectedAlike(t *testing.T) {
 	}
 	if !strings.Contains(real, want) || !strings.Contains(real, "rejected 1, failed 0") {
 		t.Errorf("real run: want %q, rejected 1; stderr %s", want, real)
+	}
+}
+
+// Another process holding the index's write lock for longer than the busy
+// timeout (5 s) is an outage: the run waits it out and ingests everything,
+// rather than dying at open or failing the batch.
+func TestIngestWaitsOutABusyIndex(t *testing.T) {
+	if testing.Short() {
+		t.Skip("holds a lock for 6 s")
+	}
+	c := newCLI(t)
+	lines := strings.SplitAfter(demoLines(4), "\n")
+	c.run(lines[0], "ingest")
+	other, err := sql.Open("sqlite", "file:"+filepath.Join(c.data, "index.db")+"?_txlock=immediate")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	tx, err := other.Begin() // BEGIN IMMEDIATE: the write lock
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.AfterFunc(6*time.Second, func() { tx.Rollback() })
+	_, stderr, code := c.run(strings.Join(lines[1:], ""), "ingest")
+	if code != 0 || !strings.Contains(stderr, "ingested 3, duplicates 0, rejected 0, failed 0") || !strings.Contains(stderr, "outage: index") {
+		t.Fatalf("code %d, stderr %s", code, stderr)
 	}
 }

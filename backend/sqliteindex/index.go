@@ -92,7 +92,7 @@ func Open(path string, opts Options) (*DB, error) {
 	db := &DB{path: path, w: w}
 	if err := db.setUp(); err != nil {
 		w.Close()
-		return nil, fmt.Errorf("sqlindex: open %s: %w", path, err)
+		return nil, fmt.Errorf("sqlindex: open %s: %w", path, markBusy(err))
 	}
 	if db.r, err = openReader(abs, opts); err != nil {
 		db.ins.Close()
@@ -323,7 +323,7 @@ func (db *DB) Write(ctx context.Context, docs []*model.IndexDoc) []ingest.IndexR
 		for i := range res {
 			res[i].Created = false
 		}
-		failAll(res, fmt.Errorf("sqlindex: batch not stored: %w", err))
+		failAll(res, fmt.Errorf("sqlindex: batch not stored: %w", markBusy(err)))
 		return res
 	}
 	for i, d := range docs {
@@ -408,6 +408,26 @@ func statementOnly(err error) bool {
 		return true
 	}
 	return false
+}
+
+// busyError is a lock another connection or process held for longer than
+// the busy timeout. It goes away when that writer finishes: transient, so
+// the pipeline retries it with its backoff and shows it as an outage.
+type busyError struct{ error }
+
+func (busyError) Transient() bool { return true }
+func (e busyError) Unwrap() error { return e.error }
+
+// markBusy marks SQLITE_BUSY and SQLITE_LOCKED errors as transient.
+func markBusy(err error) error {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		switch se.Code() & 0xff {
+		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
+			return busyError{err}
+		}
+	}
+	return err
 }
 
 func failAll(res []ingest.IndexResult, err error) {
