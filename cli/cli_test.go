@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -229,5 +230,34 @@ func TestIngestWaitsOutABusyIndex(t *testing.T) {
 	_, stderr, code := c.run(strings.Join(lines[1:], ""), "ingest")
 	if code != 0 || !strings.Contains(stderr, "ingested 3, duplicates 0, rejected 0, failed 0") || !strings.Contains(stderr, "outage: index") {
 		t.Fatalf("code %d, stderr %s", code, stderr)
+	}
+}
+
+// A named pipe is read as a stream: the check before the run must not open
+// it (closing it would kill its writer with SIGPIPE and lose its data).
+func TestIngestFromNamedPipe(t *testing.T) {
+	c := newCLI(t)
+	fifo := filepath.Join(t.TempDir(), "events.fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skip("no named pipes here:", err)
+	}
+	wrote := make(chan error, 1)
+	go func() {
+		f, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+		if err == nil {
+			_, err = f.WriteString(demoLines(3))
+			f.Close()
+		}
+		wrote <- err
+	}()
+	done := make(chan string, 1)
+	go func() { _, stderr, _ := c.run("", "ingest", fifo); done <- stderr }()
+	select {
+	case stderr := <-done:
+		if err := <-wrote; err != nil || !strings.Contains(stderr, "ingested 3, duplicates 0, rejected 0, failed 0") {
+			t.Fatalf("writer: %v; stderr %s", err, stderr)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("ingest from a named pipe hangs (writer: %v)", <-wrote)
 	}
 }

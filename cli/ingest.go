@@ -129,9 +129,18 @@ func readFiles(ctx context.Context, e *env, files []string, items chan<- ingest.
 			return err
 		}
 		rep.addTotal(size)
-		err = source.Read(ctx, &countingReader{r: r, n: &rep.bytesRead}, displayName(name), items)
+		// Closing the file on cancellation ends a read waiting on a pipe
+		// or device that sends nothing.
+		stop := func() bool { return true }
 		if c, ok := r.(io.Closer); ok && r != e.stdin {
+			stop = context.AfterFunc(ctx, func() { c.Close() })
+		}
+		err = source.Read(ctx, &countingReader{r: r, n: &rep.bytesRead}, displayName(name), items)
+		if c, ok := r.(io.Closer); ok && r != e.stdin && stop() {
 			c.Close()
+		}
+		if ctx.Err() != nil {
+			err = ctx.Err()
 		}
 		if err != nil {
 			return err
@@ -142,23 +151,16 @@ func readFiles(ctx context.Context, e *env, files []string, items chan<- ingest.
 
 // checkInputs makes sure every named file can be read before anything is
 // ingested: a mistyped name among several should not leave a run half done.
+// Only regular files are opened: opening and closing a named pipe would
+// end its writer (SIGPIPE) and lose what it wrote, so pipes and devices
+// are only looked at (stat) and read as streams by the run.
 func checkInputs(files []string) error {
 	var errs []string
 	for _, name := range files {
 		if name == "-" {
 			continue
 		}
-		f, err := os.Open(name)
-		if err != nil {
-			errs = append(errs, err.Error())
-			continue
-		}
-		st, err := f.Stat()
-		f.Close()
-		if err == nil && st.IsDir() {
-			err = fmt.Errorf("%s is a directory", name)
-		}
-		if err != nil {
+		if err := checkInput(name); err != nil {
 			errs = append(errs, err.Error())
 		}
 	}
@@ -166,6 +168,23 @@ func checkInputs(files []string) error {
 		return fmt.Errorf("nothing ingested: %s", strings.Join(errs, "; "))
 	}
 	return nil
+}
+
+func checkInput(name string) error {
+	st, err := os.Stat(name)
+	switch {
+	case err != nil:
+		return err
+	case st.IsDir():
+		return fmt.Errorf("%s is a directory", name)
+	case !st.Mode().IsRegular():
+		return nil
+	}
+	f, err := os.Open(name)
+	if err == nil {
+		f.Close()
+	}
+	return err
 }
 
 func displayName(name string) string {

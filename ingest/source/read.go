@@ -32,7 +32,7 @@ func Read(ctx context.Context, r io.Reader, name string, out chan<- ingest.Item)
 	if head, _ := br.Peek(3); bytes.Equal(head, bom) {
 		br.Discard(3)
 	}
-	rd := &reader{ctx: ctx, out: out, name: name, src: &lineSource{br: br, line: 1}}
+	rd := &reader{ctx: ctx, out: out, name: name, src: &lineSource{ctx: ctx, br: br, line: 1}}
 	return rd.run()
 }
 
@@ -96,6 +96,9 @@ func (r *reader) run() error {
 		ln := r.src.line
 		data, n, err := r.src.readLine()
 		if err != nil && err != io.EOF {
+			if cerr := r.ctx.Err(); cerr != nil {
+				return cerr
+			}
 			return fmt.Errorf("%s:%d: %w", r.name, ln, err)
 		}
 		if !r.addLine(ln, data, n) {
