@@ -21,6 +21,7 @@ import (
 	"engram/query"
 
 	"github.com/minio/minio-go/v7"
+	"golang.org/x/sys/unix"
 )
 
 // archiveStore is an archive that can be written and read back.
@@ -101,6 +102,9 @@ func openStores(ctx context.Context, conf *resolved, e *env, readOnly bool) (*ba
 		b.Close()
 		return nil, err
 	}
+	if readOnly {
+		return b, nil // nothing is published: the topic files are not opened for writing
+	}
 	t, err := publish.OpenTopics(filepath.Join(b.data, "topics"))
 	if err != nil {
 		b.Close()
@@ -154,7 +158,11 @@ func s3Config(conf *resolved, e *env) s3archive.Config {
 func (b *backends) openIndex(ctx context.Context, conf *resolved, dim int, e *env) error {
 	switch kind := conf.get("index"); kind {
 	case "sqlite", "":
-		ix, err := b.openSQLite(ctx, conf, e)
+		open := b.openSQLite
+		if b.readOnly {
+			open = b.readSQLite
+		}
+		ix, err := open(ctx, conf, e)
 		if err != nil {
 			return err
 		}
@@ -187,6 +195,27 @@ func (b *backends) openSQLite(ctx context.Context, conf *resolved, e *env) (*sql
 		return err
 	})
 	return ix, err
+}
+
+// readSQLite opens the data directory's index read-only (and immutable on
+// read-only media), for commands that only read.
+func (b *backends) readSQLite(context.Context, *resolved, *env) (*sqliteindex.DB, error) {
+	return sqliteindex.OpenReadOnly(filepath.Join(b.data, "index.db"), sqliteindex.Options{})
+}
+
+// writable reports whether files can be made in dir (false on read-only
+// media, or without permission). A variable, so tests can stand in for a
+// read-only mount.
+var writable = func(dir string) bool { return unix.Access(dir, unix.W_OK) == nil }
+
+// embeddedReadOnly reports whether conf's stores are the data directory's
+// own and it cannot be written: a command that could write (the inspector)
+// then opens them only for reading.
+func embeddedReadOnly(conf *resolved, e *env) bool {
+	data := dataDir(conf.get("data"), e.getenv)
+	embedded := conf.get("index") != "opensearch" && conf.get("archive") != "s3"
+	_, err := os.Stat(filepath.Join(data, "index.db"))
+	return embedded && err == nil && !writable(data)
 }
 
 // openOutages tells of the outages met while the stores are opened,

@@ -261,3 +261,22 @@ func TestIngestFromNamedPipe(t *testing.T) {
 		t.Fatalf("ingest from a named pipe hangs (writer: %v)", <-wrote)
 	}
 }
+
+// On a data directory that cannot be written (read-only media) the
+// inspector opens read-only rather than failing to open its writers.
+func TestInspectorOnReadOnlyDataDirectory(t *testing.T) {
+	c := newCLI(t)
+	c.run(demoLines(3), "ingest")
+	defer func(w func(string) bool) { writable = w }(writable)
+	writable = func(string) bool { return false }
+	e := &env{strings.NewReader(""), new(bytes.Buffer), new(bytes.Buffer), func(k string) string { return c.env[k] }}
+	fs, o := uiFlags(e)
+	if err := fs.Parse([]string{"--data", c.data}); err != nil {
+		t.Fatal(err)
+	}
+	d, closeAll := openUIDeps(context.Background(), o, fs, e)
+	defer closeAll()
+	if d.Err != nil || d.Reader == nil || d.Archive == nil || d.Recorder != nil || !o.readonly {
+		t.Fatalf("want a read-only inspector: err %v, reader %v, archive %v, recorder %v, readonly %v", d.Err, d.Reader != nil, d.Archive != nil, d.Recorder != nil, o.readonly)
+	}
+}

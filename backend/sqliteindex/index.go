@@ -114,13 +114,8 @@ func OpenReadOnly(path string, opts Options) (*DB, error) {
 	if _, err := os.Stat(abs); err != nil {
 		return nil, fmt.Errorf("sqlindex: %w", err)
 	}
-	r, err := openReader(abs, opts)
+	r, v, err := openReadOnly(abs, opts)
 	if err != nil {
-		return nil, fmt.Errorf("sqlindex: open %s: %w", path, err)
-	}
-	var v int
-	if err := r.QueryRow("PRAGMA user_version").Scan(&v); err != nil {
-		r.Close()
 		return nil, fmt.Errorf("sqlindex: open %s: %w", path, err)
 	}
 	if err := checkVersion(v); err != nil {
@@ -157,6 +152,55 @@ func openReader(abs string, opts Options) (*sql.DB, error) {
 		return nil, err
 	}
 	return r, nil
+}
+
+// openReadOnly opens abs for reading only (mode=ro) and reads its schema
+// version. Where the -shm file a WAL database needs can be neither found
+// nor created (read-only media), no writer can exist either, and the file
+// is opened immutable instead, unless its -wal holds writes not yet
+// checkpointed, which immutable would silently leave out.
+func openReadOnly(abs string, opts Options) (*sql.DB, int, error) {
+	r, v, err := probeReader(abs, opts, false)
+	if err == nil || !cannotOpen(err) {
+		return r, v, err
+	}
+	if st, serr := os.Stat(abs + "-wal"); serr == nil && st.Size() > 0 {
+		return nil, 0, fmt.Errorf("%w: the directory is not writable and %s-wal holds writes not yet checkpointed, "+
+			"which cannot be read there; copy the data directory to writable storage", err, filepath.Base(abs))
+	}
+	return probeReader(abs, opts, true)
+}
+
+// probeReader opens a read-only pool on abs and reads the schema version,
+// which is when SQLite first touches the file.
+func probeReader(abs string, opts Options, immutable bool) (*sql.DB, int, error) {
+	uri := dsn(abs, "ro", opts, "query_only(1)")
+	if immutable {
+		uri += "&immutable=1"
+	}
+	r, err := sql.Open("sqlite", uri)
+	if err != nil {
+		return nil, 0, err
+	}
+	r.SetMaxOpenConns(opts.ReadConns)
+	r.SetMaxIdleConns(opts.ReadConns)
+	var v int
+	if err := r.QueryRow("PRAGMA user_version").Scan(&v); err != nil {
+		r.Close()
+		return nil, 0, err
+	}
+	return r, v, nil
+}
+
+// cannotOpen reports SQLITE_CANTOPEN and SQLITE_READONLY: what a WAL
+// database on read-only media answers a reader that is not immutable.
+func cannotOpen(err error) bool {
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return false
+	}
+	c := se.Code() & 0xff
+	return c == sqlite3.SQLITE_CANTOPEN || c == sqlite3.SQLITE_READONLY
 }
 
 // dsn builds a file: URI for modernc.org/sqlite. mode is SQLite's URI mode
