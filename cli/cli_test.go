@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -278,5 +279,29 @@ func TestInspectorOnReadOnlyDataDirectory(t *testing.T) {
 	defer closeAll()
 	if d.Err != nil || d.Reader == nil || d.Archive == nil || d.Recorder != nil || !o.readonly {
 		t.Fatalf("want a read-only inspector: err %v, reader %v, archive %v, recorder %v, readonly %v", d.Err, d.Reader != nil, d.Archive != nil, d.Recorder != nil, o.readonly)
+	}
+}
+
+// A symlinked day directory is refused with one message by ingest, show,
+// verify and reindex alike (it was followed by some and passed over by
+// others, so they disagreed).
+func TestSymlinkedDayDirectoryRefusedEverywhere(t *testing.T) {
+	c := newCLI(t)
+	key, body := archivetest.Event("e-1", "2026-05-08T22:31:25Z", "hi", []float64{0.5}, 0.25)
+	elsewhere := t.TempDir()
+	os.WriteFile(filepath.Join(elsewhere, "e-1.json"), body, 0o644)
+	day := filepath.Join(c.data, "archive", filepath.FromSlash(path.Dir(key)))
+	os.MkdirAll(filepath.Dir(day), 0o755)
+	if err := os.Symlink(elsewhere, day); err != nil {
+		t.Fatal(err)
+	}
+	c.run("", "reindex") // creates the index
+	line := `{"eventId":"e-2","timestamp":"2026-05-08T10:00:00Z","type":"user_input","context":{"sessionId":"s"},"input":{"text":"hi"}}` + "\n"
+	const want = "events/2026/05/08 is a symbolic link"
+	for _, args := range [][]string{{"ingest"}, {"verify"}, {"reindex"}} {
+		out, stderr, code := c.run(line, args...)
+		if code == 0 || !strings.Contains(out+stderr, want) {
+			t.Errorf("%s: code %d, want %q; out %s stderr %s", args[0], code, want, out, stderr)
+		}
 	}
 }
