@@ -305,3 +305,13 @@ func TestSymlinkedDayDirectoryRefusedEverywhere(t *testing.T) {
 		}
 	}
 }
+
+// Two runs starting in the same millisecond write rejects files of their
+// own.
+func TestRejectsFileNamedPerRun(t *testing.T) {
+	now := time.Date(2026, 5, 8, 10, 0, 0, 0, time.UTC)
+	a, b := rejectsPath("/data", now), rejectsPath("/data", now)
+	if a == b || !strings.HasPrefix(a, filepath.Join("/data", "rejects", "20260508T100000.000Z")) {
+		t.Fatalf("rejects files %s and %s", a, b)
+	}
+}

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"flag"
 	"fmt"
 	"io"
@@ -88,7 +90,7 @@ func runIngest(ctx context.Context, e *env, args []string) error {
 		pc := st.pipeline()
 		cfg.Archive, cfg.Index, cfg.Publisher, cfg.Embedder, cfg.Journal = pc.Archive, pc.Index, pc.Publisher, pc.Embedder, pc.Journal
 		archive = st.archive
-		rejects = publish.NewRejects(filepath.Join(data, "rejects", time.Now().UTC().Format("20060102T150405.000Z")+".jsonl"))
+		rejects = publish.NewRejects(rejectsPath(data, time.Now()))
 		defer rejects.Close()
 	}
 	rep := newReporter(e, o.trace, rejects)
@@ -185,6 +187,17 @@ func checkInput(name string) error {
 		f.Close()
 	}
 	return err
+}
+
+// rejectsPath names the rejects file of a run starting at now: by its
+// time, for people, and by its process and a random part, so that runs
+// starting in the same millisecond (from one host or several sharing the
+// directory) never append to one file.
+func rejectsPath(data string, now time.Time) string {
+	var b [4]byte
+	rand.Read(b[:])
+	name := fmt.Sprintf("%s-%d-%s.jsonl", now.UTC().Format("20060102T150405.000Z"), os.Getpid(), hex.EncodeToString(b[:]))
+	return filepath.Join(data, "rejects", name)
 }
 
 func displayName(name string) string {
