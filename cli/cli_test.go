@@ -8,6 +8,8 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -313,5 +315,29 @@ func TestRejectsFileNamedPerRun(t *testing.T) {
 	a, b := rejectsPath("/data", now), rejectsPath("/data", now)
 	if a == b || !strings.HasPrefix(a, filepath.Join("/data", "rejects", "20260508T100000.000Z")) {
 		t.Fatalf("rejects files %s and %s", a, b)
+	}
+}
+
+// An interrupted run says how much of its input it did not read.
+func TestInterruptedIngestSaysWhatIsUnread(t *testing.T) {
+	c := newCLI(t)
+	input := filepath.Join(t.TempDir(), "events.jsonl")
+	lines := demoLines(2000) // more than the reader's buffer
+	os.WriteFile(input, []byte(lines), 0o644)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // interrupted before anything is ingested
+	var out, errb bytes.Buffer
+	e := &env{strings.NewReader(lines), &out, &errb, func(k string) string { return c.env[k] }}
+	run(ctx, e, []string{"ingest", "--data", c.data, input, "-"})
+	re := regexp.MustCompile(`interrupted: read (\d+) of the (\d+) bytes of ` + regexp.QuoteMeta(input) + `, (\d+) left unread; stdin not read to its end`)
+	m := re.FindStringSubmatch(errb.String())
+	if m == nil {
+		t.Fatalf("no account of the unread input in:\n%s", errb.String())
+	}
+	read, _ := strconv.Atoi(m[1])
+	size, _ := strconv.Atoi(m[2])
+	left, _ := strconv.Atoi(m[3])
+	if size != len(lines) || read+left != size || left == 0 {
+		t.Fatalf("read %d + left %d != size %d (file %d bytes)", read, left, size, len(lines))
 	}
 }

@@ -95,6 +95,7 @@ func runIngest(ctx context.Context, e *env, args []string) error {
 	}
 	rep := newReporter(e, o.trace, rejects)
 	rep.redact = conf.redact
+	rep.inputs = newInputs(files)
 	cfg.Observer, cfg.Transient = rep, transient
 	p, err := ingest.New(cfg)
 	if err != nil {
@@ -114,6 +115,9 @@ func runIngest(ctx context.Context, e *env, args []string) error {
 	stopProgress()
 	err = <-readErr
 	rep.summary(sum, data, o.dryRun)
+	if ctx.Err() != nil {
+		rep.unread()
+	}
 	if err != nil && ctx.Err() == nil {
 		return err
 	}
@@ -125,19 +129,21 @@ func runIngest(ctx context.Context, e *env, args []string) error {
 
 // readFiles feeds every file to items, counting bytes for the progress bar.
 func readFiles(ctx context.Context, e *env, files []string, items chan<- ingest.Item, rep *reporter) error {
-	for _, name := range files {
+	for i, name := range files {
 		r, size, err := openInput(e, name)
 		if err != nil {
 			return err
 		}
 		rep.addTotal(size)
+		in := rep.inputs[i]
 		// Closing the file on cancellation ends a read waiting on a pipe
 		// or device that sends nothing.
 		stop := func() bool { return true }
 		if c, ok := r.(io.Closer); ok && r != e.stdin {
 			stop = context.AfterFunc(ctx, func() { c.Close() })
 		}
-		err = source.Read(ctx, &countingReader{r: r, n: &rep.bytesRead}, displayName(name), items)
+		err = source.Read(ctx, &countingReader{r: r, n: &rep.bytesRead, own: &in.read}, displayName(name), items)
+		in.done.Store(err == nil && ctx.Err() == nil)
 		if c, ok := r.(io.Closer); ok && r != e.stdin && stop() {
 			c.Close()
 		}
