@@ -341,3 +341,36 @@ func TestInterruptedIngestSaysWhatIsUnread(t *testing.T) {
 		t.Fatalf("read %d + left %d != size %d (file %d bytes)", read, left, size, len(lines))
 	}
 }
+
+// What one reject keeps of its input is capped, saying so: a few long bad
+// lines must not make a rejects file of their size.
+func TestRejectStoresAtMostItsCap(t *testing.T) {
+	c := newCLI(t)
+	long := `{"eventId":"x","text":"` + strings.Repeat("a", 1<<20) + `",}` + "\n"
+	c.run(long+long, "ingest")
+	files, _ := filepath.Glob(filepath.Join(c.data, "rejects", "*.jsonl"))
+	if len(files) != 1 {
+		t.Fatalf("rejects files: %v", files)
+	}
+	b, _ := os.ReadFile(files[0])
+	if len(b) > 3*maxRejectInput || !strings.Contains(string(b), "input cut to its first 65536 of 1048602 bytes") {
+		t.Fatalf("rejects file of %d bytes: %.300s", len(b), b)
+	}
+}
+
+// Input that is not text (like /dev/urandom) stops the run with a clear
+// message instead of writing a rejects file of its size.
+func TestIngestRefusesBinaryInput(t *testing.T) {
+	c := newCLI(t)
+	input := filepath.Join(t.TempDir(), "random.bin")
+	b := make([]byte, 1<<20)
+	for i := range b {
+		b[i] = byte(i*7919 + i/251)
+	}
+	os.WriteFile(input, b, 0o644)
+	_, stderr, code := c.run("", "ingest", input)
+	files, _ := filepath.Glob(filepath.Join(c.data, "rejects", "*.jsonl"))
+	if code != 1 || !strings.Contains(stderr, input+": not text") || len(files) != 0 {
+		t.Fatalf("code %d, rejects %v, stderr %s", code, files, stderr)
+	}
+}

@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"charm.land/bubbles/v2/progress"
 	"github.com/charmbracelet/x/term"
@@ -123,7 +125,7 @@ func (r *reporter) addTotal(n int64) { r.total.Add(n) }
 func (r *reporter) done(t *ingest.Trace) {
 	r.finished.Add(1)
 	if t.Outcome == ingest.OutcomeRejected && r.rejects != nil {
-		if err := r.rejects.Add(t); err != nil {
+		if err := r.rejects.Add(capReject(t)); err != nil {
 			r.printErr(fmt.Sprintf("engram: writing rejects: %v", err))
 		}
 	}
@@ -141,6 +143,29 @@ func (r *reporter) done(t *ingest.Trace) {
 	if r.trace {
 		fmt.Fprintln(r.e.stdout, safeLine(t.Render()))
 	}
+}
+
+// maxRejectInput is the most of one rejected input the rejects file
+// keeps: enough to see what was wrong, and a run of long bad lines (or
+// input that is not text) cannot fill the disk with copies of itself.
+const maxRejectInput = 64 << 10
+
+// capReject is t with its input cut to maxRejectInput bytes, the cut said
+// among its problems; t itself is left whole for the trace.
+func capReject(t *ingest.Trace) *ingest.Trace {
+	if len(t.Input) <= maxRejectInput {
+		return t
+	}
+	n := maxRejectInput
+	for n > 0 && !utf8.RuneStart(t.Input[n]) {
+		n-- // not inside a character
+	}
+	c := *t
+	c.Input = t.Input[:n]
+	c.Problems = append(slices.Clip(t.Problems), model.Problem{
+		Reason: fmt.Sprintf("input cut to its first %d of %d bytes in this file", n, len(t.Input)),
+	})
+	return &c
 }
 
 func problemsOf(t *ingest.Trace) model.Problems {

@@ -12,11 +12,14 @@ import (
 	"engram/ingest/source"
 )
 
-// zeros is an endless line without a newline, like /dev/zero.
+// zeros is an endless line without a newline, like /dev/zero (of a
+// printable byte: control bytes stop a read as not text at once).
 type zeros struct{}
 
 func (zeros) Read(p []byte) (int, error) {
-	clear(p)
+	for i := range p {
+		p[i] = '0'
+	}
 	return len(p), nil
 }
 
