@@ -22,6 +22,7 @@ import (
 	"engram/query"
 
 	"github.com/minio/minio-go/v7"
+	"golang.org/x/sys/unix"
 )
 
 // archiveStore is an archive that can be written and read back.
@@ -44,13 +45,15 @@ type backends struct {
 	archive archiveStore
 	index   indexStore
 	// publisher takes the notifications: Kafka when kafka.brokers is set
-	// (kafkaCfg), else the topic files of the data directory (topics).
+	// (kafkaCfg), else the topic files of the data directory (topicsDir).
+	// A read-only opening has no publisher and no outbox.
 	publisher ingest.Publisher
-	topics    *publish.Topics
 	kafkaCfg  *kafka.Config
+	topicsDir string
 	outbox    *ingest.Outbox
 	embedder  ingest.Embedder
 	closers   []func() error
+	readOnly  bool // opened by openReadBackends
 }
 
 func (b *backends) Close() error {
@@ -86,7 +89,18 @@ func (b *backends) pipeline() ingest.Config {
 // openBackends connects to what conf names. Each failure is one line that
 // names the endpoint and the likely fix.
 func openBackends(ctx context.Context, conf *resolved, e *env) (*backends, error) {
-	b := &backends{data: dataDir(conf.get("data"), e.getenv)}
+	return openStores(ctx, conf, e, false)
+}
+
+// openReadBackends is openBackends for a command that only reads (verify):
+// the index is opened read-only, so a missing one is said to be missing
+// rather than created.
+func openReadBackends(ctx context.Context, conf *resolved, e *env) (*backends, error) {
+	return openStores(ctx, conf, e, true)
+}
+
+func openStores(ctx context.Context, conf *resolved, e *env, readOnly bool) (*backends, error) {
+	b := &backends{data: dataDir(conf.get("data"), e.getenv), readOnly: readOnly}
 	emb, err := newEmbedder(conf)
 	if err != nil {
 		return nil, err
@@ -99,34 +113,47 @@ func openBackends(ctx context.Context, conf *resolved, e *env) (*backends, error
 		b.Close()
 		return nil, err
 	}
-	if err := b.openPublisher(ctx, conf); err != nil {
+	if err := b.openPublisher(ctx, conf, readOnly); err != nil {
 		b.Close()
 		return nil, err
+	}
+	if readOnly {
+		return b, nil
 	}
 	b.outbox = ingest.OpenOutbox(filepath.Join(b.data, outboxFile))
 	b.closers = append(b.closers, b.outbox.Close)
 	return b, nil
 }
 
-func (b *backends) openPublisher(ctx context.Context, conf *resolved) error {
+// openPublisher connects the notifications; read-only, it only learns where
+// they are (nothing is published, the topic files are not opened for
+// writing).
+func (b *backends) openPublisher(ctx context.Context, conf *resolved, readOnly bool) error {
 	kcfg, ok, err := kafkaConfig(conf)
 	if err != nil {
 		return err
+	}
+	b.topicsDir = filepath.Join(b.data, "topics")
+	if ok {
+		b.kafkaCfg = &kcfg
+	}
+	if readOnly {
+		return nil
 	}
 	if ok {
 		p, err := openKafkaPublisher(ctx, kcfg, conf)
 		if err != nil {
 			return err
 		}
-		b.publisher, b.kafkaCfg = p, &kcfg
+		b.publisher = p
 		b.closers = append(b.closers, p.Close)
 		return nil
 	}
-	t, err := publish.OpenTopics(filepath.Join(b.data, "topics"))
+	t, err := publish.OpenTopics(b.topicsDir)
 	if err != nil {
 		return err
 	}
-	b.publisher, b.topics = t, t
+	b.publisher = t
 	b.closers = append(b.closers, t.Close)
 	return nil
 }
@@ -174,7 +201,11 @@ func s3Config(conf *resolved, e *env) s3archive.Config {
 func (b *backends) openIndex(ctx context.Context, conf *resolved, dim int, e *env) error {
 	switch kind := conf.get("index"); kind {
 	case "sqlite", "":
-		ix, err := sqliteindex.Open(filepath.Join(b.data, "index.db"), sqliteindex.Options{})
+		open := b.openSQLite
+		if b.readOnly {
+			open = b.readSQLite
+		}
+		ix, err := open(ctx, conf, e)
 		if err != nil {
 			return err
 		}
@@ -182,7 +213,9 @@ func (b *backends) openIndex(ctx context.Context, conf *resolved, dim int, e *en
 		b.closers = append(b.closers, ix.Close)
 		return nil
 	case "opensearch":
-		ix, err := osindex.Open(ctx, osConfig(conf, dim, e))
+		cfg := osConfig(conf, dim, e)
+		cfg.ReadOnly = b.readOnly
+		ix, err := osindex.Open(ctx, cfg)
 		if err != nil {
 			return errors.New(conf.redact(err.Error()))
 		}
@@ -192,6 +225,55 @@ func (b *backends) openIndex(ctx context.Context, conf *resolved, dim int, e *en
 	default:
 		return fmt.Errorf("index %q: choose sqlite or opensearch", kind)
 	}
+}
+
+// openSQLite opens the data directory's index. Another process holding
+// its write lock (busy) is an outage like an unreachable server: retried
+// with the pipeline's backoff, and said while it lasts.
+func (b *backends) openSQLite(ctx context.Context, conf *resolved, e *env) (*sqliteindex.DB, error) {
+	var ix *sqliteindex.DB
+	r := ingest.Retrier{Transient: transient, Observer: openOutages{e, conf}}
+	err := r.Do(ctx, ingest.StageIndex, func() (err error) {
+		ix, err = sqliteindex.Open(filepath.Join(b.data, "index.db"), sqliteindex.Options{})
+		return err
+	})
+	return ix, err
+}
+
+// readSQLite opens the data directory's index read-only (and immutable on
+// read-only media), for commands that only read.
+func (b *backends) readSQLite(context.Context, *resolved, *env) (*sqliteindex.DB, error) {
+	return sqliteindex.OpenReadOnly(filepath.Join(b.data, "index.db"), sqliteindex.Options{})
+}
+
+// writable reports whether files can be made in dir (false on read-only
+// media, or without permission). A variable, so tests can stand in for a
+// read-only mount.
+var writable = func(dir string) bool { return unix.Access(dir, unix.W_OK) == nil }
+
+// embeddedReadOnly reports whether conf's stores are the data directory's
+// own and it cannot be written: a command that could write (the inspector)
+// then opens them only for reading.
+func embeddedReadOnly(conf *resolved, e *env) bool {
+	data := dataDir(conf.get("data"), e.getenv)
+	embedded := conf.get("index") != "opensearch" && conf.get("archive") != "s3"
+	_, err := os.Stat(filepath.Join(data, "index.db"))
+	return embedded && err == nil && !writable(data)
+}
+
+// openOutages tells of the outages met while the stores are opened,
+// before a run's reporter exists, as the reporter does.
+type openOutages struct {
+	e    *env
+	conf *resolved
+}
+
+func (o openOutages) Outage(out ingest.Outage) {
+	fmt.Fprintf(o.e.stderr, "engram: outage: %s\n", safeLine(o.conf.redact(out.String())))
+}
+
+func (o openOutages) Recovered(s ingest.Stage) {
+	fmt.Fprintf(o.e.stderr, "engram: %s: answering again, resuming\n", s)
 }
 
 func osConfig(conf *resolved, dim int, e *env) osindex.Config {
@@ -267,7 +349,9 @@ func openQueryReader(ctx context.Context, conf *resolved, e *env) (query.Reader,
 		if err != nil {
 			return nil, err
 		}
-		r, err := osindex.OpenReader(ctx, osConfig(conf, dim, e), opts)
+		cfg := osConfig(conf, dim, e)
+		cfg.ReadOnly = true // readers never create the index
+		r, err := osindex.OpenReader(ctx, cfg, opts)
 		if err != nil {
 			return nil, errors.New(conf.redact(err.Error()))
 		}

@@ -144,5 +144,6 @@ func runHelp(_ context.Context, e *env, args []string) error {
 
 func quoteArg(s string) string { return safeLine(fmt.Sprintf("%q", s)) }
 
-// safeLine keeps untrusted text on one line and unable to drive the terminal.
-func safeLine(s string) string { return strings.TrimSpace(printable(s)) }
+// safeLine keeps untrusted text on one line and unable to drive the
+// terminal, and hides credentials written into URLs.
+func safeLine(s string) string { return strings.TrimSpace(printable(redactCredentials(s))) }

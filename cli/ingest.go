@@ -2,6 +2,8 @@ package cli
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"flag"
 	"fmt"
 	"io"
@@ -83,13 +85,14 @@ func runIngest(ctx context.Context, e *env, args []string) error {
 		}
 		defer st.Close()
 		cfg, archive = st.pipeline(), st.archive
-		rejects = publish.NewRejects(filepath.Join(data, "rejects", time.Now().UTC().Format("20060102T150405.000Z")+".jsonl"))
+		rejects = publish.NewRejects(rejectsPath(data, time.Now()))
 		defer rejects.Close()
 	}
 	cfg.DryRun, cfg.Workers, cfg.BatchSize, cfg.SummaryLen = o.dryRun, o.workers, o.batch, o.summaryLen
 	cfg.Tenant = conf.get("tenant")
 	rep := newReporter(e, o.trace, rejects)
 	rep.redact = conf.redact
+	rep.inputs = newInputs(files)
 	cfg.Observer, cfg.Transient = rep, transient
 	p, err := ingest.New(cfg)
 	if err != nil {
@@ -109,6 +112,9 @@ func runIngest(ctx context.Context, e *env, args []string) error {
 	stopProgress()
 	err = <-readErr
 	rep.summary(sum, data, o.dryRun)
+	if ctx.Err() != nil {
+		rep.unread()
+	}
 	if err != nil && ctx.Err() == nil {
 		return err
 	}
@@ -120,15 +126,26 @@ func runIngest(ctx context.Context, e *env, args []string) error {
 
 // readFiles feeds every file to items, counting bytes for the progress bar.
 func readFiles(ctx context.Context, e *env, files []string, items chan<- ingest.Item, rep *reporter) error {
-	for _, name := range files {
+	for i, name := range files {
 		r, size, err := openInput(e, name)
 		if err != nil {
 			return err
 		}
 		rep.addTotal(size)
-		err = source.Read(ctx, &countingReader{r: r, n: &rep.bytesRead}, displayName(name), items)
+		in := rep.inputs[i]
+		// Closing the file on cancellation ends a read waiting on a pipe
+		// or device that sends nothing.
+		stop := func() bool { return true }
 		if c, ok := r.(io.Closer); ok && r != e.stdin {
+			stop = context.AfterFunc(ctx, func() { c.Close() })
+		}
+		err = source.Read(ctx, &countingReader{r: r, n: &rep.bytesRead, own: &in.read}, displayName(name), items)
+		in.done.Store(err == nil && ctx.Err() == nil)
+		if c, ok := r.(io.Closer); ok && r != e.stdin && stop() {
 			c.Close()
+		}
+		if ctx.Err() != nil {
+			err = ctx.Err()
 		}
 		if err != nil {
 			return err
@@ -139,23 +156,16 @@ func readFiles(ctx context.Context, e *env, files []string, items chan<- ingest.
 
 // checkInputs makes sure every named file can be read before anything is
 // ingested: a mistyped name among several should not leave a run half done.
+// Only regular files are opened: opening and closing a named pipe would
+// end its writer (SIGPIPE) and lose what it wrote, so pipes and devices
+// are only looked at (stat) and read as streams by the run.
 func checkInputs(files []string) error {
 	var errs []string
 	for _, name := range files {
 		if name == "-" {
 			continue
 		}
-		f, err := os.Open(name)
-		if err != nil {
-			errs = append(errs, err.Error())
-			continue
-		}
-		st, err := f.Stat()
-		f.Close()
-		if err == nil && st.IsDir() {
-			err = fmt.Errorf("%s is a directory", name)
-		}
-		if err != nil {
+		if err := checkInput(name); err != nil {
 			errs = append(errs, err.Error())
 		}
 	}
@@ -163,6 +173,34 @@ func checkInputs(files []string) error {
 		return fmt.Errorf("nothing ingested: %s", strings.Join(errs, "; "))
 	}
 	return nil
+}
+
+func checkInput(name string) error {
+	st, err := os.Stat(name)
+	switch {
+	case err != nil:
+		return err
+	case st.IsDir():
+		return fmt.Errorf("%s is a directory", name)
+	case !st.Mode().IsRegular():
+		return nil
+	}
+	f, err := os.Open(name)
+	if err == nil {
+		f.Close()
+	}
+	return err
+}
+
+// rejectsPath names the rejects file of a run starting at now: by its
+// time, for people, and by its process and a random part, so that runs
+// starting in the same millisecond (from one host or several sharing the
+// directory) never append to one file.
+func rejectsPath(data string, now time.Time) string {
+	var b [4]byte
+	rand.Read(b[:])
+	name := fmt.Sprintf("%s-%d-%s.jsonl", now.UTC().Format("20060102T150405.000Z"), os.Getpid(), hex.EncodeToString(b[:]))
+	return filepath.Join(data, "rejects", name)
 }
 
 func displayName(name string) string {

@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"charm.land/bubbles/v2/progress"
 	"github.com/charmbracelet/x/term"
@@ -34,6 +36,45 @@ type reporter struct {
 	lastBar   int
 	outages   map[ingest.Stage]time.Time
 	redact    func(string) string
+	inputs    []*input // one per file named, in order
+}
+
+// input is how far one named input was read, for the account of an
+// interrupted run.
+type input struct {
+	name string
+	size int64 // of a regular file; -1 for a stream (stdin, pipe, device)
+	read atomic.Int64
+	done atomic.Bool // read to its end
+}
+
+func newInputs(files []string) []*input {
+	ins := make([]*input, len(files))
+	for i, name := range files {
+		ins[i] = &input{name: displayName(name), size: -1}
+		if st, err := os.Stat(name); name != "-" && err == nil && st.Mode().IsRegular() {
+			ins[i].size = st.Size()
+		}
+	}
+	return ins
+}
+
+// unread says, after an interruption, what of the input was left unread:
+// the bytes of each file not read to its end, and the streams cut short.
+func (r *reporter) unread() {
+	var parts []string
+	for _, in := range r.inputs {
+		switch read := in.read.Load(); {
+		case in.done.Load():
+		case in.size >= 0:
+			parts = append(parts, fmt.Sprintf("read %d of the %d bytes of %s, %d left unread", read, in.size, in.name, max(in.size-read, 0)))
+		default:
+			parts = append(parts, fmt.Sprintf("%s not read to its end", in.name))
+		}
+	}
+	if len(parts) > 0 {
+		fmt.Fprintln(r.e.stderr, safeLine("interrupted: "+strings.Join(parts, "; ")))
+	}
 }
 
 func newReporter(e *env, trace bool, rejects *publish.Rejects) *reporter {
@@ -84,7 +125,7 @@ func (r *reporter) addTotal(n int64) { r.total.Add(n) }
 func (r *reporter) done(t *ingest.Trace) {
 	r.finished.Add(1)
 	if t.Outcome == ingest.OutcomeRejected && r.rejects != nil {
-		if err := r.rejects.Add(t); err != nil {
+		if err := r.rejects.Add(capReject(t)); err != nil {
 			r.printErr(fmt.Sprintf("engram: writing rejects: %v", err))
 		}
 	}
@@ -102,6 +143,29 @@ func (r *reporter) done(t *ingest.Trace) {
 	if r.trace {
 		fmt.Fprintln(r.e.stdout, safeLine(t.Render()))
 	}
+}
+
+// maxRejectInput is the most of one rejected input the rejects file
+// keeps: enough to see what was wrong, and a run of long bad lines (or
+// input that is not text) cannot fill the disk with copies of itself.
+const maxRejectInput = 64 << 10
+
+// capReject is t with its input cut to maxRejectInput bytes, the cut said
+// among its problems; t itself is left whole for the trace.
+func capReject(t *ingest.Trace) *ingest.Trace {
+	if len(t.Input) <= maxRejectInput {
+		return t
+	}
+	n := maxRejectInput
+	for n > 0 && !utf8.RuneStart(t.Input[n]) {
+		n-- // not inside a character
+	}
+	c := *t
+	c.Input = t.Input[:n]
+	c.Problems = append(slices.Clip(t.Problems), model.Problem{
+		Reason: fmt.Sprintf("input cut to its first %d of %d bytes in this file", n, len(t.Input)),
+	})
+	return &c
 }
 
 func problemsOf(t *ingest.Trace) model.Problems {
@@ -219,15 +283,17 @@ func (r *reporter) summary(s ingest.Summary, data string, dryRun bool) {
 	}
 }
 
-// countingReader counts bytes read into n.
+// countingReader counts bytes read into n (every input's) and own (this
+// input's).
 type countingReader struct {
-	r io.Reader
-	n *atomic.Int64
+	r      io.Reader
+	n, own *atomic.Int64
 }
 
 func (c *countingReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	c.n.Add(int64(n))
+	c.own.Add(int64(n))
 	return n, err
 }
 

@@ -185,25 +185,86 @@ func runSearch(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer r.Close()
-	src := exprArg(fs.Args())
-	var docs []*model.IndexDoc
-	var after query.Cursor
-	for o.limit <= 0 || len(docs) < o.limit {
-		n := sqliteindex.MaxLimit
-		if o.limit > 0 {
-			n = min(n, o.limit-len(docs))
-		}
-		p, err := r.Search(ctx, src, after, n)
+	return searchAll(ctx, e, o, r, exprArg(fs.Args()))
+}
+
+// searchAll prints the documents matching src. A table of at most --limit
+// rows is printed at once (its columns fit the rows); JSON lines, and a
+// table of every match (--limit 0), are printed a page at a time as the
+// pages come, so memory does not grow with the number of matches.
+func searchAll(ctx context.Context, e *env, o *queryOpts, r query.Reader, src string) error {
+	if !o.json && o.limit > 0 {
+		var docs []*model.IndexDoc
+		err := searchPages(ctx, r, src, o.limit, func(page []*model.IndexDoc) error {
+			docs = append(docs, page...)
+			return nil
+		})
 		if err != nil {
 			return exprError(e, src, err)
 		}
-		docs = append(docs, p.Docs...)
+		return writeDocs(e, o, docs, nil)
+	}
+	width, seen := termWidth(e), 0
+	err := searchPages(ctx, r, src, o.limit, func(page []*model.IndexDoc) error {
+		seen += len(page)
+		return writePage(e, o.json, page, width, seen == len(page))
+	})
+	if err != nil {
+		return exprError(e, src, err)
+	}
+	if seen == 0 && !o.json {
+		fmt.Fprintln(e.stderr, "no events")
+	}
+	return nil
+}
+
+// searchPages calls fn with each page of the documents matching src, up
+// to limit of them (every one when limit <= 0); a page is let go of once
+// fn returns.
+func searchPages(ctx context.Context, r query.Reader, src string, limit int, fn func([]*model.IndexDoc) error) error {
+	var after query.Cursor
+	for seen := 0; limit <= 0 || seen < limit; {
+		n := sqliteindex.MaxLimit
+		if limit > 0 {
+			n = min(n, limit-seen)
+		}
+		p, err := r.Search(ctx, src, after, n)
+		if err != nil {
+			return err
+		}
+		if len(p.Docs) > 0 {
+			if err := fn(p.Docs); err != nil {
+				return err
+			}
+		}
+		seen += len(p.Docs)
 		if p.Next == "" {
-			break
+			return nil
 		}
 		after = p.Next
 	}
-	return writeDocs(e, o, docs, nil)
+	return nil
+}
+
+// writePage prints one page of a streamed listing: JSON lines, or table
+// rows in the fixed widths of a stream (the header before the first).
+func writePage(e *env, asJSON bool, page []*model.IndexDoc, width int, first bool) error {
+	if asJSON {
+		for _, d := range page {
+			if err := writeJSON(e.stdout, d); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	rows := make([][]string, 0, len(page)+1)
+	if first {
+		rows = append(rows, []string{"TIME", "TYPE", "AGENT", "TURN", "IMP", "OK", "SUMMARY"})
+	}
+	for _, d := range page {
+		rows = append(rows, docRow(d))
+	}
+	return writeTable(e.stdout, rows, width, true)
 }
 
 func runSimilar(ctx context.Context, e *env, args []string) error {

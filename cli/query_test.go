@@ -5,10 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"engram/backend/osindex/ostest"
 	"engram/ingest/gen"
 )
 
@@ -130,5 +133,24 @@ func TestDemoIsIndexedInOrder(t *testing.T) {
 		if want := fmt.Sprintf("turn-%06d", 40-i); tr["turn_key"] != want {
 			t.Fatalf("turn %d is %v, want %s (newest first)", i, tr["turn_key"], want)
 		}
+	}
+}
+
+// Read commands never create an OpenSearch index: a mistyped name is said
+// not to exist, with the names that do, and stays absent.
+func TestReadersNeverCreateOpenSearchIndex(t *testing.T) {
+	url := ostest.URL(t)
+	name := ostest.Index(t, "engram-typo-")
+	c := newCLI(t)
+	os.MkdirAll(filepath.Join(c.data, "archive"), 0o755) // verify wants one
+	for _, cmd := range [][]string{{"show", "x"}, {"search", "x"}, {"turns"}, {"verify"}} {
+		args := append([]string{cmd[0], "--index", "opensearch", "--opensearch-url", url, "--opensearch-index", name}, cmd[1:]...)
+		_, stderr, code := c.run("", args...)
+		if code == 0 || !strings.Contains(stderr, "index "+name+" does not exist") {
+			t.Errorf("%s: code %d, stderr %s", args[0], code, stderr)
+		}
+	}
+	if status, _ := ostest.Admin(t, url, "HEAD", "/"+name, ""); status != 404 {
+		t.Fatalf("HEAD /%s = %d: a reader created the index", name, status)
 	}
 }

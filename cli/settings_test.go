@@ -107,3 +107,42 @@ func TestSecretsNeverPrinted(t *testing.T) {
 		t.Fatalf("the commands did not run as expected:\n%s", all.String())
 	}
 }
+
+// Credentials written into URLs (userinfo, secret-looking query
+// parameters) are never printed: not by config, not in any error.
+func TestURLCredentialsNeverPrinted(t *testing.T) {
+	c := newCLI(t)
+	c.env["OPENSEARCH_URL"] = "http://u:pw999x@127.0.0.1:1/?api-key=ak999x"
+	c.env["ENGRAM_EMBEDDER_ENDPOINT"] = "http://tok999x@127.0.0.1:1/v1/embeddings?token=tk999x&model=m&X-Amz-Signature=sg999x"
+	var all strings.Builder
+	for _, args := range [][]string{
+		{"config"},
+		{"verify", "--index", "opensearch"},
+		{"ingest", "--embedder", "http"},
+		{"ingest", "--archive", "s3", "--s3-endpoint", "http://k:pw999x@127.0.0.1:1/?secret=sc999x", "--s3-bucket", "b"},
+	} {
+		out, stderr, _ := c.run(demoLines(1), args...)
+		all.WriteString(out + stderr)
+	}
+	if regexp.MustCompile(`999x`).MatchString(all.String()) {
+		t.Fatalf("a credential in a URL was printed:\n%s", all.String())
+	}
+	for _, want := range []string{"model=m", "127.0.0.1:1", "<redacted>"} {
+		if !strings.Contains(all.String(), want) {
+			t.Fatalf("want %q in the output (what is not secret stays):\n%s", want, all.String())
+		}
+	}
+}
+
+func TestRedactURLCredentials(t *testing.T) {
+	for in, want := range map[string]string{
+		`Get "https://user:p@ss@host:9200/x?api_key=1&q=2": refused`: `Get "https://<redacted>@host:9200/x?api_key=<redacted>&q=2": refused`,
+		"host:9000/?X-Amz-Credential=a&Password=b#f":                 "host:9000/?X-Amz-Credential=<redacted>&Password=<redacted>#f",
+		"no url here, key words: token=abc":                          "no url here, key words: token=abc",
+		"http://host/?sessionToken=t;sig=s":                          "http://host/?sessionToken=<redacted>;sig=<redacted>",
+	} {
+		if got := redactCredentials(in); got != want {
+			t.Errorf("redactCredentials(%q)\n got  %q\n want %q", in, got, want)
+		}
+	}
+}

@@ -109,6 +109,10 @@ func openUIDeps(ctx context.Context, o *uiOpts, fs *flag.FlagSet, e *env) (ui.De
 	if conf.profile != "" {
 		d.Profile = conf.profile
 	}
+	if !o.readonly && len(o.follow) == 0 && embeddedReadOnly(conf, e) {
+		// Read-only media: nothing can be recorded there, but all can be read.
+		o.readonly = true
+	}
 	if !o.readonly {
 		st, err := openBackends(ctx, conf, e)
 		if err != nil {

@@ -165,6 +165,30 @@ func (o *Outbox) Release(ids []string) error {
 	return o.append(append(line, '\n'), false)
 }
 
+// HeldIDs is every event whose notifications an outbox beside path holds,
+// the live processes' and the dead ones' alike (no lock is taken).
+func HeldIDs(path string) (map[string]bool, error) {
+	ids := map[string]bool{}
+	for _, p := range OpenOutbox(path).siblings() {
+		f, err := os.Open(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		as, err := readHeld(f)
+		f.Close()
+		if err != nil {
+			return nil, err
+		}
+		for _, a := range as {
+			ids[a.Enriched.EventID] = true
+		}
+	}
+	return ids, nil
+}
+
 // readHeld is what the outbox file f holds and never released, one
 // announcement per event. A torn last line (a crash while holding) is
 // skipped: its batch was never committed.

@@ -277,9 +277,9 @@ func (r *reindexer) doc(ctx context.Context, key string) (*model.IndexDoc, error
 	if err != nil {
 		return nil, err
 	}
-	ev, err := model.Decode(obj.Body, model.DecodeOptions{})
+	ev, err := model.DecodeArchived(obj.Body)
 	if err != nil {
-		return nil, badObject{fmt.Errorf("not a valid event: %w", err)}
+		return nil, badObject{err}
 	}
 	if want, err := model.ArchiveKey(ev.EventID, ev.Timestamp); err != nil || want != key {
 		return nil, badObject{fmt.Errorf("key does not match the event's eventId and timestamp (%s)", model.Quote(want))}

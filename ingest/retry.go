@@ -77,28 +77,44 @@ type OutageObserver interface {
 	Recovered(Stage)
 }
 
-// retry runs op until it succeeds, fails permanently, or the policy is
-// spent. ctx only cuts the waits short; op itself decides on its context.
-func (p *Pipeline) retry(ctx context.Context, s Stage, op func() error) error {
-	pol := p.cfg.Retry.withDefaults()
+// Retrier retries transient failures with a RetryPolicy's backoff, telling
+// an observer while they last. The pipeline retries its stages with one;
+// commands use one for what happens before a pipeline exists (opening a
+// store another process holds locked).
+type Retrier struct {
+	Policy    RetryPolicy
+	Transient func(error) bool // IsTransient when nil
+	Observer  OutageObserver   // nil: retry silently
+}
+
+// Do runs op until it succeeds, fails permanently, or the policy is spent.
+// ctx only cuts the waits short; op itself decides on its context.
+func (r Retrier) Do(ctx context.Context, s Stage, op func() error) error {
+	pol := r.Policy.withDefaults()
+	transient := r.Transient
+	if transient == nil {
+		transient = IsTransient
+	}
 	deadline := time.Now().Add(pol.Budget)
 	backoff := pol.Initial
 	for attempt := 1; ; attempt++ {
 		err := op()
 		if err == nil {
-			if attempt > 1 {
-				p.recovered(s)
+			if attempt > 1 && r.Observer != nil {
+				r.Observer.Recovered(s)
 			}
 			return nil
 		}
-		if !p.transient(err) || attempt >= pol.Attempts || time.Now().After(deadline) {
+		if !transient(err) || attempt >= pol.Attempts || time.Now().After(deadline) {
 			if attempt > 1 {
 				return fmt.Errorf("%w (gave up after %d attempts)", err, attempt)
 			}
 			return err
 		}
 		wait := time.Duration(rand.Int64N(int64(backoff))) + backoff/2
-		p.outage(Outage{s, err, attempt, wait})
+		if r.Observer != nil {
+			r.Observer.Outage(Outage{s, err, attempt, wait})
+		}
 		select {
 		case <-time.After(wait):
 		case <-ctx.Done():
@@ -108,14 +124,8 @@ func (p *Pipeline) retry(ctx context.Context, s Stage, op func() error) error {
 	}
 }
 
-func (p *Pipeline) outage(o Outage) {
-	if oo, ok := p.cfg.Observer.(OutageObserver); ok {
-		oo.Outage(o)
-	}
-}
-
-func (p *Pipeline) recovered(s Stage) {
-	if oo, ok := p.cfg.Observer.(OutageObserver); ok {
-		oo.Recovered(s)
-	}
+// retry is Do with the pipeline's policy, classification and observer.
+func (p *Pipeline) retry(ctx context.Context, s Stage, op func() error) error {
+	oo, _ := p.cfg.Observer.(OutageObserver)
+	return Retrier{p.cfg.Retry, p.transient, oo}.Do(ctx, s, op)
 }

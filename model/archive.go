@@ -146,3 +146,22 @@ func canonicalWithoutDerived(raw []byte) ([]byte, error) {
 	}
 	return json.Marshal(v) // map keys are sorted: a canonical form
 }
+
+// DecodeArchived reads an archived object as every reader of the archive
+// must (reindex, verify, recovery, the inspector): with Decode's rule for
+// member names, exact and each known one at most once, so that all of them
+// see the event ingest archived.
+func DecodeArchived(body []byte) (*Event, error) {
+	ev, err := Decode(body, DecodeOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("not a valid event: %w", err)
+	}
+	if ev.EventID == "" {
+		return nil, fmt.Errorf("not a valid event: no eventId")
+	}
+	return ev, nil
+}
+
+// ImportanceGiven reports whether the event carried importanceScore (an
+// archived event always does; one that lacks it cannot be compared on it).
+func (e *Event) ImportanceGiven() bool { return e.present.importance }

@@ -46,11 +46,20 @@ func TurnKey(turnID, traceID, eventID string) string {
 // TurnKey is the turn this event belongs to.
 func (e *Event) TurnKey() string { return TurnKey(e.Context.TurnID, e.Context.TraceID, e.EventID) }
 
-// ParseTimestamp parses an RFC 3339 timestamp that carries a zone.
+// ParseTimestamp parses an RFC 3339 timestamp that carries a zone. Go
+// accepts offsets of 24 hours and more, which RFC 3339 does not (at most
+// ±23:59), and years whose UTC day falls outside 0001 to 9999, where the
+// archive key's four-digit year would break date order: both are refused.
 func ParseTimestamp(s string) (time.Time, error) {
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
 		return time.Time{}, fmt.Errorf("%q is not an RFC 3339 timestamp with a zone (like 2026-05-08T22:31:25Z)", s)
+	}
+	if _, off := t.Zone(); off <= -24*3600 || off >= 24*3600 {
+		return time.Time{}, fmt.Errorf("%q: offset %s is outside ±23:59 (RFC 3339)", s, s[len(s)-6:])
+	}
+	if y := t.UTC().Year(); y < 1 || y > 9999 {
+		return time.Time{}, fmt.Errorf("%q: year %d (in UTC) is outside 0001 to 9999", s, y)
 	}
 	return t, nil
 }

@@ -1,6 +1,7 @@
 package model_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -141,6 +142,28 @@ func TestPhaseOf(t *testing.T) {
 	} {
 		if p.String() != want {
 			t.Errorf("Phase(%d).String() = %q, want %q", int(p), p.String(), want)
+		}
+	}
+}
+
+// RFC 3339 offsets run to ±23:59, and keys stay in date order only for
+// years 0001 to 9999 in UTC: anything else is rejected, saying why.
+func TestParseTimestampRange(t *testing.T) {
+	for bad, why := range map[string]string{
+		"2026-05-08T10:00:00+24:00": "offset +24:00 is outside ±23:59",
+		"2026-05-08T10:00:00-24:00": "offset -24:00 is outside ±23:59",
+		"0000-05-08T10:00:00Z":      "year 0 (in UTC) is outside 0001 to 9999",
+		"0001-01-01T00:30:00+01:00": "year 0 (in UTC) is outside 0001 to 9999",
+		"9999-12-31T23:30:00-01:00": "year 10000 (in UTC) is outside 0001 to 9999",
+	} {
+		_, err := model.ParseTimestamp(bad)
+		if err == nil || !strings.Contains(err.Error(), why) {
+			t.Errorf("ParseTimestamp(%q) = %v, want %q", bad, err, why)
+		}
+	}
+	for _, good := range []string{"2026-05-08T10:00:00+23:59", "0001-01-01T00:00:00Z", "9999-12-31T23:59:59.999Z"} {
+		if _, err := model.ParseTimestamp(good); err != nil {
+			t.Errorf("ParseTimestamp(%q): %v", good, err)
 		}
 	}
 }

@@ -12,8 +12,12 @@ import (
 // the index; the README states them.
 const (
 	MaxEventIDLen = 200
-	MaxTags       = 1000
-	MaxTagLen     = 256
+	// MaxEventIDBytes keeps <eventId>.json, the last part of the archive
+	// key, within the 255 bytes a file name (and most stores' key part)
+	// may hold, so the limit is met at validation, not at the archive.
+	MaxEventIDBytes = 255 - len(".json")
+	MaxTags         = 1000
+	MaxTagLen       = 256
 )
 
 // CheckEventID says whether id is usable as a document id and as the last
@@ -27,6 +31,8 @@ func CheckEventID(id string) error {
 		return fmt.Errorf("%d characters, at most %d allowed", n, MaxEventIDLen)
 	case !utf8.ValidString(id):
 		return fmt.Errorf("not valid UTF-8")
+	case len(id) > MaxEventIDBytes:
+		return fmt.Errorf("%d bytes in UTF-8, at most %d allowed (<eventId>.json is a file name, at most 255 bytes)", len(id), MaxEventIDBytes)
 	case strings.ContainsAny(id, `/\`):
 		return fmt.Errorf("%s must not contain / or \\ (it is the last part of an object key)", Quote(id))
 	case strings.Contains(id, ".."):

@@ -238,6 +238,9 @@ func (s *Store) mkdirs(dir string) error {
 	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
 		return fmt.Errorf("archive: %w", err)
 	}
+	if err := s.realDir(dir); err != nil {
+		return err
+	}
 	if err := s.dirs.do(parent, struct{}{}); err != nil {
 		return fmt.Errorf("archive: sync directory %s: %w", parent, err)
 	}
@@ -245,14 +248,52 @@ func (s *Store) mkdirs(dir string) error {
 	return nil
 }
 
+// linkError says the archive met a symbolic link below its root. Links are
+// refused, never followed, by writers and readers alike: the archive is
+// write-once, so nothing may be written through one, and what verify and
+// reindex list must be what show reads and ingest wrote.
+func (s *Store) linkError(path string) error {
+	rel, _ := filepath.Rel(s.root, path)
+	return fmt.Errorf("archive: %s is a symbolic link, which the archive does not follow "+
+		"(replace it with the directory or file it points to)", filepath.ToSlash(rel))
+}
+
+// realDir makes sure dir, below the root, is a directory and not a link.
+func (s *Store) realDir(dir string) error {
+	st, err := os.Lstat(dir)
+	if err != nil {
+		return fmt.Errorf("archive: %w", err)
+	}
+	if st.Mode()&fs.ModeSymlink != 0 {
+		return s.linkError(dir)
+	}
+	return nil
+}
+
+// noLinks makes sure no directory on the way from the root to p is a link.
+func (s *Store) noLinks(p string) error {
+	for dir := filepath.Dir(p); dir != s.root && len(dir) > len(s.root); dir = filepath.Dir(dir) {
+		if st, err := os.Lstat(dir); err == nil && st.Mode()&fs.ModeSymlink != 0 {
+			return s.linkError(dir)
+		}
+	}
+	return nil
+}
+
 // Get reads the object under key, at most limit bytes of it (no limit when
-// limit <= 0).
+// limit <= 0). A link on the way to it, or at it, is refused.
 func (s *Store) Get(ctx context.Context, key string, limit int64) (*ingest.Object, error) {
 	p, err := s.Path(key)
 	if err != nil {
 		return nil, err
 	}
-	f, err := os.Open(p)
+	if err := s.noLinks(p); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(p, os.O_RDONLY|unix.O_NOFOLLOW, 0)
+	if errors.Is(err, unix.ELOOP) {
+		return nil, s.linkError(p)
+	}
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%s: %w", key, backend.ErrNotFound)
 	}
@@ -283,11 +324,14 @@ func (s *Store) Get(ctx context.Context, key string, limit int64) (*ingest.Objec
 }
 
 // List calls fn with every key under prefix, in lexical order (which is
-// date order), skipping temporary files.
+// date order), skipping temporary files. A link below the root is an error.
 func (s *Store) List(ctx context.Context, prefix string, fn func(key string, size int64) error) error {
 	start := s.root
 	if dir := prefix[:strings.LastIndex(prefix, "/")+1]; dir != "" {
 		start = filepath.Join(s.root, filepath.FromSlash(dir))
+	}
+	if err := s.noLinks(filepath.Join(start, "-")); err != nil {
+		return err
 	}
 	err := filepath.WalkDir(start, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -295,6 +339,9 @@ func (s *Store) List(ctx context.Context, prefix string, fn func(key string, siz
 		}
 		if cerr := ctx.Err(); cerr != nil {
 			return cerr
+		}
+		if d.Type()&fs.ModeSymlink != 0 && p != s.root {
+			return s.linkError(p) // WalkDir would pass over it: say so instead
 		}
 		if d.IsDir() || strings.HasPrefix(d.Name(), ".tmp-") {
 			return nil

@@ -36,6 +36,10 @@ type Config struct {
 
 	// Index is the index (or alias) name; model.IndexName when empty.
 	Index string
+	// ReadOnly opens the index for reading: a missing index is an error
+	// naming the ones that exist, never created, and the mapping is left
+	// as it is. A reader must not turn a mistyped name into a new index.
+	ReadOnly bool
 	// Timeout bounds each request (DefaultTimeout, 60 s, when <= 0; the
 	// server's own _bulk timeout is 1 minute).
 	Timeout time.Duration

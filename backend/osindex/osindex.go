@@ -201,6 +201,9 @@ func (ix *Index) ensureIndex(ctx context.Context) error {
 	if err != nil && status != http.StatusNotFound {
 		return err
 	}
+	if status == http.StatusNotFound && ix.cfg.ReadOnly {
+		return ix.notFound(ctx)
+	}
 	if status == http.StatusNotFound {
 		if ix.knn && ix.cfg.Dimension <= 0 {
 			return fmt.Errorf("creating index %s: the embedding dimension is unknown (Config.Dimension)", ix.cfg.Index)
@@ -219,6 +222,29 @@ func (ix *Index) ensureIndex(ctx context.Context) error {
 		}
 	}
 	return ix.completeMapping(ctx)
+}
+
+// notFound is the error of a reader whose index does not exist: it lists
+// the indices that do (system ones, starting with a dot, left out).
+func (ix *Index) notFound(ctx context.Context) error {
+	var cat []struct {
+		Index string `json:"index"`
+	}
+	q := url.Values{"format": {"json"}, "h": {"index"}, "s": {"index"}}
+	if _, err := ix.do(ctx, "GET", "/_cat/indices", q, nil, &cat); err != nil {
+		return fmt.Errorf("index %s does not exist (listing the existing ones failed: %v); readers never create one, 'engram ingest' does", ix.cfg.Index, err)
+	}
+	var names []string
+	for _, c := range cat {
+		if !strings.HasPrefix(c.Index, ".") {
+			names = append(names, c.Index)
+		}
+	}
+	have := "there are none"
+	if len(names) > 0 {
+		have = "existing: " + strings.Join(names, ", ")
+	}
+	return fmt.Errorf("index %s does not exist (%s); readers never create one, 'engram ingest' does", ix.cfg.Index, have)
 }
 
 // completeMapping reads the mapping, checks the embedding and adds the
@@ -269,8 +295,8 @@ func (ix *Index) completeMapping(ctx context.Context) error {
 			}
 		}
 	}
-	if len(missing) == 0 {
-		return nil
+	if len(missing) == 0 || ix.cfg.ReadOnly {
+		return nil // a reader treats the missing fields as absent
 	}
 	body, _ := json.Marshal(map[string]any{"properties": missing})
 	if _, err := ix.do(ctx, "PUT", "/"+idx+"/_mapping", nil, body, nil); err != nil {

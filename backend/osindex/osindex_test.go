@@ -652,3 +652,27 @@ func TestStructuredShapes(t *testing.T) {
 		})
 	}
 }
+
+// A reader never creates an index: a mistyped name is said not to exist,
+// with the names that do, and the cluster is left as it was.
+func TestReadOnlyNeverCreates(t *testing.T) {
+	existing := testIndex(t)
+	openTest(t, testConfig(t, existing)) // a writer creates it
+	missing := testIndex(t)
+	cfg := testConfig(t, missing)
+	cfg.ReadOnly = true
+	ix, err := Open(context.Background(), cfg)
+	if err == nil {
+		ix.Close()
+		t.Fatalf("opening missing index %s read-only succeeded", missing)
+	}
+	if msg := err.Error(); !strings.Contains(msg, "index "+missing+" does not exist") || !strings.Contains(msg, existing) {
+		t.Errorf("want %q not existing, with %s among the existing, got: %v", missing, existing, err)
+	}
+	if status, _ := admin(t, osURL(t), "HEAD", "/"+missing, ""); status != 404 {
+		t.Errorf("HEAD /%s = %d after a read-only open: the reader created it", missing, status)
+	}
+	cfg = testConfig(t, existing)
+	cfg.ReadOnly = true
+	openTest(t, cfg)
+}

@@ -92,7 +92,7 @@ func Open(path string, opts Options) (*DB, error) {
 	db := &DB{path: path, w: w}
 	if err := db.setUp(); err != nil {
 		w.Close()
-		return nil, fmt.Errorf("sqlindex: open %s: %w", path, err)
+		return nil, fmt.Errorf("sqlindex: open %s: %w", path, markBusy(err))
 	}
 	if db.r, err = openReader(abs, opts); err != nil {
 		db.ins.Close()
@@ -114,13 +114,8 @@ func OpenReadOnly(path string, opts Options) (*DB, error) {
 	if _, err := os.Stat(abs); err != nil {
 		return nil, fmt.Errorf("sqlindex: %w", err)
 	}
-	r, err := openReader(abs, opts)
+	r, v, err := openReadOnly(abs, opts)
 	if err != nil {
-		return nil, fmt.Errorf("sqlindex: open %s: %w", path, err)
-	}
-	var v int
-	if err := r.QueryRow("PRAGMA user_version").Scan(&v); err != nil {
-		r.Close()
 		return nil, fmt.Errorf("sqlindex: open %s: %w", path, err)
 	}
 	if err := checkVersion(v); err != nil {
@@ -157,6 +152,55 @@ func openReader(abs string, opts Options) (*sql.DB, error) {
 		return nil, err
 	}
 	return r, nil
+}
+
+// openReadOnly opens abs for reading only (mode=ro) and reads its schema
+// version. Where the -shm file a WAL database needs can be neither found
+// nor created (read-only media), no writer can exist either, and the file
+// is opened immutable instead, unless its -wal holds writes not yet
+// checkpointed, which immutable would silently leave out.
+func openReadOnly(abs string, opts Options) (*sql.DB, int, error) {
+	r, v, err := probeReader(abs, opts, false)
+	if err == nil || !cannotOpen(err) {
+		return r, v, err
+	}
+	if st, serr := os.Stat(abs + "-wal"); serr == nil && st.Size() > 0 {
+		return nil, 0, fmt.Errorf("%w: the directory is not writable and %s-wal holds writes not yet checkpointed, "+
+			"which cannot be read there; copy the data directory to writable storage", err, filepath.Base(abs))
+	}
+	return probeReader(abs, opts, true)
+}
+
+// probeReader opens a read-only pool on abs and reads the schema version,
+// which is when SQLite first touches the file.
+func probeReader(abs string, opts Options, immutable bool) (*sql.DB, int, error) {
+	uri := dsn(abs, "ro", opts, "query_only(1)")
+	if immutable {
+		uri += "&immutable=1"
+	}
+	r, err := sql.Open("sqlite", uri)
+	if err != nil {
+		return nil, 0, err
+	}
+	r.SetMaxOpenConns(opts.ReadConns)
+	r.SetMaxIdleConns(opts.ReadConns)
+	var v int
+	if err := r.QueryRow("PRAGMA user_version").Scan(&v); err != nil {
+		r.Close()
+		return nil, 0, err
+	}
+	return r, v, nil
+}
+
+// cannotOpen reports SQLITE_CANTOPEN and SQLITE_READONLY: what a WAL
+// database on read-only media answers a reader that is not immutable.
+func cannotOpen(err error) bool {
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return false
+	}
+	c := se.Code() & 0xff
+	return c == sqlite3.SQLITE_CANTOPEN || c == sqlite3.SQLITE_READONLY
 }
 
 // dsn builds a file: URI for modernc.org/sqlite. mode is SQLite's URI mode
@@ -323,7 +367,7 @@ func (db *DB) Write(ctx context.Context, docs []*model.IndexDoc) []ingest.IndexR
 		for i := range res {
 			res[i].Created = false
 		}
-		failAll(res, fmt.Errorf("sqlindex: batch not stored: %w", err))
+		failAll(res, fmt.Errorf("sqlindex: batch not stored: %w", markBusy(err)))
 		return res
 	}
 	for i, d := range docs {
@@ -408,6 +452,26 @@ func statementOnly(err error) bool {
 		return true
 	}
 	return false
+}
+
+// busyError is a lock another connection or process held for longer than
+// the busy timeout. It goes away when that writer finishes: transient, so
+// the pipeline retries it with its backoff and shows it as an outage.
+type busyError struct{ error }
+
+func (busyError) Transient() bool { return true }
+func (e busyError) Unwrap() error { return e.error }
+
+// markBusy marks SQLITE_BUSY and SQLITE_LOCKED errors as transient.
+func markBusy(err error) error {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		switch se.Code() & 0xff {
+		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
+			return busyError{err}
+		}
+	}
+	return err
 }
 
 func failAll(res []ingest.IndexResult, err error) {

@@ -2,6 +2,7 @@ package sqliteindex
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"engram/backend"
+	"engram/ingest"
 	"engram/model"
 )
 
@@ -814,5 +816,42 @@ func TestEmbeddingApart(t *testing.T) {
 	db.SQL().QueryRow("SELECT doc, length(embedding64) FROM docs WHERE event_id = 'new'").Scan(&docJSON, &n)
 	if !strings.Contains(docJSON, `"embedding":null`) || n != 8*1536 {
 		t.Fatalf("stored: %d bytes of embedding64, doc %.200s", n, docJSON)
+	}
+}
+
+// holdWriteLock takes the index's write lock from another connection, as
+// another process would, until the returned function is called.
+func holdWriteLock(t *testing.T, path string) (release func()) {
+	t.Helper()
+	other, err := sql.Open("sqlite", "file:"+path+"?_txlock=immediate")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx, err := other.Begin() // BEGIN IMMEDIATE: the write lock, at once
+	if err != nil {
+		t.Fatal(err)
+	}
+	return func() { tx.Rollback(); other.Close() }
+}
+
+// A write lock held by another process is transient: the pipeline retries
+// it like an unreachable server, and an open waiting on it is retried too.
+func TestBusyIsTransient(t *testing.T) {
+	_, path := openTest(t)
+	db, err := Open(path, Options{BusyTimeout: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	release := holdWriteLock(t, path)
+	defer release()
+	res := db.Write(context.Background(), []*model.IndexDoc{testDoc("busy-1")})
+	_, openErr := Open(path, Options{BusyTimeout: 50 * time.Millisecond})
+	for what, err := range map[string]error{"write": res[0].Err, "open": openErr} {
+		if err == nil || !strings.Contains(err.Error(), "SQLITE_BUSY") {
+			t.Errorf("%s: want SQLITE_BUSY with the lock held, got %v", what, err)
+		} else if !ingest.IsTransient(err) {
+			t.Errorf("%s: busy is not transient: %v", what, err)
+		}
 	}
 }

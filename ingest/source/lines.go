@@ -3,6 +3,7 @@ package source
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,6 +19,9 @@ import (
 // whole from pending are not copied: objects and arrays alternating on one
 // long line do not copy the rest of the line for each.
 type lineSource struct {
+	// ctx is checked at every piece read: a line without a newline (such
+	// as /dev/zero) is skipped piece by piece, and must not outlast it.
+	ctx     context.Context
 	br      *bufio.Reader
 	pending []byte // what is read again first: pbuf[poff:]
 	pbuf    []byte // never written to once made: items may hold parts of it
@@ -26,6 +30,9 @@ type lineSource struct {
 }
 
 func (s *lineSource) Read(p []byte) (int, error) {
+	if err := s.ctx.Err(); err != nil {
+		return 0, err
+	}
 	s.drop()
 	if len(s.pending) > 0 {
 		n := copy(p, s.pending)
@@ -133,6 +140,9 @@ func (s *lineSource) readLine() ([]byte, int, error) {
 			buf = nil
 		}
 		if err == bufio.ErrBufferFull {
+			if cerr := s.ctx.Err(); cerr != nil {
+				return nil, n, cerr
+			}
 			continue
 		}
 		if err == nil {

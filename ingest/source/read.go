@@ -32,7 +32,10 @@ func Read(ctx context.Context, r io.Reader, name string, out chan<- ingest.Item)
 	if head, _ := br.Peek(3); bytes.Equal(head, bom) {
 		br.Discard(3)
 	}
-	rd := &reader{ctx: ctx, out: out, name: name, src: &lineSource{br: br, line: 1}}
+	if err := checkText(br, name); err != nil {
+		return err
+	}
+	rd := &reader{ctx: ctx, out: out, name: name, src: &lineSource{ctx: ctx, br: br, line: 1}}
 	return rd.run()
 }
 
@@ -50,6 +53,56 @@ type reader struct {
 	src  *lineSource
 	val  value     // the value being assembled; empty when none
 	skip *skipping // set while passing over what follows a bad value
+	// binary counts the lines in a row that hold control bytes: see
+	// BinaryLines.
+	binary int
+}
+
+// BinaryLines is how many lines in a row holding control bytes (below
+// U+0020 but tab and carriage return, which JSON text never holds raw)
+// stop a read: the input turned out not to be text, and each line would
+// only be one more reject.
+const BinaryLines = 16
+
+// textHead is how much of an input's first read checkText looks at.
+const textHead = 8 << 10
+
+// checkText refuses an input whose first bytes are not text: more than 1%
+// control bytes (random or compressed data has about 11%; a text file with
+// a stray one, far less). It looks only at what the first read brought,
+// so a stream sending one line at a time is not kept waiting.
+func checkText(br *bufio.Reader, name string) error {
+	if _, err := br.Peek(1); err != nil {
+		return nil // empty, or an error the reader meets again
+	}
+	head, _ := br.Peek(min(br.Buffered(), textHead))
+	if n := controlBytes(head); len(head) >= 512 && n*100 > len(head) {
+		return fmt.Errorf("%s: not text: %d of its first %d bytes are control characters, which JSON never holds; nothing read from it", name, n, len(head))
+	}
+	return nil
+}
+
+func controlBytes(b []byte) int {
+	n := 0
+	for _, c := range b {
+		if c < 0x20 && c != '\t' && c != '\n' && c != '\r' {
+			n++
+		}
+	}
+	return n
+}
+
+// countBinary follows the lines in a row that hold control bytes and says
+// when there have been BinaryLines of them.
+func (r *reader) countBinary(ln int, data []byte) error {
+	if controlBytes(data) == 0 {
+		r.binary = 0
+		return nil
+	}
+	if r.binary++; r.binary < BinaryLines {
+		return nil
+	}
+	return fmt.Errorf("%s:%d: not text: %d lines in a row hold control characters, which JSON never holds; stopped here (the lines before were read)", r.name, ln, BinaryLines)
 }
 
 // value is a value being assembled from lines.
@@ -96,7 +149,13 @@ func (r *reader) run() error {
 		ln := r.src.line
 		data, n, err := r.src.readLine()
 		if err != nil && err != io.EOF {
+			if cerr := r.ctx.Err(); cerr != nil {
+				return cerr
+			}
 			return fmt.Errorf("%s:%d: %w", r.name, ln, err)
+		}
+		if err := r.countBinary(ln, data); err != nil {
+			return err
 		}
 		if !r.addLine(ln, data, n) {
 			return r.ctx.Err()

@@ -2,6 +2,7 @@ package verify
 
 import (
 	"context"
+	"engram/model"
 	"fmt"
 	"sort"
 )
@@ -28,21 +29,25 @@ type TopicSource struct {
 	Scan func(ctx context.Context, fn func(Notice) error) error
 }
 
-// announcements is what the topics hold, by event id: one bit per topic,
-// and a last bit once an indexed event claimed it.
+// announcements is what the topics hold, by event id: one bit per topic.
 type announcements struct {
 	names []string
 	bits  map[string]uint16
 	keys  map[string]string
 }
 
-const claimed = uint16(1) << 15
+// indexedRef is what verify keeps of each indexed event to check its
+// notifications once the scan is over.
+type indexedRef struct {
+	key    string
+	agreed bool // counted as agreeing by the scan
+}
 
 // loadTopics reads every topic, reporting what cannot be read. Memory is
 // one map entry per announced event.
 func loadTopics(ctx context.Context, c *collector, topics []TopicSource, from, to string) (*announcements, error) {
-	if len(topics) > 15 {
-		return nil, fmt.Errorf("verify: at most 15 topics")
+	if len(topics) > 16 {
+		return nil, fmt.Errorf("verify: at most 16 topics")
 	}
 	a := &announcements{bits: map[string]uint16{}, keys: map[string]string{}}
 	for i, t := range topics {
@@ -66,41 +71,82 @@ func loadTopics(ctx context.Context, c *collector, topics []TopicSource, from, t
 	return a, nil
 }
 
-// claim checks that an indexed event is on every topic. Called with c.mu
-// not held.
-func (c *collector) claim(key, eventID string) bool {
-	a := c.topics
-	if a == nil {
-		return true
-	}
-	c.mu.Lock()
-	b := a.bits[eventID]
-	a.bits[eventID] = b | claimed
-	c.mu.Unlock()
-	ok := true
-	for i, name := range a.names {
-		if b&(1<<i) == 0 {
-			c.add(Diff{Unannounced, key, eventID, "indexed but never announced on " + name})
-			ok = false
-		}
-	}
-	return ok
-}
-
-// unclaimed reports the notifications of events the index does not hold.
-func (c *collector) unclaimed() {
-	a := c.topics
-	if a == nil {
+// noteIndexed remembers an indexed event for checkNotifications.
+func (c *collector) noteIndexed(key string, d *model.IndexDoc, agreed bool) {
+	if c.indexed == nil {
 		return
 	}
-	var ids []string
-	for id, b := range a.bits {
-		if b&claimed == 0 {
-			ids = append(ids, id)
+	c.mu.Lock()
+	c.indexed[d.EventID] = indexedRef{key, agreed}
+	c.mu.Unlock()
+}
+
+// checkNotifications checks that each indexed event is on every topic and
+// that nothing else is. The order makes it exact during a live ingest: an
+// event is held in an outbox from before its index commit until after its
+// publish, so reading the outboxes after the scan and the topics after the
+// outboxes finds every unannounced event the scan saw either held (in
+// flight) or truly unannounced.
+func (c *collector) checkNotifications(ctx context.Context, opt Options, from, to string) error {
+	held := map[string]bool{}
+	if opt.Held != nil {
+		var err error
+		if held, err = opt.Held(); err != nil {
+			return fmt.Errorf("reading the outboxes: %w", err)
 		}
+	}
+	a, err := loadTopics(ctx, c, opt.Topics, from, to)
+	if err != nil {
+		return err
+	}
+	ids := make([]string, 0, len(c.indexed))
+	for id := range c.indexed {
+		ids = append(ids, id)
 	}
 	sort.Strings(ids)
 	for _, id := range ids {
+		ref, b := c.indexed[id], a.bits[id]
+		delete(a.bits, id)
+		var missing []string
+		for i, name := range a.names {
+			if b&(1<<i) == 0 {
+				missing = append(missing, name)
+			}
+		}
+		switch {
+		case len(missing) == 0:
+		case held[id]:
+			c.inFlight()
+		default:
+			for _, name := range missing {
+				c.add(Diff{Unannounced, ref.key, id, "indexed but never announced on " + name})
+			}
+			if ref.agreed {
+				c.mu.Lock()
+				c.rep.Agreeing--
+				c.mu.Unlock()
+			}
+		}
+	}
+	c.unclaimed(ctx, a)
+	return nil
+}
+
+// unclaimed reports the notifications of events the index does not hold
+// (after looking again: one indexed since the scan passed it is in flight).
+func (c *collector) unclaimed(ctx context.Context, a *announcements) {
+	ids := make([]string, 0, len(a.bits))
+	for id := range a.bits {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		if c.getter != nil {
+			if _, err := c.getter.Get(ctx, id); err == nil {
+				c.inFlight()
+				continue
+			}
+		}
 		c.add(Diff{NotIndexed, a.keys[id], id, "announced, but the index has no document for it"})
 	}
 }

@@ -6,7 +6,6 @@ package verify
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 	"sync"
@@ -44,10 +43,22 @@ type Options struct {
 	Since, Until time.Time // zero: unbounded (days, UTC, inclusive)
 	MaxDiffs     int       // how many differences to keep (default 20)
 	Workers      int       // concurrent archive reads (default 8)
-	Progress     func(Progress)
+	// Pending holds the archive keys of the pending journal: archived,
+	// waiting for the next run to index them, so not a disagreement.
+	Pending  map[string]bool
+	Progress func(Progress)
 	// Topics, when given, are the notification topics: every indexed event
-	// must be announced on each, and nothing else.
+	// must be announced on each, and nothing else. Held, when set, gives
+	// the events whose notifications an outbox holds (in flight).
 	Topics []TopicSource
+	Held   func() (map[string]bool, error)
+}
+
+// DocGetter is a DocScanner that can also look one document up: verify
+// asks it again about an event the scan did not see, which an ingest
+// running meanwhile may have indexed after the scan passed its key.
+type DocGetter interface {
+	Get(ctx context.Context, eventID string) (*model.IndexDoc, error)
 }
 
 // Progress is how far a run has come.
@@ -55,9 +66,13 @@ type Progress struct{ Objects, Docs int64 }
 
 // Report is a run's result.
 type Report struct {
-	Objects  int64            `json:"archivedObjects"`
-	Docs     int64            `json:"indexDocuments"`
-	Agreeing int64            `json:"agreeing"`
+	Objects  int64 `json:"archivedObjects"`
+	Docs     int64 `json:"indexDocuments"`
+	Agreeing int64 `json:"agreeing"`
+	// InFlight counts the events an ingest running meanwhile was writing
+	// (archived after the run began, pending, or indexed behind the scan):
+	// skipped, not disagreements.
+	InFlight int64            `json:"inFlight"`
 	Counts   map[string]int64 `json:"differences"`
 	First    []Diff           `json:"first"`
 	Elapsed  time.Duration    `json:"-"`
@@ -97,13 +112,11 @@ func Run(ctx context.Context, ar ingest.ArchiveReader, ix DocScanner, opt Option
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	from, to := KeyRange(opt.Since, opt.Until)
-	c := &collector{rep: &Report{Counts: map[string]int64{}}, max: opt.MaxDiffs, progress: opt.Progress}
+	c := &collector{rep: &Report{Counts: map[string]int64{}}, max: opt.MaxDiffs, progress: opt.Progress,
+		start: start, pending: opt.Pending}
+	c.getter, _ = ix.(DocGetter)
 	if len(opt.Topics) > 0 {
-		a, err := loadTopics(ctx, c, opt.Topics, from, to)
-		if err != nil {
-			return nil, err
-		}
-		c.topics = a
+		c.indexed = map[string]indexedRef{}
 	}
 	pairs := make(chan pair, 256)
 	var workers sync.WaitGroup
@@ -119,8 +132,8 @@ func Run(ctx context.Context, ar ingest.ArchiveReader, ix DocScanner, opt Option
 	err := merge(ctx, ar, ix, from, to, pairs)
 	close(pairs)
 	workers.Wait()
-	if err == nil {
-		c.unclaimed()
+	if err == nil && len(opt.Topics) > 0 {
+		err = c.checkNotifications(ctx, opt, from, to)
 	}
 	c.rep.Elapsed = time.Since(start)
 	return c.rep, err
@@ -184,7 +197,10 @@ type collector struct {
 	rep      *Report
 	max      int
 	progress func(Progress)
-	topics   *announcements // nil: notifications not checked
+	start    time.Time
+	pending  map[string]bool
+	getter   DocGetter             // nil when the index cannot look one up
+	indexed  map[string]indexedRef // nil: notifications not checked
 }
 
 func (c *collector) add(d Diff) {
@@ -194,6 +210,12 @@ func (c *collector) add(d Diff) {
 	if len(c.rep.First) < c.max {
 		c.rep.First = append(c.rep.First, d)
 	}
+}
+
+func (c *collector) inFlight() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.rep.InFlight++
 }
 
 func (c *collector) count(p pair, ok bool) {
@@ -217,13 +239,17 @@ func (c *collector) count(p pair, ok bool) {
 func (c *collector) check(ctx context.Context, ar ingest.ArchiveReader, p pair) {
 	ok := c.checkPair(ctx, ar, p)
 	if p.doc != nil {
-		ok = c.claim(p.key, p.doc.EventID) && ok
+		c.noteIndexed(p.key, p.doc, ok)
 	}
 	c.count(p, ok)
 }
 
 func (c *collector) checkPair(ctx context.Context, ar ingest.ArchiveReader, p pair) bool {
 	if !p.archive {
+		if c.archivedSince(ctx, ar, p.key) {
+			c.inFlight()
+			return false
+		}
 		c.add(Diff{MissingArchive, p.key, p.doc.EventID, "index document points at an archive object that does not exist"})
 		return false
 	}
@@ -232,7 +258,7 @@ func (c *collector) checkPair(ctx context.Context, ar ingest.ArchiveReader, p pa
 		c.add(Diff{BadObject, p.key, "", "cannot read: " + err.Error()})
 		return false
 	}
-	ev, err := archivedEvent(obj.Body)
+	ev, err := model.DecodeArchived(obj.Body)
 	if err != nil {
 		c.add(Diff{BadObject, p.key, "", err.Error()})
 		return false
@@ -243,6 +269,10 @@ func (c *collector) checkPair(ctx context.Context, ar ingest.ArchiveReader, p pa
 		ok = false
 	}
 	if p.doc == nil {
+		if c.unindexedInFlight(ctx, p.key, ev.EventID, obj.LastModified) {
+			c.inFlight()
+			return false
+		}
 		c.add(Diff{MissingIndex, p.key, ev.EventID, "archived event has no index document"})
 		return false
 	}
@@ -253,26 +283,28 @@ func (c *collector) checkPair(ctx context.Context, ar ingest.ArchiveReader, p pa
 	return ok
 }
 
-// archived is what verify reads of an archived event.
-type archived struct {
-	EventID          string   `json:"eventId"`
-	Timestamp        string   `json:"timestamp"`
-	ImportanceScore  *float64 `json:"importanceScore"`
-	ObjectStorageKey string   `json:"objectStorageKey"`
+// archivedSince reports whether key, which the listing did not hold, is
+// there now: archived while the run listed.
+func (c *collector) archivedSince(ctx context.Context, ar ingest.ArchiveReader, key string) bool {
+	_, err := ar.Get(ctx, key, 1)
+	return err == nil
 }
 
-func archivedEvent(body []byte) (*archived, error) {
-	var a archived
-	if err := json.Unmarshal(body, &a); err != nil {
-		return nil, fmt.Errorf("not a valid JSON event: %v", err)
+// unindexedInFlight reports whether an archived event the scan did not see
+// is being ingested: archived after the run began (S3 keeps whole seconds),
+// waiting in the pending journal, or indexed since the scan passed it.
+func (c *collector) unindexedInFlight(ctx context.Context, key, eventID string, modified time.Time) bool {
+	if c.pending[key] || !modified.Before(c.start.Truncate(time.Second)) {
+		return true
 	}
-	if a.EventID == "" {
-		return nil, fmt.Errorf("no eventId")
+	if c.getter == nil {
+		return false
 	}
-	return &a, nil
+	d, err := c.getter.Get(ctx, eventID)
+	return err == nil && d != nil && d.ObjectStorageKey == key
 }
 
-func compare(d *model.IndexDoc, a *archived, key string) []string {
+func compare(d *model.IndexDoc, a *model.Event, key string) []string {
 	var out []string
 	if d.EventID != a.EventID {
 		out = append(out, fmt.Sprintf("event_id %s, archive eventId %s", model.Quote(d.EventID), model.Quote(a.EventID)))
@@ -280,8 +312,8 @@ func compare(d *model.IndexDoc, a *archived, key string) []string {
 	if !sameTime(d.Timestamp, a.Timestamp) {
 		out = append(out, fmt.Sprintf("timestamp %s, archive %s", model.Quote(d.Timestamp), model.Quote(a.Timestamp)))
 	}
-	if a.ImportanceScore != nil && math.Abs(d.ImportanceScore-*a.ImportanceScore) > 1e-9 {
-		out = append(out, fmt.Sprintf("importance_score %v, archive %v", d.ImportanceScore, *a.ImportanceScore))
+	if a.ImportanceGiven() && math.Abs(d.ImportanceScore-a.ImportanceScore) > 1e-9 {
+		out = append(out, fmt.Sprintf("importance_score %v, archive %v", d.ImportanceScore, a.ImportanceScore))
 	}
 	if a.ObjectStorageKey != "" && a.ObjectStorageKey != key {
 		out = append(out, fmt.Sprintf("archive objectStorageKey %s differs from its key", model.Quote(a.ObjectStorageKey)))
