@@ -105,14 +105,16 @@ func (p *Pipeline) gather(in <-chan *work, out chan<- []*work) {
 // writeBatch indexes batch and returns the index's result for each event.
 func (p *Pipeline) writeBatch(ctx context.Context, batch []*work, syncErr error) []IndexResult {
 	docs := make([]*model.IndexDoc, len(batch))
+	recs := make([]*StageRecord, len(batch))
 	start := time.Now()
 	for i, w := range batch {
 		docs[i] = w.doc
 		r := &w.t.Stages[StageIndex]
 		r.Stage, r.Status, r.Start = StageIndex, StatusRunning, start
+		recs[i] = r
 		p.notify(w.t, *r)
 	}
-	results := p.index(ctx, docs, syncErr)
+	results := p.index(ctx, docs, syncErr, recs)
 	elapsed := time.Since(start)
 	for i, w := range batch {
 		r := &w.t.Stages[StageIndex]
@@ -122,6 +124,9 @@ func (p *Pipeline) writeBatch(ctx context.Context, batch []*work, syncErr error)
 			r.Status = StatusFailed
 		case !results[i].Created:
 			r.Note = "already indexed"
+		}
+		if r.Err == nil {
+			w.t.IndexName = p.cfg.Index.Name()
 		}
 		p.notify(w.t, *r)
 	}
@@ -208,8 +213,10 @@ func (p *Pipeline) syncArchive(ctx context.Context) error {
 // durable (syncErr), retrying the documents whose failure is transient (a
 // whole batch when the cluster is down, single items it answered 429 for).
 // Documents already created are never sent twice: create semantics make a
-// resent one come back as "already there", and it counts as created.
-func (p *Pipeline) index(ctx context.Context, docs []*model.IndexDoc, syncErr error) []IndexResult {
+// resent one come back as "already there", and it counts as created. Each
+// retry is noted in recs (one per document, may be nil), for the whole
+// batch: the write is one request.
+func (p *Pipeline) index(ctx context.Context, docs []*model.IndexDoc, syncErr error, recs []*StageRecord) []IndexResult {
 	results := make([]IndexResult, len(docs))
 	if err := syncErr; err != nil {
 		for i := range results {
@@ -242,7 +249,7 @@ func (p *Pipeline) index(ctx context.Context, docs []*model.IndexDoc, syncErr er
 		}
 		attempted, todo = true, again
 		return firstErr
-	})
+	}, recs...)
 	_ = err // per-document results already hold the final errors
 	return results
 }

@@ -65,6 +65,7 @@ type Outage struct {
 	Err     error
 	Attempt int
 	Wait    time.Duration
+	At      time.Time // when the attempt failed
 }
 
 func (o Outage) String() string {
@@ -79,7 +80,8 @@ type OutageObserver interface {
 
 // retry runs op until it succeeds, fails permanently, or the policy is
 // spent. ctx only cuts the waits short; op itself decides on its context.
-func (p *Pipeline) retry(ctx context.Context, s Stage, op func() error) error {
+// Each retry is noted in recs, the stage records of the events op is for.
+func (p *Pipeline) retry(ctx context.Context, s Stage, op func() error, recs ...*StageRecord) error {
 	pol := p.cfg.Retry.withDefaults()
 	deadline := time.Now().Add(pol.Budget)
 	backoff := pol.Initial
@@ -98,7 +100,11 @@ func (p *Pipeline) retry(ctx context.Context, s Stage, op func() error) error {
 			return err
 		}
 		wait := time.Duration(rand.Int64N(int64(backoff))) + backoff/2
-		p.outage(Outage{s, err, attempt, wait})
+		o := Outage{Stage: s, Err: err, Attempt: attempt, Wait: wait, At: time.Now()}
+		for _, r := range recs {
+			r.Retries = append(r.Retries, o)
+		}
+		p.outage(o)
 		select {
 		case <-time.After(wait):
 		case <-ctx.Done():
