@@ -14,6 +14,7 @@ import (
 	"engram/backend/osindex"
 	"engram/backend/s3archive"
 	"engram/backend/sqliteindex"
+	"engram/backend/telemetry"
 	"engram/ingest"
 	"engram/ingest/embed"
 	"engram/ingest/publish"
@@ -44,6 +45,7 @@ type backends struct {
 	index    indexStore
 	topics   *publish.Topics
 	embedder ingest.Embedder
+	tel      *telemetry.Telemetry // nil: no spans
 	closers  []func() error
 }
 
@@ -70,6 +72,7 @@ func (b *backends) pipeline() ingest.Config {
 	return ingest.Config{
 		Archive: b.archive, Index: b.index, Publisher: b.topics, Embedder: b.embedder,
 		Decode: decodeOptions(), Journal: ingest.OpenJournal(filepath.Join(b.data, journalFile)),
+		Observer: b.observe(nil),
 	}
 }
 
@@ -81,6 +84,12 @@ func openBackends(ctx context.Context, conf *resolved, e *env) (*backends, error
 	if err != nil {
 		return nil, err
 	}
+	// First in, so that its flush runs last, after every pipeline.
+	tel, stop, err := openTelemetry(ctx, conf, e)
+	if err != nil {
+		return nil, err
+	}
+	b.tel, b.closers = tel, append(b.closers, stop)
 	b.embedder = emb
 	if err := b.openArchive(ctx, conf, e); err != nil {
 		return nil, err

@@ -75,12 +75,13 @@ func runIngest(ctx context.Context, e *env, args []string) error {
 	data := dataDir(conf.get("data"), e.getenv)
 	var rejects *publish.Rejects
 	var archive ingest.ArchiveReader
+	var st *backends
 	if o.dryRun {
 		if cfg.Embedder, err = newEmbedder(conf); err != nil {
 			return err
 		}
 	} else {
-		st, err := openBackends(ctx, conf, e)
+		st, err = openBackends(ctx, conf, e)
 		if err != nil {
 			return err
 		}
@@ -94,6 +95,9 @@ func runIngest(ctx context.Context, e *env, args []string) error {
 	rep := newReporter(e, o.trace, rejects)
 	rep.redact = conf.redact
 	cfg.Observer, cfg.Transient = rep, transient
+	if st != nil {
+		cfg.Observer = st.observe(rep)
+	}
 	p, err := ingest.New(cfg)
 	if err != nil {
 		return err
