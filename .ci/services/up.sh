@@ -3,10 +3,10 @@
 #
 #   bash .ci/services/up.sh && source .ci/services/.env
 #
-# S3 (versitygw) and OpenSearch start in parallel; the TLS/basic-auth proxy
-# in front of OpenSearch starts after it, and its failure only warns.
-# Exits 1 if versitygw or OpenSearch could not be started (the .env then
-# still holds the variables of the services that did start).
+# S3 (versitygw), OpenSearch and Jaeger start in parallel; the TLS/basic-auth
+# proxy in front of OpenSearch starts after it, and its failure only warns.
+# Exits 1 if versitygw, OpenSearch or Jaeger could not be started (the .env
+# then still holds the variables of the services that did start).
 set -euo pipefail
 SVC_NAME=up
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -22,9 +22,12 @@ bash "$HERE/versitygw.sh" start &
 vgw_pid=$!
 bash "$HERE/opensearch.sh" start &
 os_pid=$!
+bash "$HERE/jaeger.sh" start &
+jaeger_pid=$!
 
 vgw_rc=0; wait "$vgw_pid" || vgw_rc=$?
 os_rc=0; wait "$os_pid" || os_rc=$?
+jaeger_rc=0; wait "$jaeger_pid" || jaeger_rc=$?
 
 proxy_rc=1
 if [[ $os_rc == 0 ]]; then
@@ -39,6 +42,7 @@ tmp="$(mktemp "$HERE/.env.XXXXXX")"
   [[ $vgw_rc == 0 ]] && bash "$HERE/versitygw.sh" env
   [[ $os_rc == 0 ]] && bash "$HERE/opensearch.sh" env
   [[ $proxy_rc == 0 ]] && bash "$HERE/tlsproxy.sh" env
+  [[ $jaeger_rc == 0 ]] && bash "$HERE/jaeger.sh" env
   true
 } >"$tmp"
 chmod 644 "$tmp"
@@ -46,6 +50,7 @@ mv -f "$tmp" "$ENV_FILE"
 
 log "versitygw: $([[ $vgw_rc == 0 ]] && echo up || echo FAILED)," \
   "opensearch: $([[ $os_rc == 0 ]] && echo up || echo FAILED)," \
-  "tls proxy: $([[ $proxy_rc == 0 ]] && echo up || echo FAILED)" \
+  "tls proxy: $([[ $proxy_rc == 0 ]] && echo up || echo FAILED)," \
+  "jaeger: $([[ $jaeger_rc == 0 ]] && echo up || echo FAILED)" \
   "- $(elapsed_since "$t0")s; variables in $ENV_FILE"
-[[ $vgw_rc == 0 && $os_rc == 0 ]]
+[[ $vgw_rc == 0 && $os_rc == 0 && $jaeger_rc == 0 ]]
