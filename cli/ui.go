@@ -106,6 +106,7 @@ func openUIDeps(ctx context.Context, o *uiOpts, fs *flag.FlagSet, e *env) (ui.De
 		return d, closeAll
 	}
 	d.Backend = conf.get("index") + " + " + conf.get("archive")
+	d.TraceURL = conf.get("trace.url")
 	if conf.profile != "" {
 		d.Profile = conf.profile
 	}

@@ -146,6 +146,8 @@ func (v *detailView) facts() string {
 	add("agent", d.AgentID)
 	add("session", d.SessionID)
 	add("turn", d.TurnKey())
+	add("trace", d.TraceID)
+	add("span", v.spanID())
 	add("tool", d.Tool)
 	if d.Success != nil {
 		parts = append(parts, successStyle(st, d.Success).Render(successMark(d.Success)))

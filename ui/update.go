@@ -196,6 +196,11 @@ func (m *Model) yank(msg tea.KeyPressMsg) tea.Cmd {
 		text, what = d.ObjectStorageKey, "archive key"
 	case is(msg, km.YankJSON):
 		text, what = m.eventJSON(d), "JSON"
+	case is(msg, km.YankTrace):
+		text, what = m.traceLinkOf(d)
+		if text == "" {
+			return statusCmd("this event has no context.traceId", false)
+		}
 	default:
 		return nil
 	}

@@ -25,6 +25,9 @@ func waterfall(st *Styles, r *pipeRun, w int) []string {
 	title := fmt.Sprintf(" %s  %s", clean(r.eventID), clean(r.src))
 	if r.trace != nil {
 		title += "  " + r.trace.Outcome.String() + " in " + fmtDuration(r.trace.Total)
+		if r.trace.Span.TraceID.IsValid() {
+			title += "  trace " + r.trace.Span.TraceID.String()
+		}
 	}
 	lines := []string{st.Bold.Render(trunc(title, w))}
 	barW := max(10, w-34)
