@@ -1,10 +1,17 @@
 package cli
 
 import (
+	"context"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"engram/ingest"
+	"engram/model"
+	"engram/ui"
 )
 
 // closedPort is a loopback address nothing listens on.
@@ -49,6 +56,29 @@ func TestTracingSettings(t *testing.T) {
 	c.env["OTEL_TRACES_SAMPLER"] = "sometimes"
 	if _, stderr, code := c.run("", "config"); code == 0 || !strings.Contains(stderr, "otel.traces_sampler") {
 		t.Errorf("bad sampler accepted: %d %s", code, stderr)
+	}
+}
+
+// TestTracingProfile: the otel.* keys live in config-file profiles like the
+// others, and the environment still wins over them.
+func TestTracingProfile(t *testing.T) {
+	c := newCLI(t)
+	dir := filepath.Join(c.env["HOME"], ".config", "engram")
+	os.MkdirAll(dir, 0o755)
+	conf := "[profiles.default.otel]\nendpoint = \"http://profile:4318\"\nservice_name = \"from-profile\"\n[profiles.default.trace]\nurl = \"https://tempo/{traceId}\"\n"
+	if err := os.WriteFile(filepath.Join(dir, "config.toml"), []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c.env["OTEL_SERVICE_NAME"] = "from-env"
+	out, stderr, code := c.run("", "config")
+	if code != 0 {
+		t.Fatalf("config: %d %s", code, stderr)
+	}
+	for _, want := range []string{"otel.endpoint  http://profile:4318  profile default",
+		"otel.service_name  from-env  env OTEL_SERVICE_NAME", "trace.url  https://tempo/{traceId}  profile default"} {
+		if !strings.Contains(squeeze(out), want) {
+			t.Errorf("config lacks %q:\n%s", want, out)
+		}
 	}
 }
 
@@ -102,4 +132,42 @@ func summaryLine(stderr string) string {
 		}
 	}
 	return ""
+}
+
+// doneCounter is an observer counting finished traces.
+type doneCounter struct{ n int }
+
+func (d *doneCounter) Stage(ingest.StageEvent) {}
+func (d *doneCounter) Done(*ingest.Trace)      { d.n++ }
+
+// TestInspectorRecorderTraces: the inspector's record form, which hands
+// each run an observer of its own, still gets spans (and its observer
+// still hears the run).
+func TestInspectorRecorderTraces(t *testing.T) {
+	e := &env{strings.NewReader(""), &strings.Builder{}, &strings.Builder{}, func(string) string { return "" }}
+	conf := &resolved{values: map[string]string{"data": t.TempDir(), "otel.endpoint": "http://" + closedPort(t)}}
+	st, err := openBackends(context.Background(), conf, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if st.tel == nil {
+		t.Fatal("no telemetry with otel.endpoint set")
+	}
+	rec := tracedRecorder{ui.PipelineRecorder{Config: st.pipeline()}, st.tel}
+	ev, err := model.Decode([]byte(strings.TrimSpace(demoLines(1))), decodeOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	obs := &doneCounter{}
+	tr, err := rec.Record(context.Background(), ev, obs)
+	if err != nil || tr.Outcome != ingest.OutcomeIngested {
+		t.Fatalf("record: %v %+v", err, tr)
+	}
+	if obs.n != 1 {
+		t.Errorf("the inspector's observer heard %d traces, want 1", obs.n)
+	}
+	if got := st.tel.Shutdown(context.Background()); got.Spans != 8 {
+		t.Errorf("%d spans made for the recorded event, want 8", got.Spans)
+	}
 }
