@@ -214,7 +214,7 @@ func (p *Pipeline) syncArchive(ctx context.Context) error {
 // whole batch when the cluster is down, single items it answered 429 for).
 // Documents already created are never sent twice: create semantics make a
 // resent one come back as "already there", and it counts as created. Each
-// retry is noted in recs (one per document, may be nil), for the whole
+// retry is noted in recs (one per document, or none at all), for the whole
 // batch: the write is one request.
 func (p *Pipeline) index(ctx context.Context, docs []*model.IndexDoc, syncErr error, recs []*StageRecord) []IndexResult {
 	results := make([]IndexResult, len(docs))
