@@ -7,6 +7,7 @@
 //	backend/s3archive    the archive in an S3-compatible bucket
 //	backend/sqliteindex  the index in an embedded SQLite file (WAL, FTS5)
 //	backend/osindex      the index in OpenSearch
+//	backend/telemetry    the pipeline's traces as OpenTelemetry spans (OTLP)
 //
 // The commands (package cli) are the one place that chooses and opens them
 // from configuration.

@@ -15,6 +15,7 @@ import (
 	"engram/backend/osindex"
 	"engram/backend/s3archive"
 	"engram/backend/sqliteindex"
+	"engram/backend/telemetry"
 	"engram/ingest"
 	"engram/ingest/embed"
 	"engram/ingest/publish"
@@ -52,6 +53,7 @@ type backends struct {
 	topicsDir string
 	outbox    *ingest.Outbox
 	embedder  ingest.Embedder
+	tel       *telemetry.Telemetry // nil: no spans
 	closers   []func() error
 	readOnly  bool // opened by openReadBackends
 }
@@ -82,7 +84,7 @@ func (b *backends) pipeline() ingest.Config {
 	return ingest.Config{
 		Archive: b.archive, Index: b.index, Publisher: b.publisher, Embedder: b.embedder,
 		Decode: decodeOptions(), Journal: ingest.OpenJournal(filepath.Join(b.data, journalFile)),
-		Outbox: b.outbox,
+		Outbox: b.outbox, Observer: b.observe(nil),
 	}
 }
 
@@ -105,6 +107,12 @@ func openStores(ctx context.Context, conf *resolved, e *env, readOnly bool) (*ba
 	if err != nil {
 		return nil, err
 	}
+	// First in, so that its flush runs last, after every pipeline.
+	tel, stop, err := openTelemetry(ctx, conf, e)
+	if err != nil {
+		return nil, err
+	}
+	b.tel, b.closers = tel, append(b.closers, stop)
 	b.embedder = emb
 	if err := b.openArchive(ctx, conf, e); err != nil {
 		return nil, err

@@ -73,13 +73,14 @@ func runIngest(ctx context.Context, e *env, args []string) error {
 	var cfg ingest.Config
 	var rejects *publish.Rejects
 	var archive ingest.ArchiveReader
+	var st *backends
 	if o.dryRun {
 		cfg.Decode = decodeOptions()
 		if cfg.Embedder, err = newEmbedder(conf); err != nil {
 			return err
 		}
 	} else {
-		st, err := openBackends(ctx, conf, e)
+		st, err = openBackends(ctx, conf, e)
 		if err != nil {
 			return err
 		}
@@ -94,6 +95,9 @@ func runIngest(ctx context.Context, e *env, args []string) error {
 	rep.redact = conf.redact
 	rep.inputs = newInputs(files)
 	cfg.Observer, cfg.Transient = rep, transient
+	if st != nil {
+		cfg.Observer = st.observe(rep)
+	}
 	p, err := ingest.New(cfg)
 	if err != nil {
 		return err

@@ -133,6 +133,19 @@ var settingsTable = []setting{
 	{key: "embedder.dimension", flag: "embed-dim", env: []string{"ENGRAM_EMBEDDER_DIMENSION"}, usage: "embedding dimension (default 8 for stub, 1536 for http)"},
 	{key: "embedder.api_key", env: []string{"ENGRAM_EMBEDDER_API_KEY", "OPENAI_API_KEY"}, secret: true, usage: "embedder API key (environment or file only)"},
 	{key: "embedder.api_key_file", flag: "embedder-api-key-file", env: []string{"ENGRAM_EMBEDDER_API_KEY_FILE"}, usage: "file holding the embedder API key"},
+	// OpenTelemetry: the standard variables, signal-specific ones first as
+	// the specification orders them. No endpoint: no spans, no cost.
+	{key: "otel.endpoint", flag: "otel-endpoint", env: []string{"OTEL_EXPORTER_OTLP_ENDPOINT"}, usage: "OTLP collector base URL for spans, e.g. http://localhost:4318 (/v1/traces is added over HTTP); empty: no spans"},
+	{key: "otel.traces_endpoint", flag: "otel-traces-endpoint", env: []string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"}, usage: "OTLP traces URL, used as given (wins over otel.endpoint)"},
+	{key: "otel.protocol", flag: "otel-protocol", env: []string{"OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL"}, def: "http/protobuf", usage: "OTLP transport: http/protobuf or grpc", choices: []string{"http/protobuf", "grpc"}},
+	{key: "otel.headers", env: []string{"OTEL_EXPORTER_OTLP_TRACES_HEADERS", "OTEL_EXPORTER_OTLP_HEADERS"}, secret: true, usage: "headers of OTLP requests, key=value,... (environment or file only)"},
+	{key: "otel.headers_file", flag: "otel-headers-file", env: []string{"ENGRAM_OTEL_HEADERS_FILE"}, usage: "file holding the OTLP headers"},
+	{key: "otel.service_name", flag: "otel-service-name", env: []string{"OTEL_SERVICE_NAME"}, def: "engram", usage: "service.name of engram's spans"},
+	{key: "otel.resource_attributes", flag: "otel-resource-attributes", env: []string{"OTEL_RESOURCE_ATTRIBUTES"}, usage: "resource attributes of engram's spans, key=value,..."},
+	{key: "otel.traces_sampler", flag: "otel-traces-sampler", env: []string{"OTEL_TRACES_SAMPLER"}, def: "parentbased_always_on", usage: "span sampler", choices: []string{"parentbased_always_on", "parentbased_always_off", "parentbased_traceidratio", "always_on", "always_off", "traceidratio"}},
+	{key: "otel.traces_sampler_arg", flag: "otel-traces-sampler-arg", env: []string{"OTEL_TRACES_SAMPLER_ARG"}, usage: "the sampler's ratio, 0 to 1 (traceidratio samplers)"},
+	{key: "otel.sdk_disabled", flag: "otel-sdk-disabled", env: []string{"OTEL_SDK_DISABLED"}, def: "false", usage: "export no spans whatever the endpoint", boolean: true},
+	{key: "trace.url", flag: "trace-url", env: []string{"ENGRAM_TRACE_URL"}, usage: "link from an event to its trace in the inspector: {traceId} (and {spanId}) replaced, e.g. http://localhost:16686/trace/{traceId}"},
 }
 
 // resolved is the effective configuration: every key's value and where it

@@ -106,6 +106,7 @@ func openUIDeps(ctx context.Context, o *uiOpts, fs *flag.FlagSet, e *env) (ui.De
 		return d, closeAll
 	}
 	d.Backend = conf.get("index") + " + " + conf.get("archive")
+	d.TraceURL = conf.get("trace.url")
 	if conf.profile != "" {
 		d.Profile = conf.profile
 	}
@@ -123,7 +124,7 @@ func openUIDeps(ctx context.Context, o *uiOpts, fs *flag.FlagSet, e *env) (ui.De
 		d.Archive = st.archive
 		cfg := st.pipeline()
 		cfg.Transient = transient
-		d.Recorder = ui.PipelineRecorder{Config: cfg}
+		d.Recorder = tracedRecorder{ui.PipelineRecorder{Config: cfg}, st.tel}
 	}
 	r, err := openReader(&queryOpts{common: o.common}, fs, e)
 	if err != nil {

@@ -64,7 +64,7 @@ func runWorker(ctx context.Context, e *env, args []string) error {
 	rep := newReporter(e, false, nil)
 	rep.redact = conf.redact
 	cfg := st.pipeline()
-	cfg.Observer, cfg.Transient = workerObserver{rep, m}, transient
+	cfg.Observer, cfg.Transient = st.observe(workerObserver{rep, m}), transient
 	// A worker outlives outages: transient failures are retried until they
 	// pass or the worker is stopped, never given up on after a budget.
 	cfg.Retry = ingest.RetryPolicy{Attempts: math.MaxInt32, Budget: 100 * 365 * 24 * time.Hour}

@@ -105,17 +105,19 @@ func (p *Pipeline) gather(in <-chan *work, out chan<- []*work) {
 // writeBatch indexes batch and returns the index's result for each event.
 func (p *Pipeline) writeBatch(ctx context.Context, batch []*work, syncErr error) []IndexResult {
 	docs := make([]*model.IndexDoc, len(batch))
+	recs := make([]*StageRecord, len(batch))
 	start := time.Now()
 	for i, w := range batch {
 		docs[i] = w.doc
 		r := &w.t.Stages[StageIndex]
 		r.Stage, r.Status, r.Start = StageIndex, StatusRunning, start
+		recs[i] = r
 		p.notify(w.t, *r)
 	}
 	if syncErr == nil {
 		syncErr = p.hold(batch)
 	}
-	results := p.index(ctx, docs, syncErr)
+	results := p.index(ctx, docs, syncErr, recs)
 	elapsed := time.Since(start)
 	for i, w := range batch {
 		r := &w.t.Stages[StageIndex]
@@ -125,6 +127,9 @@ func (p *Pipeline) writeBatch(ctx context.Context, batch []*work, syncErr error)
 			r.Status = StatusFailed
 		case !results[i].Created:
 			r.Note = "already indexed"
+		}
+		if r.Err == nil {
+			w.t.IndexName = p.cfg.Index.Name()
 		}
 		p.notify(w.t, *r)
 	}
@@ -156,16 +161,23 @@ func (p *Pipeline) hold(batch []*work) error {
 	}
 	as := make([]Announcement, len(batch))
 	for i, w := range batch {
-		as[i] = p.announcement(w.ev)
+		as[i] = p.announcement(w)
 	}
 	return p.cfg.Outbox.Hold(as)
 }
 
-func (p *Pipeline) announcement(ev *model.Event) Announcement {
-	return Announcement{
-		Enriched: model.NewEnriched(ev), Indexed: model.NewIndexed(ev, p.cfg.Index.Name()),
-		TraceID: ev.Context.TraceID, SpanID: ev.Context.SpanID,
+// announcement is w's notifications, carrying the trace context of the
+// ingestion's root span (whose trace is the event's own when it has one),
+// so a consumer's spans hang below the span that produced them.
+func (p *Pipeline) announcement(w *work) Announcement {
+	ev := w.ev
+	a := Announcement{Enriched: model.NewEnriched(ev), Indexed: model.NewIndexed(ev, p.cfg.Index.Name())}
+	if sc := w.t.Span; sc.TraceID.IsValid() && sc.SpanID.IsValid() {
+		a.TraceID, a.SpanID, a.TraceState = sc.TraceID.String(), sc.SpanID.String(), sc.State
+	} else {
+		a.TraceID, a.SpanID = ev.Context.TraceID, ev.Context.SpanID
 	}
+	return a
 }
 
 // release lets go of the batch's held notifications, but for those of events
@@ -200,7 +212,7 @@ func (p *Pipeline) publish(ctx context.Context, pub []*work) {
 	if p.cfg.Publisher != nil {
 		as := make([]Announcement, len(pub))
 		for i, w := range pub {
-			as[i] = p.announcement(w.ev)
+			as[i] = p.announcement(w)
 		}
 		err = p.publishAnnouncements(ctx, as)
 	}
@@ -253,8 +265,10 @@ func (p *Pipeline) syncArchive(ctx context.Context) error {
 // durable (syncErr), retrying the documents whose failure is transient (a
 // whole batch when the cluster is down, single items it answered 429 for).
 // Documents already created are never sent twice: create semantics make a
-// resent one come back as "already there", and it counts as created.
-func (p *Pipeline) index(ctx context.Context, docs []*model.IndexDoc, syncErr error) []IndexResult {
+// resent one come back as "already there", and it counts as created. Each
+// retry is noted in recs (one per document, or none at all), for the whole
+// batch: the write is one request.
+func (p *Pipeline) index(ctx context.Context, docs []*model.IndexDoc, syncErr error, recs []*StageRecord) []IndexResult {
 	results := make([]IndexResult, len(docs))
 	if err := syncErr; err != nil {
 		for i := range results {
@@ -287,7 +301,7 @@ func (p *Pipeline) index(ctx context.Context, docs []*model.IndexDoc, syncErr er
 		}
 		attempted, todo = true, again
 		return firstErr
-	})
+	}, recs...)
 	_ = err // per-document results already hold the final errors
 	return results
 }

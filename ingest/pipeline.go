@@ -22,6 +22,12 @@ type Item struct {
 	// Ref is the caller's own: it comes back in the item's Trace (the
 	// worker keeps the Kafka record there, to commit or reject it).
 	Ref any
+
+	// Traceparent and Tracestate are the W3C trace context the input came
+	// with (a Kafka message's headers): the ingestion's spans continue that
+	// trace. Empty: the event's own context.traceId/spanId, else a new
+	// trace. See SpanContext.
+	Traceparent, Tracestate string
 }
 
 // Config wires a pipeline.
@@ -207,17 +213,23 @@ func (p *Pipeline) prepare(ctx context.Context, w *work, it Item) bool {
 		return err
 	})
 	if w.ev != nil {
-		t.EventID, t.Type = w.ev.EventID, w.ev.Type
+		t.EventID, t.Type, t.SessionID = w.ev.EventID, w.ev.Type, w.ev.Context.SessionID
 	}
+	t.Span = spanContext(it, w.ev)
 	ok = ok && p.stage(t, StageValidate, func(*StageRecord) error { return p.validate(w.ev) })
 	if !ok {
 		t.Input = it.Data
 		p.reject(t)
 		return false
 	}
-	ok = p.stage(t, StageEmbed, func(*StageRecord) error { return p.embed(ctx, w.ev) }) &&
+	ok = p.stage(t, StageEmbed, func(*StageRecord) error {
+		err := p.embed(ctx, w.ev)
+		t.Dim = len(w.ev.Input.Embedding)
+		return err
+	}) &&
 		p.stage(t, StageScore, func(*StageRecord) error {
 			w.ev.ImportanceScore = model.Importance(w.ev)
+			t.Score = w.ev.ImportanceScore
 			return nil
 		}) &&
 		p.stage(t, StageKey, func(*StageRecord) error {
@@ -275,7 +287,7 @@ func (p *Pipeline) archive(ctx context.Context, w *work, r *StageRecord) error {
 		var err error
 		stored, err = p.cfg.Archive.Put(ctx, w.ev.ObjectStorageKey, body)
 		return err
-	})
+	}, r)
 	if err == nil && !stored {
 		r.Note = "duplicate"
 	}

@@ -65,6 +65,7 @@ type Outage struct {
 	Err     error
 	Attempt int
 	Wait    time.Duration
+	At      time.Time // when the attempt failed
 }
 
 func (o Outage) String() string {
@@ -88,8 +89,9 @@ type Retrier struct {
 }
 
 // Do runs op until it succeeds, fails permanently, or the policy is spent.
-// ctx only cuts the waits short; op itself decides on its context.
-func (r Retrier) Do(ctx context.Context, s Stage, op func() error) error {
+// ctx only cuts the waits short; op itself decides on its context. Each
+// retry is noted in recs, the stage records of the events op is for.
+func (r Retrier) Do(ctx context.Context, s Stage, op func() error, recs ...*StageRecord) error {
 	pol := r.Policy.withDefaults()
 	transient := r.Transient
 	if transient == nil {
@@ -112,8 +114,12 @@ func (r Retrier) Do(ctx context.Context, s Stage, op func() error) error {
 			return err
 		}
 		wait := time.Duration(rand.Int64N(int64(backoff))) + backoff/2
+		o := Outage{Stage: s, Err: err, Attempt: attempt, Wait: wait, At: time.Now()}
+		for _, rec := range recs {
+			rec.Retries = append(rec.Retries, o)
+		}
 		if r.Observer != nil {
-			r.Observer.Outage(Outage{s, err, attempt, wait})
+			r.Observer.Outage(o)
 		}
 		select {
 		case <-time.After(wait):
@@ -125,7 +131,7 @@ func (r Retrier) Do(ctx context.Context, s Stage, op func() error) error {
 }
 
 // retry is Do with the pipeline's policy, classification and observer.
-func (p *Pipeline) retry(ctx context.Context, s Stage, op func() error) error {
+func (p *Pipeline) retry(ctx context.Context, s Stage, op func() error, recs ...*StageRecord) error {
 	oo, _ := p.cfg.Observer.(OutageObserver)
-	return Retrier{p.cfg.Retry, p.transient, oo}.Do(ctx, s, op)
+	return Retrier{p.cfg.Retry, p.transient, oo}.Do(ctx, s, op, recs...)
 }

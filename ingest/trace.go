@@ -65,6 +65,9 @@ type StageRecord struct {
 	Duration time.Duration
 	Err      error
 	Note     string // e.g. "duplicate", "already indexed"
+	// Retries are the transient failures the stage waited out, in order
+	// (tracing shows each as a span event).
+	Retries []Outage
 }
 
 // StageEvent reports a stage starting or ending, while the pipeline runs.
@@ -108,6 +111,16 @@ type Trace struct {
 	Start    time.Time
 	Total    time.Duration
 	Ref      any // the Item's Ref
+
+	// What telemetry reports beyond the stages, set as the pipeline learns
+	// it: the ingestion's trace context (from receive on), the event's
+	// session, its importance score and embedding length (once scored and
+	// embedded) and the index it went into (once indexed).
+	Span      SpanContext
+	SessionID string
+	Score     float64
+	Dim       int
+	IndexName string
 }
 
 // Slowest is the stage that took longest.

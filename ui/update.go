@@ -195,6 +195,11 @@ func (m *Model) yank(msg tea.KeyPressMsg) tea.Cmd {
 		text, what = d.ObjectStorageKey, "archive key"
 	case key.Matches(msg, km.YankJSON):
 		text, what = m.eventJSON(d), "JSON"
+	case key.Matches(msg, km.YankTrace):
+		text, what = m.traceLinkOf(d)
+		if text == "" {
+			return uikit.StatusCmd("this event has no context.traceId", false)
+		}
 	default:
 		return nil
 	}

@@ -126,7 +126,7 @@ func (m *Model) footer() string {
 	case m.showHelp:
 		bs = []key.Binding{uikit.Binding("any key", "close help", "any")}
 	case m.chord == "y":
-		bs = []key.Binding{km.YankID, km.YankKey, km.YankJSON}
+		bs = []key.Binding{km.YankID, km.YankKey, km.YankJSON, km.YankTrace}
 	case m.chord == "g":
 		bs = []key.Binding{km.GoTop, km.GoTurn, km.GoSession, km.GoTrace}
 	case m.focus == viewDetail && m.detail.Searching():
@@ -155,12 +155,13 @@ func (m *Model) fullHelp() string {
 		acts = append(acts, km.Export, km.Duplicate, km.Record)
 	}
 	groups := append([][]key.Binding{global, acts}, m.focused().FullHelp()...)
-	chords := [][]key.Binding{{km.YankID, km.YankKey, km.YankJSON}, {km.GoTop, km.GoTurn, km.GoSession, km.GoTrace}}
+	chords := [][]key.Binding{{km.YankID, km.YankKey, km.YankJSON, km.YankTrace}, {km.GoTop, km.GoTurn, km.GoSession, km.GoTrace}}
 	st := m.c.Styles
 	h := m.help
 	h.ShowAll = true
 	return st.Title.Render(" Keys · "+viewNames[m.focus]) + "\n\n" + indent(h.FullHelpView(groups), 1) +
-		"\n\n" + st.Title.Render(" after y · after g") + "\n\n" + indent(h.FullHelpView(chords), 1)
+		"\n\n" + st.Title.Render(" after y · after g") + "\n\n" + indent(h.FullHelpView(chords), 1) +
+		"\n\n" + st.Muted.Render(indent(traceHelp, 1))
 }
 
 func indent(s string, n int) string {

@@ -3,9 +3,10 @@
 #
 #   bash .ci/services/up.sh && source .ci/services/.env
 #
-# S3 (versitygw), OpenSearch and Kafka start in parallel; the TLS/basic-auth
-# proxy in front of OpenSearch starts after it, and its failure only warns.
-# Exits 1 if versitygw, OpenSearch or Kafka could not be started (the .env
+# S3 (versitygw), OpenSearch, Kafka and Jaeger start in parallel; the
+# TLS/basic-auth proxy in front of OpenSearch starts after it, and its
+# failure only warns. Exits 1 if versitygw, OpenSearch, Kafka or Jaeger
+# could not be started (the .env
 # then still holds the variables of the services that did start).
 set -euo pipefail
 SVC_NAME=up
@@ -24,10 +25,13 @@ bash "$HERE/opensearch.sh" start &
 os_pid=$!
 bash "$HERE/kafka.sh" start &
 kafka_pid=$!
+bash "$HERE/jaeger.sh" start &
+jaeger_pid=$!
 
 vgw_rc=0; wait "$vgw_pid" || vgw_rc=$?
 os_rc=0; wait "$os_pid" || os_rc=$?
 kafka_rc=0; wait "$kafka_pid" || kafka_rc=$?
+jaeger_rc=0; wait "$jaeger_pid" || jaeger_rc=$?
 
 proxy_rc=1
 if [[ $os_rc == 0 ]]; then
@@ -43,6 +47,7 @@ tmp="$(mktemp "$HERE/.env.XXXXXX")"
   [[ $os_rc == 0 ]] && bash "$HERE/opensearch.sh" env
   [[ $proxy_rc == 0 ]] && bash "$HERE/tlsproxy.sh" env
   [[ $kafka_rc == 0 ]] && bash "$HERE/kafka.sh" env
+  [[ $jaeger_rc == 0 ]] && bash "$HERE/jaeger.sh" env
   true
 } >"$tmp"
 chmod 644 "$tmp"
@@ -51,6 +56,7 @@ mv -f "$tmp" "$ENV_FILE"
 log "versitygw: $([[ $vgw_rc == 0 ]] && echo up || echo FAILED)," \
   "opensearch: $([[ $os_rc == 0 ]] && echo up || echo FAILED)," \
   "tls proxy: $([[ $proxy_rc == 0 ]] && echo up || echo FAILED)," \
-  "kafka: $([[ $kafka_rc == 0 ]] && echo up || echo FAILED)" \
+  "kafka: $([[ $kafka_rc == 0 ]] && echo up || echo FAILED)," \
+  "jaeger: $([[ $jaeger_rc == 0 ]] && echo up || echo FAILED)" \
   "- $(elapsed_since "$t0")s; variables in $ENV_FILE"
-[[ $vgw_rc == 0 && $os_rc == 0 && $kafka_rc == 0 ]]
+[[ $vgw_rc == 0 && $os_rc == 0 && $kafka_rc == 0 && $jaeger_rc == 0 ]]

@@ -87,6 +87,9 @@ func (w *worker) feed(ctx context.Context, items chan<- ingest.Item) error {
 		}
 		for _, r := range recs {
 			it := ingest.Item{Src: ingest.Source{File: where(r)}, Data: r.Value, Ref: r}
+			// The ingestion continues the producer's trace.
+			it.Traceparent, _ = r.Header(kafka.HeaderTraceparent)
+			it.Tracestate, _ = r.Header(kafka.HeaderTracestate)
 			select {
 			case items <- it:
 			case <-ctx.Done():

@@ -120,6 +120,9 @@ func (v *Model) Shown(d *model.IndexDoc, nav uikit.Navigator) tea.Cmd {
 // Doc is the event shown, nil before any.
 func (v *Model) Doc() *model.IndexDoc { return v.doc }
 
+// SpanID is the shown event's context.spanId, once its archive is read.
+func (v *Model) SpanID() string { return v.archTree.Member("context", "spanId") }
+
 // Nav is the list the event was opened from, nil for none.
 func (v *Model) Nav() uikit.Navigator { return v.nav }
 

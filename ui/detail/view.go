@@ -52,6 +52,8 @@ func (v *Model) facts() string {
 	add("agent", d.AgentID)
 	add("session", d.SessionID)
 	add("turn", d.TurnKey())
+	add("trace", d.TraceID)
+	add("span", v.SpanID())
 	add("tool", d.Tool)
 	if d.Success != nil {
 		parts = append(parts, uikit.SuccessStyle(st, d.Success).Render(uikit.SuccessMark(d.Success)))

@@ -26,6 +26,9 @@ func waterfall(st *uikit.Styles, r *run, w int) []string {
 	title := fmt.Sprintf(" %s  %s", uikit.Clean(r.eventID), uikit.Clean(r.src))
 	if r.trace != nil {
 		title += "  " + r.trace.Outcome.String() + " in " + uikit.FormatDuration(r.trace.Total)
+		if r.trace.Span.TraceID.IsValid() {
+			title += "  trace " + r.trace.Span.TraceID.String()
+		}
 	}
 	lines := []string{st.Bold.Render(uikit.Trunc(title, w))}
 	barW := max(10, w-34)

@@ -54,6 +54,10 @@ type Deps struct {
 	// its text). Default: expr.Parse.
 	CheckFilter func(expr string) error
 
+	// TraceURL is the trace.url setting: a link template to an event's
+	// trace in a tracing backend, {traceId} and {spanId} replaced (y l).
+	TraceURL string
+
 	// NewID makes the event id of a recorded event; Now is the clock.
 	NewID func() string
 	Now   func() time.Time

@@ -24,7 +24,7 @@ type KeyMap struct {
 	NextField, PrevField, Submit, Choice, LineBreak key.Binding
 
 	// Chords (after y or g).
-	YankID, YankKey, YankJSON              key.Binding
+	YankID, YankKey, YankJSON, YankTrace   key.Binding
 	GoTop, GoTurn, GoSession, GoTrace      key.Binding
 	GoTurnBack, GoSessionBack, GoTraceBack key.Binding
 }
@@ -82,6 +82,7 @@ func DefaultKeyMap() *KeyMap {
 		YankID:        bind(k("i"), "i", "event id"),
 		YankKey:       bind(k("k"), "k", "archive key"),
 		YankJSON:      bind(k("j"), "j", "JSON"),
+		YankTrace:     bind(k("l"), "l", "trace link"),
 		GoTop:         bind(k("g"), "g", "newest"),
 		GoTurn:        bind(k("t"), "t/T", "next/prev same turn"),
 		GoSession:     bind(k("s"), "s/S", "next/prev same session"),

@@ -193,3 +193,25 @@ func MarkUnheld(root *Node, prefix string, held func(rel string) bool) {
 	}
 	visit(root)
 }
+
+// Member is the scalar at keys below n ("" when absent or not a scalar):
+// the archived event's context.spanId, say, which no index field keeps.
+func (n *Node) Member(keys ...string) string {
+	for _, k := range keys {
+		if n == nil {
+			return ""
+		}
+		var next *Node
+		for _, kid := range n.kids {
+			if kid.key == k {
+				next = kid
+				break
+			}
+		}
+		n = next
+	}
+	if n == nil || n.container() {
+		return ""
+	}
+	return n.text
+}

@@ -1,0 +1,429 @@
+// Package telemetry exports the pipeline's traces as OpenTelemetry spans
+// over OTLP (HTTP or gRPC), the way the source system's ingestion worker
+// does (schema.md §5). It is the one package of engram that imports the
+// OpenTelemetry SDK.
+//
+// The spans are made from the same records that feed engram's live traces
+// (ingest.Trace and its StageRecords), when an event's trace is done: the
+// waterfall on screen and the spans in Jaeger or Tempo cannot disagree, and
+// a span's parent (a Kafka traceparent, or the event's own
+// context.traceId/spanId) is known before any span starts. Per event:
+//
+//	experience.ingest               cog.event.id, cog.event.type, cog.session.id,
+//	│                               cog.importance.score, cog.memory.index, cog.outcome
+//	├── experience.validate
+//	├── experience.embed            cog.embedding.dim
+//	├── experience.score
+//	├── experience.key
+//	├── experience.objectstore.put  cog.objectstore.backend (dir or s3), cog.objectstore.key
+//	├── experience.opensearch.index cog.index.backend (sqlite or opensearch), cog.memory.index
+//	└── experience.publish
+//
+// A failed stage's span has status error with the reason; each retry of a
+// stage is a "retry" span event. The root span's ids are the ones the
+// pipeline gave the ingestion (ingest.Trace.Span), so the trace id shown in
+// engram is the one in the tracing backend.
+//
+// Telemetry never hurts ingestion: spans are batched and exported in the
+// background; when the queue is full or the collector is down or slow,
+// spans are dropped and counted (Stats), never waited for.
+package telemetry
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+
+	"engram/ingest"
+)
+
+// ScopeName is the instrumentation scope of engram's spans.
+const ScopeName = "engram/ingest"
+
+// Span names, per stage. The source system's names for embed, archive and
+// index, whatever store engram writes to (an attribute says which).
+var stageSpan = [ingest.NumStages]string{
+	ingest.StageValidate: "experience.validate",
+	ingest.StageEmbed:    "experience.embed",
+	ingest.StageScore:    "experience.score",
+	ingest.StageKey:      "experience.key",
+	ingest.StageArchive:  "experience.objectstore.put",
+	ingest.StageIndex:    "experience.opensearch.index",
+	ingest.StagePublish:  "experience.publish",
+}
+
+// RootSpan is the name of an event's root span.
+const RootSpan = "experience.ingest"
+
+// Telemetry turns finished traces into spans. A nil *Telemetry is off:
+// Observe returns its argument and Shutdown does nothing.
+type Telemetry struct {
+	cfg      Config
+	tp       *sdktrace.TracerProvider
+	tracer   trace.Tracer
+	exp      *countingExporter
+	spans    atomic.Int64 // sampled spans ended (handed to the exporter's queue)
+	shutOnce sync.Once
+	stats    Stats
+	archive  attribute.KeyValue
+	index    attribute.KeyValue
+	db       attribute.KeyValue
+}
+
+// New sets up export as c says. It returns nil (and no error) when c asks
+// for nothing: no endpoint, or OTEL_SDK_DISABLED. No connection is made
+// here: a collector that is down costs nothing but the spans.
+func New(ctx context.Context, c Config) (*Telemetry, error) {
+	if !c.Enabled() {
+		return nil, nil
+	}
+	res, err := c.resource()
+	if err != nil {
+		return nil, err
+	}
+	sampler, err := c.sampler()
+	if err != nil {
+		return nil, err
+	}
+	inner, err := c.exporter(ctx)
+	if err != nil {
+		return nil, err
+	}
+	t := &Telemetry{cfg: c, exp: &countingExporter{SpanExporter: inner}}
+	queue := c.QueueSize
+	if queue <= 0 {
+		queue = 8192
+	}
+	t.tp = sdktrace.NewTracerProvider(
+		sdktrace.WithResource(res),
+		sdktrace.WithSampler(sampler),
+		sdktrace.WithIDGenerator(idGenerator{}),
+		// Not blocking: a full queue drops spans rather than slowing the
+		// pipeline that ends them.
+		sdktrace.WithBatcher(t.exp, sdktrace.WithMaxQueueSize(queue), sdktrace.WithMaxExportBatchSize(512)),
+	)
+	// The SDK reports export problems through the global handler, which
+	// logs to stderr by default: in the inspector that would draw over the
+	// screen. They are counted instead, and reported once at Shutdown.
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(t.exp.fail))
+	t.tracer = t.tp.Tracer(ScopeName)
+	t.archive = attribute.String("cog.objectstore.backend", orUnknown(c.ArchiveBackend))
+	t.index = attribute.String("cog.index.backend", orUnknown(c.IndexBackend))
+	t.db = attribute.String("db.system.name", orUnknown(c.IndexBackend))
+	return t, nil
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}
+
+// URL is where spans go (without credentials), "" when off.
+func (t *Telemetry) URL() string {
+	if t == nil {
+		return ""
+	}
+	return t.cfg.URL()
+}
+
+// Stats counts what became of the spans.
+type Stats struct {
+	Spans    int64 // spans made and sampled
+	Exported int64 // spans the collector accepted
+	FirstErr error // the first export failure, if any
+}
+
+// Lost is how many spans were made but not exported: dropped from a full
+// queue, refused, or still unsent when the flush at exit ran out of time.
+func (s Stats) Lost() int64 { return max(0, s.Spans-s.Exported) }
+
+// Shutdown flushes the spans still queued and stops export, within ctx
+// (give it a deadline: a slow collector is not waited for beyond it). It
+// is safe to call more than once and on nil.
+func (t *Telemetry) Shutdown(ctx context.Context) Stats {
+	if t == nil {
+		return Stats{}
+	}
+	t.shutOnce.Do(func() {
+		err := t.tp.Shutdown(ctx)
+		t.stats = Stats{Spans: t.spans.Load(), Exported: t.exp.exported.Load(), FirstErr: t.exp.firstErr()}
+		if t.stats.FirstErr == nil && err != nil && t.stats.Lost() > 0 {
+			t.stats.FirstErr = err
+		}
+	})
+	return t.stats
+}
+
+// Flush exports the spans queued so far, within ctx.
+func (t *Telemetry) Flush(ctx context.Context) error {
+	if t == nil {
+		return nil
+	}
+	return t.tp.ForceFlush(ctx)
+}
+
+// Observe returns an observer that exports each finished trace as spans
+// and passes every call on to next (which may be nil). It keeps next's
+// OutageObserver side. On a nil Telemetry it returns next itself.
+func (t *Telemetry) Observe(next ingest.Observer) ingest.Observer {
+	if t == nil {
+		return next
+	}
+	o := observer{t: t, next: next}
+	if oo, ok := next.(ingest.OutageObserver); ok {
+		return outageObserver{o, oo}
+	}
+	return o
+}
+
+type observer struct {
+	t    *Telemetry
+	next ingest.Observer
+}
+
+func (o observer) Stage(e ingest.StageEvent) {
+	if o.next != nil {
+		o.next.Stage(e)
+	}
+}
+
+func (o observer) Done(tr *ingest.Trace) {
+	o.t.Export(tr)
+	if o.next != nil {
+		o.next.Done(tr)
+	}
+}
+
+type outageObserver struct {
+	observer
+	oo ingest.OutageObserver
+}
+
+func (o outageObserver) Outage(out ingest.Outage) { o.oo.Outage(out) }
+func (o outageObserver) Recovered(s ingest.Stage) { o.oo.Recovered(s) }
+
+// Export makes the spans of one finished trace. A trace that never
+// started (canceled before it was received) has no spans.
+func (t *Telemetry) Export(tr *ingest.Trace) {
+	if t == nil || !tr.Span.TraceID.IsValid() {
+		return
+	}
+	ctx := context.WithValue(context.Background(), idsKey{}, ids{trace.TraceID(tr.Span.TraceID), trace.SpanID(tr.Span.SpanID)})
+	if tr.Span.Parent.IsValid() {
+		flags := trace.TraceFlags(0)
+		if tr.Span.Sampled {
+			flags = trace.FlagsSampled
+		}
+		state, _ := trace.ParseTraceState(tr.Span.State)
+		ctx = trace.ContextWithRemoteSpanContext(ctx, trace.NewSpanContext(trace.SpanContextConfig{
+			TraceID: trace.TraceID(tr.Span.TraceID), SpanID: trace.SpanID(tr.Span.Parent),
+			TraceFlags: flags, TraceState: state, Remote: true,
+		}))
+	}
+	attrs := make([]attribute.KeyValue, 0, 8)
+	attrs = append(attrs,
+		attribute.String("cog.event.id", tr.EventID),
+		attribute.String("cog.event.type", tr.Type),
+		attribute.String("cog.session.id", tr.SessionID),
+		attribute.String("cog.outcome", tr.Outcome.String()),
+		attribute.String("cog.input.source", tr.Src.String()))
+	if tr.Stages[ingest.StageScore].Status == ingest.StatusDone {
+		attrs = append(attrs, attribute.Float64("cog.importance.score", tr.Score))
+	}
+	if tr.IndexName != "" {
+		attrs = append(attrs, attribute.String("cog.memory.index", tr.IndexName))
+	}
+	_, root := t.tracer.Start(ctx, RootSpan, trace.WithTimestamp(tr.Start), trace.WithSpanKind(trace.SpanKindConsumer), trace.WithAttributes(attrs...))
+	if !root.IsRecording() {
+		return // not sampled: no children either
+	}
+	// Children hang from the root in a context without the ids above,
+	// which are the root's alone.
+	parent := trace.ContextWithSpan(context.Background(), root)
+	n := int64(1)
+	for i := range tr.Stages {
+		r := &tr.Stages[i]
+		name := stageSpan[i]
+		if name == "" || r.Status == ingest.StatusPending || r.Status == ingest.StatusSkipped || r.Start.IsZero() {
+			continue
+		}
+		_, s := t.tracer.Start(parent, name, trace.WithTimestamp(r.Start), trace.WithAttributes(t.stageAttrs(tr, r)...))
+		for _, o := range r.Retries {
+			s.AddEvent("retry", trace.WithTimestamp(o.At), trace.WithAttributes(
+				attribute.Int("cog.retry.attempt", o.Attempt),
+				attribute.String("cog.retry.error", t.redact(errString(o.Err))),
+				attribute.Int64("cog.retry.wait_ms", o.Wait.Milliseconds())))
+		}
+		if r.Status == ingest.StatusFailed {
+			s.SetStatus(codes.Error, t.redact(errString(r.Err)))
+		}
+		s.End(trace.WithTimestamp(r.Start.Add(r.Duration)))
+		n++
+	}
+	switch tr.Outcome {
+	case ingest.OutcomeFailed, ingest.OutcomeRejected, ingest.OutcomeCanceled:
+		root.SetStatus(codes.Error, t.redact(tr.Outcome.String()+": "+errString(tr.Err)))
+	}
+	root.End(trace.WithTimestamp(tr.Start.Add(tr.Total)))
+	t.spans.Add(n)
+}
+
+func (t *Telemetry) stageAttrs(tr *ingest.Trace, r *ingest.StageRecord) []attribute.KeyValue {
+	var a []attribute.KeyValue
+	switch r.Stage {
+	case ingest.StageEmbed:
+		a = append(a, attribute.Int("cog.embedding.dim", tr.Dim))
+	case ingest.StageArchive:
+		a = append(a, t.archive, attribute.String("cog.objectstore.key", tr.Key))
+	case ingest.StageIndex:
+		a = append(a, t.index, t.db)
+		if tr.IndexName != "" {
+			a = append(a, attribute.String("cog.memory.index", tr.IndexName))
+		}
+	}
+	if r.Note != "" {
+		a = append(a, attribute.String("cog.stage.note", r.Note))
+	}
+	return a
+}
+
+func (t *Telemetry) redact(s string) string {
+	if t.cfg.Redact != nil {
+		return t.cfg.Redact(s)
+	}
+	return s
+}
+
+func errString(err error) string {
+	if err == nil {
+		return "unknown error"
+	}
+	return err.Error()
+}
+
+// countingExporter counts what the collector accepted and keeps the first
+// failure. It swallows export errors (after counting): the batch
+// processor would only hand them to the global error handler.
+type countingExporter struct {
+	sdktrace.SpanExporter
+	exported atomic.Int64
+	mu       sync.Mutex
+	first    error
+}
+
+func (e *countingExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
+	if err := e.SpanExporter.ExportSpans(ctx, spans); err != nil {
+		e.fail(err)
+		return nil
+	}
+	e.exported.Add(int64(len(spans)))
+	return nil
+}
+
+func (e *countingExporter) fail(err error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.first == nil {
+		e.first = err
+	}
+}
+
+func (e *countingExporter) firstErr() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.first
+}
+
+// idGenerator gives a root span the ids the pipeline chose for the
+// ingestion (carried in the context), and every other span random ones.
+type idGenerator struct{}
+
+type idsKey struct{}
+
+type ids struct {
+	trace trace.TraceID
+	span  trace.SpanID
+}
+
+func (idGenerator) NewIDs(ctx context.Context) (trace.TraceID, trace.SpanID) {
+	if v, ok := ctx.Value(idsKey{}).(ids); ok {
+		return v.trace, v.span
+	}
+	var tid trace.TraceID
+	for !tid.IsValid() {
+		fill(tid[:])
+	}
+	return tid, newSpanID()
+}
+
+func (idGenerator) NewSpanID(ctx context.Context, _ trace.TraceID) trace.SpanID {
+	if v, ok := ctx.Value(idsKey{}).(ids); ok {
+		return v.span
+	}
+	return newSpanID()
+}
+
+func newSpanID() trace.SpanID {
+	var sid trace.SpanID
+	for !sid.IsValid() {
+		fill(sid[:])
+	}
+	return sid
+}
+
+func fill(b []byte) {
+	for i := 0; i < len(b); i += 8 {
+		v := rand.Uint64()
+		for j := i; j < min(i+8, len(b)); j++ {
+			b[j] = byte(v)
+			v >>= 8
+		}
+	}
+}
+
+// Traceparent is the W3C traceparent header of the span in ctx ("" when
+// there is none), for messages a producer sends on behalf of that span.
+func Traceparent(ctx context.Context) string {
+	return SpanTraceparent(trace.SpanContextFromContext(ctx))
+}
+
+// SpanTraceparent is the W3C traceparent header of sc ("" when invalid).
+func SpanTraceparent(sc trace.SpanContext) string {
+	if !sc.IsValid() {
+		return ""
+	}
+	return "00-" + sc.TraceID().String() + "-" + sc.SpanID().String() + "-" + sc.TraceFlags().String()
+}
+
+// ParentContext is the remote span context of a traceparent (and
+// tracestate) header, for consumers that start spans of their own; the
+// pipeline takes the header itself, in ingest.Item.Traceparent.
+func ParentContext(traceparent, tracestate string) (trace.SpanContext, error) {
+	tid, sid, sampled, ok := ingest.ParseTraceparent(traceparent)
+	if !ok {
+		return trace.SpanContext{}, errors.New("not a W3C traceparent")
+	}
+	flags := trace.TraceFlags(0)
+	if sampled {
+		flags = trace.FlagsSampled
+	}
+	state, _ := trace.ParseTraceState(tracestate)
+	return trace.NewSpanContext(trace.SpanContextConfig{
+		TraceID: trace.TraceID(tid), SpanID: trace.SpanID(sid), TraceFlags: flags, TraceState: state, Remote: true,
+	}), nil
+}
+
+// FlushTimeout is the bound the commands put on Shutdown at exit, Ctrl-C
+// included: spans are worth a short wait, not a hung exit.
+const FlushTimeout = 5 * time.Second

@@ -1,0 +1,73 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+
+	"engram/backend/telemetry"
+	"engram/ingest"
+	"engram/model"
+	"engram/ui"
+)
+
+// openTelemetry sets up span export as the otel.* settings say: nil (and
+// no cost) when they name no endpoint. stop flushes what is queued within
+// telemetry.FlushTimeout, Ctrl-C or not, and prints one line if spans were
+// lost; it must run after the last pipeline has ended.
+func openTelemetry(ctx context.Context, conf *resolved, e *env) (tel *telemetry.Telemetry, stop func() error, err error) {
+	tel, err = telemetry.New(ctx, telemetryConfig(conf))
+	if err != nil {
+		return nil, nil, fmt.Errorf("tracing: %s", conf.redact(err.Error()))
+	}
+	stop = func() error {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), telemetry.FlushTimeout)
+		defer cancel()
+		if st := tel.Shutdown(ctx); st.Lost() > 0 {
+			why := "the flush at exit ran out of time or the queue was full"
+			if st.FirstErr != nil {
+				why = st.FirstErr.Error()
+			}
+			fmt.Fprintf(e.stderr, "engram: tracing: %d of %d spans not exported to %s (ingestion was not affected): %s\n",
+				st.Lost(), st.Spans, safeLine(tel.URL()), safeLine(conf.redact(why)))
+		}
+		return nil
+	}
+	return tel, stop, nil
+}
+
+func telemetryConfig(conf *resolved) telemetry.Config {
+	return telemetry.Config{
+		Endpoint: conf.get("otel.endpoint"), TracesEndpoint: conf.get("otel.traces_endpoint"),
+		Protocol: conf.get("otel.protocol"), Headers: conf.get("otel.headers"),
+		ServiceName: conf.get("otel.service_name"), ResourceAttributes: conf.get("otel.resource_attributes"),
+		Sampler: conf.get("otel.traces_sampler"), SamplerArg: conf.get("otel.traces_sampler_arg"),
+		Disabled:       conf.bool("otel.sdk_disabled"),
+		ArchiveBackend: orDefault(conf.get("archive"), "dir"), IndexBackend: orDefault(conf.get("index"), "sqlite"),
+		Redact: conf.redact,
+	}
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// observe adds span export to next, when tracing is on.
+func (b *backends) observe(next ingest.Observer) ingest.Observer { return b.tel.Observe(next) }
+
+// tracedRecorder is the inspector's recorder with span export: the
+// inspector hands each run its own observer, which this wraps.
+type tracedRecorder struct {
+	ui.PipelineRecorder
+	tel *telemetry.Telemetry
+}
+
+func (r tracedRecorder) Record(ctx context.Context, ev *model.Event, obs ingest.Observer) (*ingest.Trace, error) {
+	return r.PipelineRecorder.Record(ctx, ev, r.tel.Observe(obs))
+}
+
+func (r tracedRecorder) Ingest(ctx context.Context, items <-chan ingest.Item, obs ingest.Observer) ingest.Summary {
+	return r.PipelineRecorder.Ingest(ctx, items, r.tel.Observe(obs))
+}
