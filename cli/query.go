@@ -100,6 +100,7 @@ func runTurns(ctx context.Context, e *env, args []string) error {
 	}
 	defer r.Close()
 	src := exprArg(fs.Args())
+	warnCoverage(ctx, e, r, src)
 	var turns []query.TurnSummary
 	var after query.Cursor
 	for o.limit <= 0 || len(turns) < o.limit {
@@ -186,6 +187,7 @@ func runSearch(ctx context.Context, e *env, args []string) error {
 	}
 	defer r.Close()
 	src := exprArg(fs.Args())
+	warnCoverage(ctx, e, r, src)
 	var docs []*model.IndexDoc
 	var after query.Cursor
 	for o.limit <= 0 || len(docs) < o.limit {
@@ -239,6 +241,7 @@ func runTail(ctx context.Context, e *env, args []string) error {
 	}
 	defer r.Close()
 	src := exprArg(fs.Args())
+	warnCoverage(ctx, e, r, src)
 	cur, err := r.TailStart(ctx)
 	if err != nil {
 		return err

@@ -128,6 +128,9 @@ func openUIDeps(ctx context.Context, o *uiOpts, fs *flag.FlagSet, e *env) (ui.De
 	}
 	closers = append(closers, r.Close)
 	d.Reader = r
+	if m := coverageMark(ctx, r); m != "" {
+		d.Backend += " · " + m // an index the source system wrote: filters on extension fields find nothing there
+	}
 	if o.readonly {
 		b := &backends{data: dataDir(conf.get("data"), e.getenv)}
 		if err := b.openArchive(ctx, conf, e); err != nil {
