@@ -170,6 +170,7 @@ func runTurn(ctx context.Context, e *env, args []string) error {
 	}
 	defer r.Close()
 	docs, err := r.Turn(ctx, fs.Arg(0))
+	docs, err = archiveTurn(ctx, e, fs, o, r, fs.Arg(0), docs, err)
 	if err != nil {
 		return err
 	}
