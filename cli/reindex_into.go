@@ -133,7 +133,7 @@ func checkBeforeSwap(ctx context.Context, src, dst *osindex.Index) error {
 		return err
 	}
 	if nNew < nOld {
-		return fmt.Errorf("not swapping: %s holds %d documents, %s %d: %d events of the old index are not in the new one (run engram verify against each, or reindex with --since)",
+		return fmt.Errorf("not swapping: %s holds %d documents, %s %d: %d of the old index's documents are not in the new one (run engram verify against each, or reindex with --since)",
 			dst.Name(), nNew, src.Name(), nOld, nOld-nNew)
 	}
 	return nil
