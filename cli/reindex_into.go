@@ -41,6 +41,11 @@ func runReindexInto(ctx context.Context, e *env, conf *resolved, o *reindexOpts,
 		return fmt.Errorf("reindex --into builds a new OpenSearch index: set --index opensearch (the index now is %s)", st.index.Describe())
 	}
 	start := time.Now()
+	if o.swapAlias != "" { // a name that can never be swapped fails now, not after the rebuild
+		if _, err := src.AliasIndices(ctx, o.swapAlias); err != nil {
+			return errors.New(conf.redact(err.Error()))
+		}
+	}
 	if _, err := src.CreateLike(ctx, o.into); err != nil {
 		return errors.New(conf.redact(err.Error()))
 	}
@@ -87,10 +92,14 @@ func runReindexInto(ctx context.Context, e *env, conf *resolved, o *reindexOpts,
 	}
 	// From the start's day (less the lag), unless the range ends before it.
 	catchFrom := max(from, model.ArchivePrefix(start.Add(-catchUpLag)))
-	if to != "" && catchFrom >= to {
-		return nil // the range asked for ends before the upgrade began
+	catchUp := func(what string) error {
+		if to != "" && catchFrom >= to {
+			return nil // the range asked for ends before the upgrade began
+		}
+		_, err := pass(what+catchFrom, catchFrom, true)
+		return err
 	}
-	if _, err := pass("catch-up from "+catchFrom, catchFrom, true); err != nil {
+	if err := catchUp("catch-up from "); err != nil {
 		return err
 	}
 	if o.swapAlias == "" {
@@ -111,8 +120,7 @@ func runReindexInto(ctx context.Context, e *env, conf *resolved, o *reindexOpts,
 	fmt.Fprintf(e.stderr, "engram: alias %s now names %s alone (it %s), moved in one _aliases request; %s is kept: delete it once nothing reads or writes it\n",
 		o.swapAlias, o.into, was, kept)
 	// Events written to the old index between the catch-up and the swap.
-	_, err = pass("catch-up after the swap from "+catchFrom, catchFrom, true)
-	return err
+	return catchUp("catch-up after the swap from ")
 }
 
 // checkBeforeSwap refuses to move readers to an index that holds fewer

@@ -222,6 +222,11 @@ func TestSourceDeployment(t *testing.T) {
 	// 3. reindex --into: events written meanwhile are caught up; the
 	// straggler (stamped hours before) is not, so the swap is refused.
 	into := ostest.Index(t, "engram-srcdep-new-")
+	// An alias that can never be swapped (an index's name) fails first.
+	_, stderr, code = cmd("reindex", "--into", into, "--swap-alias", dep.old)
+	if st, _ := ostest.Admin(t, u, "HEAD", "/"+into, ""); code == 0 || st != 404 || !strings.Contains(stderr, "is an index, not an alias") {
+		t.Fatalf("--swap-alias onto an index's name: code %d, new index HEAD %d, stderr %s", code, st, stderr)
+	}
 	beforeCatchUp = func() { dep.write(append(slices.Clone(late), straggler...)) }
 	defer func() { beforeCatchUp = nil }()
 	_, stderr, code = cmd("reindex", "--into", into, "--swap-alias", dep.alias)

@@ -125,19 +125,10 @@ func (ix *Index) SwapAlias(ctx context.Context, alias, into string) ([]string, e
 	if alias == "" || alias == into {
 		return nil, fmt.Errorf("--swap-alias %q: name an alias other than the new index", alias)
 	}
-	var cur map[string]json.RawMessage
-	_, err := ix.do(ctx, "GET", "/_alias/"+url.PathEscape(alias), nil, nil, &cur)
-	switch {
-	case isStatus(err, http.StatusNotFound):
-		cur = nil
-		if status, herr := ix.do(ctx, "HEAD", "/"+url.PathEscape(alias), nil, nil, nil); herr == nil && status == http.StatusOK {
-			return nil, fmt.Errorf("%s is an index, not an alias, and an alias cannot take the name of an index: "+
-				"choose another alias name (say %s_current) and point engram and the readers at it (--opensearch-index)", alias, alias)
-		}
-	case err != nil:
-		return nil, fmt.Errorf("reading alias %s: %w", alias, err)
+	old, err := ix.AliasIndices(ctx, alias)
+	if err != nil {
+		return nil, err
 	}
-	old := slices.Sorted(maps.Keys(cur))
 	var actions []any
 	for _, o := range old {
 		if o != into {
@@ -150,4 +141,23 @@ func (ix *Index) SwapAlias(ctx context.Context, alias, into string) ([]string, e
 		return nil, fmt.Errorf("moving alias %s to %s: %w", alias, into, err)
 	}
 	return slices.DeleteFunc(old, func(o string) bool { return o == into }), nil
+}
+
+// AliasIndices is the indices alias names now (none when there is no such
+// alias). An index of that name is an error saying to choose another
+// name: SwapAlias could never move it.
+func (ix *Index) AliasIndices(ctx context.Context, alias string) ([]string, error) {
+	var cur map[string]json.RawMessage
+	_, err := ix.do(ctx, "GET", "/_alias/"+url.PathEscape(alias), nil, nil, &cur)
+	switch {
+	case isStatus(err, http.StatusNotFound):
+		if status, herr := ix.do(ctx, "HEAD", "/"+url.PathEscape(alias), nil, nil, nil); herr == nil && status == http.StatusOK {
+			return nil, fmt.Errorf("%s is an index, not an alias, and an alias cannot take the name of an index: "+
+				"choose another alias name (say %s_current) and point engram and the readers at it (--opensearch-index)", alias, alias)
+		}
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("reading alias %s: %w", alias, err)
+	}
+	return slices.Sorted(maps.Keys(cur)), nil
 }
