@@ -100,6 +100,7 @@ func runTurns(ctx context.Context, e *env, args []string) error {
 	}
 	defer r.Close()
 	src := exprArg(fs.Args())
+	warnCoverage(ctx, e, r, src)
 	var turns []query.TurnSummary
 	var after query.Cursor
 	for o.limit <= 0 || len(turns) < o.limit {
@@ -169,6 +170,7 @@ func runTurn(ctx context.Context, e *env, args []string) error {
 	}
 	defer r.Close()
 	docs, err := r.Turn(ctx, fs.Arg(0))
+	docs, err = archiveTurn(ctx, e, fs, o, r, fs.Arg(0), docs, err)
 	if err != nil {
 		return err
 	}
@@ -185,7 +187,9 @@ func runSearch(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer r.Close()
-	return searchAll(ctx, e, o, r, exprArg(fs.Args()))
+	src := exprArg(fs.Args())
+	warnCoverage(ctx, e, r, src)
+	return searchAll(ctx, e, o, r, src)
 }
 
 // searchAll prints the documents matching src. A table of at most --limit
@@ -300,6 +304,7 @@ func runTail(ctx context.Context, e *env, args []string) error {
 	}
 	defer r.Close()
 	src := exprArg(fs.Args())
+	warnCoverage(ctx, e, r, src)
 	cur, err := r.TailStart(ctx)
 	if err != nil {
 		return err

@@ -18,6 +18,8 @@ type reindexOpts struct {
 	since, until string
 	restart      bool
 	announce     bool
+	into         string // reindex_into.go
+	swapAlias    string
 }
 
 func reindexFlags(e *env) (*flag.FlagSet, *reindexOpts) {
@@ -28,6 +30,8 @@ func reindexFlags(e *env) (*flag.FlagSet, *reindexOpts) {
 	fs.StringVar(&o.until, "until", "", "last day to rebuild, YYYY-MM-DD (UTC)")
 	fs.BoolVar(&o.restart, "restart", false, "ignore the checkpoint of an interrupted run and rebuild the whole range (without it, a checkpoint is resumed only into the index it was written for, while that index still holds the events it vouches for)")
 	fs.BoolVar(&o.announce, "announce", false, "publish the notifications (experience.enriched, memory.indexed) of every document the rebuild creates, as ingest does (first those an earlier run left held)")
+	fs.StringVar(&o.into, "into", "", "OpenSearch: build this new index (engram's mapping, the configured index's k-NN settings) from the archive instead, then catch up on the events written meanwhile")
+	fs.StringVar(&o.swapAlias, "swap-alias", "", "with --into: then move this alias onto the new index in one request (the old index is kept)")
 	return fs, o
 }
 
@@ -48,12 +52,23 @@ func runReindex(ctx context.Context, e *env, args []string) error {
 	if err := requireArchive(conf, e); err != nil { // the index may be missing: it is rebuilt
 		return err
 	}
+	if o.swapAlias != "" && o.into == "" {
+		fmt.Fprintln(e.stderr, "engram: --swap-alias moves an alias onto the index --into builds: give --into too")
+		return errUsage
+	}
+	if o.into != "" && o.announce {
+		fmt.Fprintln(e.stderr, "engram: --announce and --into: an upgrade announces nothing (the events were announced when first indexed)")
+		return errUsage
+	}
 	st, err := openBackends(ctx, conf, e)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
 	from, to := verify.KeyRange(since, until)
+	if o.into != "" {
+		return runReindexInto(ctx, e, conf, o, st, from, to)
+	}
 	rep := newReporter(e, false, nil)
 	cfg := reindexConfig(st, from, to, o.restart)
 	if o.announce {

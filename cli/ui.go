@@ -10,6 +10,7 @@ import (
 
 	"github.com/charmbracelet/x/term"
 
+	"engram/query"
 	"engram/themes"
 	"engram/ui"
 )
@@ -133,6 +134,10 @@ func openUIDeps(ctx context.Context, o *uiOpts, fs *flag.FlagSet, e *env) (ui.De
 	}
 	closers = append(closers, r.Close)
 	d.Reader = r
+	mark := coverageMark(ctx, r)
+	if m := mark; m != "" {
+		d.Backend += " · " + m // an index the source system wrote: filters on extension fields find nothing there
+	}
 	if o.readonly {
 		b := &backends{data: dataDir(conf.get("data"), e.getenv)}
 		if err := b.openArchive(ctx, conf, e); err != nil {
@@ -140,6 +145,11 @@ func openUIDeps(ctx context.Context, o *uiOpts, fs *flag.FlagSet, e *env) (ui.De
 			return d, closeAll
 		}
 		d.Archive = b.archive
+	}
+	if mark != "" && d.Archive != nil {
+		// No turn keys in the index: the Turns view's chain comes from the
+		// archive (query.ArchiveTurns), as engram turn's does.
+		d.Reader = query.TurnReader{Reader: r, Archived: &query.ArchiveTurns{Reader: r, Archive: d.Archive}}
 	}
 	return d, closeAll
 }

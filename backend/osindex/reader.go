@@ -56,6 +56,8 @@ type Reader struct {
 	seenCap int
 
 	closed atomic.Bool
+
+	coverage coverageCache // see Coverage
 }
 
 var _ query.Reader = (*Reader)(nil)

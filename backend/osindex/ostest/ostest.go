@@ -95,3 +95,32 @@ func MustAdmin(t testing.TB, base, method, path, body string) []byte {
 	}
 	return data
 }
+
+// SourceIndexBody is the source system's own index definition (schema.md
+// section 4) with 1 shard, no replica, lucene instead of faiss and
+// dimension 8: no extension fields.
+const SourceIndexBody = `{
+  "settings": {"index": {"knn": true, "number_of_shards": 1, "number_of_replicas": 0, "knn.algo_param.ef_search": 100}},
+  "mappings": {"properties": {
+    "event_id": {"type": "keyword"},
+    "timestamp": {"type": "date"},
+    "event_type": {"type": "keyword"},
+    "session_id": {"type": "keyword"},
+    "user_id": {"type": "keyword"},
+    "agent_id": {"type": "keyword"},
+    "summary": {"type": "text", "analyzer": "english"},
+    "embedding": {"type": "knn_vector", "dimension": 8,
+      "method": {"name": "hnsw", "engine": "lucene", "space_type": "l2", "parameters": {"m": 16, "ef_construction": 128}}},
+    "structured": {"type": "object"},
+    "importance_score": {"type": "float"},
+    "reward_score": {"type": "float"},
+    "confidence": {"type": "float"},
+    "retrieval_count": {"type": "integer"},
+    "decay_factor": {"type": "float"},
+    "object_storage_key": {"type": "keyword"},
+    "tags": {"type": "keyword"},
+    "retrieval_priority": {"type": "float"},
+    "reinforcement_score": {"type": "float"},
+    "embedding_meta": {"type": "object"}
+  }}
+}`
