@@ -117,7 +117,7 @@ func tail(b []byte) string {
 
 func TestKill9MidIngestEmbedded(t *testing.T) {
 	if testing.Short() {
-		t.Skip("-short: skipping the 100,000-event crash test")
+		t.Skip("-short: skipping the crash test (tens of thousands of events)")
 	}
 	crashAndResume(t, 100_000, "--data", t.TempDir())
 }
