@@ -51,6 +51,31 @@ func kafkaConfig(conf *resolved) (cfg kafka.Config, ok bool, err error) {
 // kafkaCheckTimeout bounds the start-up check of the brokers and topics.
 const kafkaCheckTimeout = 15 * time.Second
 
+// resolveKafka resolves the settings of a command that cannot run without
+// Kafka.
+func resolveKafka(c *common, fs *flag.FlagSet, e *env, command string) (*resolved, kafka.Config, error) {
+	conf, err := c.resolve(fs, e.getenv)
+	if err != nil {
+		return nil, kafka.Config{}, err
+	}
+	cfg, ok, err := kafkaConfig(conf)
+	if err == nil && !ok {
+		err = fmt.Errorf("%s needs Kafka: set kafka.brokers (--kafka-brokers or KAFKA_BROKERS)", command)
+	}
+	return conf, cfg, err
+}
+
+// checkTopics checks, within kafkaCheckTimeout, that the brokers answer and
+// the topics exist: one line naming the broker and the fix otherwise.
+func checkTopics(ctx context.Context, c *kafka.Client, conf *resolved, topics ...string) error {
+	ctx, cancel := context.WithTimeout(ctx, kafkaCheckTimeout)
+	defer cancel()
+	if err := c.CheckTopics(ctx, topics...); err != nil {
+		return errors.New(conf.redact(err.Error()))
+	}
+	return nil
+}
+
 // openKafkaPublisher connects the notifications to Kafka and checks, once,
 // that the brokers answer and the topics exist (engram never creates them
 // in a deployment: engram kafka create-topics does, when asked).
@@ -59,15 +84,13 @@ func openKafkaPublisher(ctx context.Context, cfg kafka.Config, conf *resolved) (
 	if err != nil {
 		return nil, errors.New(conf.redact(err.Error()))
 	}
-	ctx, cancel := context.WithTimeout(ctx, kafkaCheckTimeout)
-	defer cancel()
 	topics := []string{cfg.Topics.Enriched, cfg.Topics.Indexed}
 	if cfg.Topics.Audit != "" {
 		topics = append(topics, cfg.Topics.Audit)
 	}
-	if err := p.Client().CheckTopics(ctx, topics...); err != nil {
+	if err := checkTopics(ctx, p.Client(), conf, topics...); err != nil {
 		p.Close()
-		return nil, errors.New(conf.redact(err.Error()))
+		return nil, err
 	}
 	return p, nil
 }
@@ -123,16 +146,9 @@ func runKafka(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintln(e.stderr, "usage: engram kafka create-topics [--partitions N] [--replication R]")
 		return errUsage
 	}
-	conf, err := o.common.resolve(fs, e.getenv)
+	conf, kcfg, err := resolveKafka(&o.common, fs, e, "kafka create-topics")
 	if err != nil {
 		return err
-	}
-	kcfg, ok, err := kafkaConfig(conf)
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return errors.New("kafka create-topics needs kafka.brokers (--kafka-brokers or KAFKA_BROKERS)")
 	}
 	c, err := kafka.New(kcfg)
 	if err != nil {
@@ -174,16 +190,9 @@ func runTailTopic(ctx context.Context, e *env, fs *flag.FlagSet, o *queryOpts, a
 	if err := parseNone(fs, args, e); err != nil {
 		return err
 	}
-	conf, err := o.common.resolve(fs, e.getenv)
+	conf, cfg, err := resolveKafka(&o.common, fs, e, "tail --topic")
 	if err != nil {
 		return err
-	}
-	cfg, ok, err := kafkaConfig(conf)
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return errors.New("tail --topic needs kafka.brokers (--kafka-brokers or KAFKA_BROKERS)")
 	}
 	topic := map[string]string{"raw": cfg.Topics.Raw, "enriched": cfg.Topics.Enriched, "indexed": cfg.Topics.Indexed,
 		"audit": cfg.Topics.Audit, "rejected": cfg.Topics.Rejected}[o.topic]

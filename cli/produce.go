@@ -32,16 +32,9 @@ func runProduce(ctx context.Context, e *env, args []string) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	conf, err := o.common.resolve(fs, e.getenv)
+	conf, kcfg, err := resolveKafka(&o.common, fs, e, "produce")
 	if err != nil {
 		return err
-	}
-	kcfg, ok, err := kafkaConfig(conf)
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return errors.New("produce needs Kafka: set kafka.brokers (--kafka-brokers or KAFKA_BROKERS)")
 	}
 	files := fs.Args()
 	if len(files) == 0 {
@@ -55,11 +48,8 @@ func runProduce(ctx context.Context, e *env, args []string) error {
 		return errors.New(conf.redact(err.Error()))
 	}
 	defer c.Close()
-	cctx, cancel := context.WithTimeout(ctx, kafkaCheckTimeout)
-	err = c.CheckTopics(cctx, kcfg.Topics.Raw)
-	cancel()
-	if err != nil {
-		return errors.New(conf.redact(err.Error()))
+	if err := checkTopics(ctx, c, conf, kcfg.Topics.Raw); err != nil {
+		return err
 	}
 	pr := &producer{c: c, batch: max(o.batch, 1), parts: map[int32]int{}}
 	sum, err := pr.run(ctx, e, files, conf)
@@ -96,6 +86,7 @@ func (pr *producer) run(ctx context.Context, e *env, files []string, conf *resol
 		return ingest.Summary{}, err
 	}
 	rep := newReporter(e, false, nil)
+	rep.inputs = newInputs(files)
 	read := make(chan ingest.Item, 1024)
 	items := make(chan ingest.Item, 1024)
 	readErr := make(chan error, 1)

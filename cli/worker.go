@@ -8,6 +8,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -39,16 +40,9 @@ func runWorker(ctx context.Context, e *env, args []string) error {
 	if err := parseNone(fs, args, e); err != nil {
 		return err
 	}
-	conf, err := o.common.resolve(fs, e.getenv)
+	conf, kcfg, err := resolveKafka(&o.common, fs, e, "worker")
 	if err != nil {
 		return err
-	}
-	kcfg, ok, err := kafkaConfig(conf)
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return errors.New("worker needs Kafka: set kafka.brokers (--kafka-brokers or KAFKA_BROKERS)")
 	}
 	st, err := openBackends(ctx, conf, e)
 	if err != nil {
@@ -80,7 +74,7 @@ func runWorker(ctx context.Context, e *env, args []string) error {
 	} else {
 		defer stop()
 	}
-	fmt.Fprintf(e.stderr, "engram worker: group %s on %s (%s), into %s\n", safeLine(kcfg.Group), safeLine(kcfg.Topics.Raw), safeLine(joinComma(kcfg.Brokers)), safeLine(st.describe()))
+	fmt.Fprintf(e.stderr, "engram worker: group %s on %s (%s), into %s\n", safeLine(kcfg.Group), safeLine(kcfg.Topics.Raw), safeLine(strings.Join(kcfg.Brokers, ",")), safeLine(st.describe()))
 	var finished atomic.Int64
 	stopStatus := workerStatus(ctx, e, o.every, kcfg, m, &finished)
 	sum, err := worker.Run(ctx, worker.Config{
@@ -93,17 +87,6 @@ func runWorker(ctx context.Context, e *env, args []string) error {
 	return err
 }
 
-func joinComma(ss []string) string {
-	out := ""
-	for i, s := range ss {
-		if i > 0 {
-			out += ","
-		}
-		out += s
-	}
-	return out
-}
-
 // openConsumer joins the group once the raw and rejected topics are known
 // to exist.
 func openConsumer(ctx context.Context, cfg kafka.Config, conf *resolved) (*kafka.Consumer, error) {
@@ -111,12 +94,10 @@ func openConsumer(ctx context.Context, cfg kafka.Config, conf *resolved) (*kafka
 	if err != nil {
 		return nil, errors.New(conf.redact(err.Error()))
 	}
-	cctx, cancel := context.WithTimeout(ctx, kafkaCheckTimeout)
-	err = c.CheckTopics(cctx, cfg.Topics.Raw, cfg.Topics.Rejected)
-	cancel()
+	err = checkTopics(ctx, c, conf, cfg.Topics.Raw, cfg.Topics.Rejected)
 	c.Close()
 	if err != nil {
-		return nil, errors.New(conf.redact(err.Error()))
+		return nil, err
 	}
 	session, err := time.ParseDuration(conf.get("kafka.session_timeout"))
 	if err != nil {
