@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"sync"
@@ -44,9 +45,17 @@ func (j *Journal) Add(p PendingEvent) error {
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	f, err := os.OpenFile(j.path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	f, err := os.OpenFile(j.path, os.O_CREATE|os.O_RDWR|os.O_APPEND, 0o644)
 	if err != nil {
 		return fmt.Errorf("pending journal: %w", err)
+	}
+	// A line a crash cut short would swallow this one: end it first (Load
+	// skips it; its event is still archived, and verify or reindex see it).
+	if end, _ := f.Seek(0, io.SeekEnd); end > 0 {
+		last := make([]byte, 1)
+		if _, rerr := f.ReadAt(last, end-1); rerr == nil && last[0] != '\n' {
+			line = append([]byte{'\n'}, line...)
+		}
 	}
 	_, err = f.Write(append(line, '\n'))
 	if err == nil {

@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -106,11 +107,18 @@ func (o *Outbox) acquire() error {
 		if err != nil {
 			return err
 		}
-		if f != nil {
-			o.f, o.cur = f, p
-			_, err := f.Seek(0, io.SeekEnd)
-			return err
+		if f == nil {
+			continue // a live process holds it
 		}
+		if st, err := f.Stat(); err != nil || st.Size() > 0 {
+			f.Close() // what a dead process held: Announce's, not ours to empty
+			if err != nil {
+				return err
+			}
+			continue
+		}
+		o.f, o.cur = f, p
+		return nil
 	}
 	return fmt.Errorf("a thousand processes hold an outbox beside %s", o.path)
 }
@@ -265,6 +273,35 @@ func (o *Outbox) truncate() error {
 	}
 	_, err := o.f.Seek(0, io.SeekStart)
 	return err
+}
+
+// CutTornLine makes f end with a whole line: a last line without its
+// newline (a write that a crash cut short) is cut off, so the next append
+// cannot fuse with it. It returns how many bytes were cut.
+func CutTornLine(f *os.File) (int64, error) {
+	end, err := f.Seek(0, io.SeekEnd)
+	if err != nil || end == 0 {
+		return 0, err
+	}
+	buf := make([]byte, 64<<10)
+	for pos := end; pos > 0; {
+		n := int64(len(buf))
+		if pos < n {
+			n = pos
+		}
+		pos -= n
+		if _, err := f.ReadAt(buf[:n], pos); err != nil {
+			return 0, err
+		}
+		if i := bytes.LastIndexByte(buf[:n], '\n'); i >= 0 {
+			keep := pos + int64(i) + 1
+			if keep == end {
+				return 0, nil
+			}
+			return end - keep, f.Truncate(keep)
+		}
+	}
+	return end, f.Truncate(0)
 }
 
 // AppendLines appends b (whole lines) at the end of f, fsyncing when sync is

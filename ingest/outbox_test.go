@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"engram/ingest"
+	"engram/ingest/publish"
 	"engram/model"
 )
 
@@ -271,4 +272,94 @@ func smallTmpfs(t *testing.T, size string) string {
 	}
 	t.Cleanup(func() { exec.Command("umount", dir).Run() })
 	return dir
+}
+
+// A crash can cut a write short (kill -9 in the middle of a batch's append
+// left `…"eventId":"x` at the end of memory.indexed.jsonl, and the next run's
+// first line fused with it): the torn line is cut off before appending.
+func TestCutTornLine(t *testing.T) {
+	for _, c := range []struct{ in, out string }{
+		{"a\nb\n", "a\nb\n"}, {"a\nb\npart", "a\nb\n"}, {"part", ""}, {"", ""},
+		{strings.Repeat("x", 70000) + "\n" + strings.Repeat("y", 70000), strings.Repeat("x", 70000) + "\n"},
+	} {
+		path := filepath.Join(t.TempDir(), "f")
+		os.WriteFile(path, []byte(c.in), 0o644)
+		f, err := os.OpenFile(path, os.O_RDWR, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cut, err := ingest.CutTornLine(f)
+		f.Close()
+		got, _ := os.ReadFile(path)
+		if err != nil || string(got) != c.out || cut != int64(len(c.in)-len(c.out)) {
+			t.Errorf("%.20q: got %.20q, cut %d, %v", c.in, got, cut, err)
+		}
+	}
+}
+
+// The topic files and the journal survive a torn last line: what comes
+// after it is read.
+func TestTornLinesDoNotSwallowTheNext(t *testing.T) {
+	s := newStores(t)
+	runWith(t, s, s.topics, nil, generate(5, "torn-"))
+	s.topics.Close()
+	topic := filepath.Join(s.dir, "topics", model.TopicIndexed+".jsonl")
+	f, _ := os.OpenFile(topic, os.O_WRONLY|os.O_APPEND, 0)
+	f.WriteString(`{"eventId":"cut-in-the-mid`)
+	f.Close()
+	tp, err := publish.OpenTopics(filepath.Join(s.dir, "topics"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tp.Close()
+	runWith(t, s, tp, nil, generate(10, "torn2-"))
+	checkJSONLines(t, topic, 15)
+
+	j := ingest.OpenJournal(filepath.Join(s.dir, "pending.jsonl"))
+	j.Add(ingest.PendingEvent{EventID: "a", Key: "events/a"})
+	jf, _ := os.OpenFile(j.Path(), os.O_WRONLY|os.O_APPEND, 0)
+	jf.WriteString(`{"eventId":"torn","objectSto`)
+	jf.Close()
+	j.Add(ingest.PendingEvent{EventID: "b", Key: "events/b"})
+	ps, err := j.Load()
+	if err != nil || len(ps) != 2 || ps[1].EventID != "b" {
+		t.Fatalf("journal after a torn line: %+v, %v", ps, err)
+	}
+}
+
+// An outbox file a dead process left holding announcements is not taken
+// over by a new writer (which would empty it): the writer takes the next.
+func TestOutboxLeavesAnOrphanToAnnounce(t *testing.T) {
+	s := newStores(t)
+	path := filepath.Join(s.dir, "outbox.jsonl")
+	dead := ingest.OpenOutbox(path)
+	dead.Hold(announcements(t, s, generate(3, "orph-")))
+	dead.Close()
+	live := ingest.OpenOutbox(path)
+	live.Hold(announcements(t, s, generate(2, "live-")))
+	if live.Path() == path {
+		t.Fatalf("a new outbox took %s, which a dead process left holding", path)
+	}
+	live.Release([]string{"live-agent-a-000001-obs"})
+	if ids, err := ingest.HeldIDs(path); err != nil || len(ids) < 3 {
+		t.Fatalf("held after the live outbox emptied: %v, %v", ids, err)
+	}
+	live.Close()
+}
+
+func checkJSONLines(t *testing.T, path string, want int) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	for i, l := range lines {
+		if !json.Valid([]byte(l)) {
+			t.Fatalf("%s:%d is not JSON: %.60q", path, i+1, l)
+		}
+	}
+	if len(lines) != want {
+		t.Fatalf("%s has %d lines, want %d", path, len(lines), want)
+	}
 }

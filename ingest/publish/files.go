@@ -33,8 +33,17 @@ func OpenTopics(dir string) (*Topics, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("topics: %w", err)
 	}
+	// A crash may have cut a batch's write short: the cut line goes (its
+	// notifications are still held in an outbox and announced again), so
+	// the next append starts a line of its own.
 	open := func(name string) (*os.File, error) {
-		return os.OpenFile(TopicPath(dir, name), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		f, err := os.OpenFile(TopicPath(dir, name), os.O_CREATE|os.O_RDWR|os.O_APPEND, 0o644)
+		if err == nil {
+			if _, err = ingest.CutTornLine(f); err != nil {
+				f.Close()
+			}
+		}
+		return f, err
 	}
 	e, err := open(model.TopicEnriched)
 	if err != nil {
