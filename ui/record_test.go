@@ -127,3 +127,35 @@ func TestRecordFormNarrow(t *testing.T) {
 		t.Fatalf("type %s after →, want the second", typ)
 	}
 }
+
+// recordOne fills the form's required fields and records the event.
+func recordOne(t *testing.T, m *Model) {
+	t.Helper()
+	press(t, m, "R")
+	typeText(t, m, "sess-1")
+	press(t, m, "down", "down", "down", "down")
+	typeText(t, m, "what the user said")
+	press(t, m, "ctrl+s")
+}
+
+// The form says the recorded event is "selected in the stream": it is,
+// and stays so while more events arrive, following or paused.
+func TestRecordedEventStaysSelected(t *testing.T) {
+	for _, paused := range []bool{false, true} {
+		m, r, a := recordModel(t, 3)
+		if paused {
+			press(t, m, "space")
+		}
+		recordOne(t, m)
+		send(t, m, stream.TickMsg{}) // the tail brings it alone
+		addEvents(r, a, 3, 4)        // the agent goes on: these come after it
+		send(t, m, stream.TickMsg{})
+		press(t, m, "esc")
+		addEvents(r, a, 7, 2)
+		send(t, m, stream.TickMsg{})
+		if d := m.stream.Selected(); d == nil || d.EventID != "new-001" {
+			t.Fatalf("paused %v: the stream selects %v, want the recorded new-001", paused, d)
+		}
+		mustContain(t, screen(m), "what the user said") // on screen, not among "N new"
+	}
+}

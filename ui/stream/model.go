@@ -102,20 +102,28 @@ func (v *Model) selectWanted() {
 	if i := v.buf.Index(v.want); i >= 0 {
 		v.cur.Select(i)
 		v.want = ""
-		v.following = v.following && i == 0
+		// Paused, so that newer rows arriving do not take the selection
+		// away from the event asked for.
+		v.following = false
 		v.cur.Scroll(v.buf.Len())
 	}
+}
+
+// wanted: the event asked for is among docs.
+func (v *Model) wanted(docs []*model.IndexDoc) bool {
+	for _, d := range docs {
+		if v.want != "" && d.EventID == v.want {
+			return true
+		}
+	}
+	return false
 }
 
 // SelectID selects an event, showing what arrived while paused if needed.
 func (v *Model) SelectID(id string) tea.Cmd {
 	v.want = id
-	if v.buf.Index(id) < 0 {
-		for _, d := range v.pending {
-			if d.EventID == id {
-				return v.resume()
-			}
-		}
+	if v.buf.Index(id) < 0 && v.wanted(v.pending) {
+		return v.resume()
 	}
 	v.selectWanted()
 	return nil

@@ -118,6 +118,13 @@ func (v *Model) resume() tea.Cmd {
 	return nil
 }
 
+// showWanted shows what came while paused to select the event asked for.
+func (v *Model) showWanted() tea.Cmd {
+	cmd := v.resume()
+	v.selectWanted()
+	return cmd
+}
+
 func (v *Model) onHead(msg headMsg) tea.Cmd {
 	switch {
 	case msg.seq != v.seq:
@@ -281,6 +288,9 @@ func (v *Model) addNew(docs []*model.IndexDoc) tea.Cmd {
 		v.pending = append(fresh, v.pending...)
 		if len(v.pending) > v.c.Opts.BufferRows {
 			v.pending, v.overflow = v.pending[:v.c.Opts.BufferRows], true
+		}
+		if v.wanted(fresh) { // show it rather than count it
+			return v.showWanted()
 		}
 		return nil
 	}
