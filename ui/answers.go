@@ -57,7 +57,16 @@ func (m *Model) onAnswer(msg tea.Msg) tea.Cmd {
 // the stream's expression once the stream has shown that it works.
 func (m *Model) toViews(msg tea.Msg) tea.Cmd {
 	cmd := tea.Batch(m.stream.Update(msg), m.detail.Update(msg), m.turns.Update(msg))
-	return tea.Batch(cmd, m.turns.SetFilter(m.stream.Shown(), m.stream.Seen()))
+	return tea.Batch(cmd, m.turns.SetFilter(m.stream.Shown(), m.stream.Seen()), m.followTurns())
+}
+
+// followTurns reloads the turns shown when the tail brought documents and
+// the stream follows: the header's "● following" holds for them too.
+func (m *Model) followTurns() tea.Cmd {
+	if m.focus != viewTurns || !m.stream.Following() {
+		return nil
+	}
+	return m.turns.Shown(m.stream.Seen())
 }
 
 func (m *Model) onRecorded(msg record.DoneMsg) tea.Cmd {

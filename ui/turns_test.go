@@ -63,3 +63,29 @@ func TestTurnsReloadWhenNewEvents(t *testing.T) {
 		t.Fatal("new turn not shown")
 	}
 }
+
+// The header says "● following": the turns follow too, without leaving
+// the view; space pauses them (and the stream) and says so in the footer.
+func TestTurnsFollowLikeTheStream(t *testing.T) {
+	r, a := world(6, testBase)
+	m := newTestModel(t, testDeps(r, a), testOpts(t), 100, 24)
+	press(t, m, "tab")
+	n := m.turns.Rows().Len()
+	addEvents(r, a, 6, 3)
+	send(t, m, stream.TickMsg{})
+	if got := m.turns.Rows().Len(); got != n+1 {
+		t.Fatalf("following: %d turns after a new turn came, want %d", got, n+1)
+	}
+	mustContain(t, screen(m), "space pause")
+	press(t, m, "space")
+	mustContain(t, screen(m), "‖ paused", "space follow")
+	addEvents(r, a, 9, 3)
+	send(t, m, stream.TickMsg{})
+	if got := m.turns.Rows().Len(); got != n+1 {
+		t.Fatalf("paused: %d turns, want them kept at %d", got, n+1)
+	}
+	press(t, m, "space")
+	if got := m.turns.Rows().Len(); got != n+2 || !m.stream.Following() {
+		t.Fatalf("resumed: %d turns (following %v), want %d", got, m.stream.Following(), n+2)
+	}
+}

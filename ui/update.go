@@ -78,6 +78,9 @@ func (m *Model) onGlobalKey(msg tea.KeyPressMsg) tea.Cmd {
 		return m.duplicate()
 	case key.Matches(msg, km.Record) && write:
 		return m.setFocus(viewRecord)
+	case key.Matches(msg, km.Pause) && m.focus == viewTurns && !m.turns.ChainOpen():
+		// The turns follow with the stream (followTurns): one state, one key.
+		return tea.Batch(m.stream.TogglePause(), m.followTurns())
 	default:
 		return m.focused().Update(msg)
 	}

@@ -132,9 +132,19 @@ func (m *Model) footer() string {
 	case m.focus == viewDetail && m.detail.Searching():
 		bs = m.detail.ShortHelp() // typing: no global key works
 	default:
-		bs = append(m.focused().ShortHelp(), m.globalShort()...)
+		bs = append(m.viewShort(), m.globalShort()...)
 	}
 	return " " + m.help.ShortHelpView(bs)
+}
+
+// viewShort is the focused view's footer keys; the turns list follows
+// with the stream, so it shows the stream's space.
+func (m *Model) viewShort() []key.Binding {
+	bs := m.focused().ShortHelp()
+	if m.focus == viewTurns && !m.turns.ChainOpen() {
+		bs = append(bs, m.stream.PauseKey())
+	}
+	return bs
 }
 
 // globalShort is the global keys worth a place in the footer.

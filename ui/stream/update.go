@@ -44,11 +44,7 @@ func (v *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, km.Home):
 		return v.resume()
 	case key.Matches(msg, km.Pause):
-		if v.following {
-			v.following = false
-			return nil
-		}
-		return v.resume()
+		return v.TogglePause()
 	case key.Matches(msg, km.Enter):
 		if d := v.Selected(); d != nil {
 			return func() tea.Msg { return uikit.OpenDetailMsg{Doc: d, Nav: v} }
@@ -101,6 +97,15 @@ func (v *Model) pageOn() tea.Cmd {
 		return v.seekMore()
 	}
 	return v.pageIn()
+}
+
+// TogglePause pauses the follow, or resumes it (space, here and in Turns).
+func (v *Model) TogglePause() tea.Cmd {
+	if v.following {
+		v.following = false
+		return nil
+	}
+	return v.resume()
 }
 
 // resume goes back to the newest row and follows again, showing what

@@ -54,14 +54,18 @@ func (v *Model) ShortHelp() []key.Binding {
 	if v.buf.Len() > 0 {
 		bs = append(bs, km.Move, km.Enter)
 	}
-	pause := km.Pause
+	return append(bs, v.PauseKey(), km.Filter)
+}
+
+// PauseKey is space named for what it does now (Turns shows it too).
+func (v *Model) PauseKey() key.Binding {
+	pause := v.c.Keys.Pause
 	if v.following {
 		pause.SetHelp("space", "pause")
 	} else {
 		pause.SetHelp("space", "follow")
 	}
-	bs = append(bs, pause, km.Filter)
-	return bs
+	return pause
 }
 
 // FullHelp is every key of the stream, grouped.

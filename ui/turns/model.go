@@ -107,6 +107,9 @@ func (v *Model) Current() *model.IndexDoc {
 	return v.chain.selected()
 }
 
+// ChainOpen: a turn's chain is shown, not the list.
+func (v *Model) ChainOpen() bool { return v.chain.open }
+
 // Back leaves the chain for the list; false when already on the list.
 func (v *Model) Back() bool {
 	if v.chain.open {

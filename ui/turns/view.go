@@ -26,7 +26,7 @@ func (v *Model) View() string {
 	}))
 	pos := fmt.Sprintf(" turn %s of %s loaded", uikit.Thousands(int64(v.cur.Sel()+1)), uikit.Thousands(int64(v.buf.Len())))
 	switch {
-	case v.loading:
+	case v.loading && !v.loaded: // a reload while following keeps its rows
 		pos = " loading turns " + v.c.Spin.View()
 	case v.buf.Len() == 0:
 		pos = " no turns"
@@ -55,7 +55,7 @@ func (v *Model) ShortHelp() []key.Binding {
 // FullHelp: every key of the turns.
 func (v *Model) FullHelp() [][]key.Binding {
 	km := v.c.Keys
-	return [][]key.Binding{km.ListKeys(), {km.Enter, km.Back, km.Filter}}
+	return [][]key.Binding{km.ListKeys(), {km.Enter, km.Pause, km.Back, km.Filter}}
 }
 
 // turnCols are the widths of the turn list's columns.
