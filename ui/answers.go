@@ -26,6 +26,11 @@ func (m *Model) onAnswer(msg tea.Msg) tea.Cmd {
 		return m.listen()
 	case record.DoneMsg:
 		return m.onRecorded(msg)
+	case copyMsg:
+		if msg.err != nil {
+			return uikit.StatusCmd("the copy holds only what the index has: "+uikit.ErrorText(msg.err), true)
+		}
+		m.record.CopyArchived(msg.id, msg.body)
 	case followTickMsg:
 		return m.followTick()
 	case followedMsg:

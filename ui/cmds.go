@@ -61,3 +61,24 @@ func export(ctx context.Context, ar ingest.ArchiveReader, doc *model.IndexDoc, d
 		return uikit.StatusMsg{Text: fmt.Sprintf("exported %s%s", path, note)}
 	}
 }
+
+// copyMsg is the archived event of a duplicate opened without it.
+type copyMsg struct {
+	id   string
+	body []byte
+	err  error
+}
+
+// fetchCopy reads the archived event a duplicate is made of.
+func fetchCopy(ctx context.Context, ar ingest.ArchiveReader, doc *model.IndexDoc, limit int64) tea.Cmd {
+	return func() tea.Msg {
+		a, err := query.FetchArchive(ctx, ar, doc, limit)
+		if err == nil && a.Truncated {
+			err = fmt.Errorf("the archived event is over %d bytes", limit)
+		}
+		if err != nil {
+			return copyMsg{id: doc.EventID, err: err}
+		}
+		return copyMsg{id: doc.EventID, body: a.Body}
+	}
+}

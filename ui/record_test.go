@@ -40,7 +40,7 @@ func TestRecordValidatesAsYouType(t *testing.T) {
 	mustContain(t, screen(m), "✗ required")
 	press(t, m, "down", "down", "down", "down")
 	typeText(t, m, "x")
-	press(t, m, "down", "down", "down", "down", "down", "down")
+	press(t, m, "down", "down", "down", "down", "down", "down", "down") // to the reward
 	typeText(t, m, "1.5")
 	s := screen(m)
 	mustContain(t, s, "1.5 is outside [0, 1]")
@@ -157,5 +157,37 @@ func TestRecordedEventStaysSelected(t *testing.T) {
 			t.Fatalf("paused %v: the stream selects %v, want the recorded new-001", paused, d)
 		}
 		mustContain(t, screen(m), "what the user said") // on screen, not among "N new"
+	}
+}
+
+// D from a list copies the archived event, not only what the index
+// holds: output, reward, error code and trace id come along.
+func TestDuplicateCarriesEveryFormField(t *testing.T) {
+	r, a := world(3, testBase)
+	ev := testEvent(3, testBase)
+	ev.Type = model.TypeToolResult
+	ev.Result = &model.Result{Output: "freed 2 GB", ErrorCode: "ENOSPC"}
+	ev.Evaluation = &model.Evaluation{RewardScore: 0.25, SelfAssessedQuality: 0.25}
+	ev.Context.TraceID = "4bf92f3577b34da6a3ce929d0e0e4736"
+	body, _ := ev.ArchiveJSON()
+	a.put(ev.ObjectStorageKey, body)
+	r.add(model.NewIndexDoc(ev, 0))
+	d := testDeps(r, a)
+	d.Recorder = recorderFor(r, a)
+	m := newTestModel(t, d, testOpts(t), 100, 30)
+	press(t, m, "D") // on the stream's newest row: the archive is not at hand
+	f := m.record
+	for label, want := range map[string]string{"output": "freed 2 GB", "reward": "0.25", "error code": "ENOSPC", "trace id": ev.Context.TraceID} {
+		if got := f.Value(label); got != want {
+			t.Errorf("duplicate's %s = %q, want %q", label, got, want)
+		}
+	}
+	press(t, m, "ctrl+s")
+	obj, err := a.Get(m.c.Ctx, "events/2026/05/08/new-001.json", 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := string(obj.Body); !strings.Contains(s, `"errorCode":"ENOSPC"`) || !strings.Contains(s, ev.Context.TraceID) {
+		t.Fatalf("recorded copy lacks the error code or trace id: %s", s)
 	}
 }

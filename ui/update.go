@@ -222,6 +222,9 @@ func (m *Model) duplicate() tea.Cmd {
 	if a := m.detail.Archived(); m.detail.Doc() == d && a != nil {
 		archived = a.Body
 	}
-	m.record.Duplicate(d, archived)
-	return tea.Batch(m.setFocus(viewRecord), uikit.StatusCmd("a copy of "+uikit.Clean(d.EventID)+"; it gets a new id when recorded", false))
+	cmds := []tea.Cmd{m.setFocus(viewRecord), uikit.StatusCmd("a copy of "+uikit.Clean(d.EventID)+"; it gets a new id when recorded", false)}
+	if !m.record.Duplicate(d, archived) {
+		cmds = append(cmds, fetchCopy(m.c.Ctx, m.c.Deps.Archive, d, m.c.Opts.ArchiveLimit))
+	}
+	return tea.Batch(cmds...)
 }
