@@ -154,7 +154,7 @@ func TestFollowFile(t *testing.T) {
 	}
 	mustContain(t, screen(m), "1 of 2 lines not ingested")
 	send(t, m, stream.TickMsg{})
-	press(t, m, "tab", "tab", "tab", "tab")
+	press(t, m, "tab", "tab", "tab") // Tab skips the Record form
 	s := screen(m)
 	mustContain(t, s, "rejected", "events.jsonl:4")
 	if !strings.Contains(strings.Split(s, "\n")[1], "rejected") {

@@ -253,8 +253,15 @@ func (m *Model) setFocus(id viewID) tea.Cmd {
 	return nil
 }
 
+// cycle moves Tab's way through the views but the Record form: there Tab
+// is the next field, so the form is opened with R and left with Esc.
 func (m *Model) cycle(delta int) tea.Cmd {
-	ids := m.views()
+	var ids []viewID
+	for _, id := range m.views() {
+		if id != viewRecord || m.focus == viewRecord {
+			ids = append(ids, id)
+		}
+	}
 	at := 0
 	for i, id := range ids {
 		if id == m.focus {

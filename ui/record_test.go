@@ -71,7 +71,7 @@ func TestRecordRunsPipelineAndSelectsEvent(t *testing.T) {
 		t.Fatalf("stream selects %v, want the recorded new-001", d)
 	}
 	// The pipeline view has its waterfall.
-	press(t, m, "tab", "tab", "tab", "tab")
+	press(t, m, "tab", "tab", "tab") // Tab skips the Record form
 	if m.focus != viewPipeline {
 		t.Fatalf("focus %v", m.focus)
 	}
@@ -189,5 +189,43 @@ func TestDuplicateCarriesEveryFormField(t *testing.T) {
 	}
 	if s := string(obj.Body); !strings.Contains(s, `"errorCode":"ENOSPC"`) || !strings.Contains(s, ev.Context.TraceID) {
 		t.Fatalf("recorded copy lacks the error code or trace id: %s", s)
+	}
+}
+
+// The form keeps to form conventions: Tab and shift+Tab move between
+// fields, F1 opens the help (? and q are text), ctrl+r clears the form,
+// and a second ctrl+s asks before recording the same event again.
+func TestRecordFormConventions(t *testing.T) {
+	m, r, _ := recordModel(t, 3)
+	press(t, m, "R", "tab")
+	if m.focus != viewRecord || m.record.FocusedField() != "turn" {
+		t.Fatalf("tab: view %v field %q, want the form's next field", m.focus, m.record.FocusedField())
+	}
+	press(t, m, "shift+tab")
+	if m.record.FocusedField() != "session" {
+		t.Fatalf("shift+tab: field %q, want the session", m.record.FocusedField())
+	}
+	typeText(t, m, "q?")
+	if m.record.Value("session") != "q?" || m.showHelp {
+		t.Fatalf("q and ? are text in a field: session %q, help %v", m.record.Value("session"), m.showHelp)
+	}
+	send(t, m, tea.KeyPressMsg{Code: tea.KeyF1})
+	mustContain(t, screen(m), "Keys · Record", "clear the form")
+	press(t, m, "esc") // closes the help
+	press(t, m, "down", "down", "down", "down")
+	typeText(t, m, "said")
+	press(t, m, "ctrl+s")
+	press(t, m, "ctrl+s")
+	if n, _ := r.Count(m.c.Ctx); n != 4 {
+		t.Fatalf("%d docs after a second ctrl+s, want 4: it asks first", n)
+	}
+	mustContain(t, screen(m), "already recorded")
+	press(t, m, "ctrl+s")
+	if n, _ := r.Count(m.c.Ctx); n != 5 {
+		t.Fatalf("%d docs after ctrl+s twice more, want 5", n)
+	}
+	send(t, m, tea.KeyPressMsg{Code: 'r', Mod: tea.ModCtrl})
+	if m.record.Value("session") != "" || m.record.Value("input text") != "" {
+		t.Fatal("ctrl+r did not clear the form")
 	}
 }

@@ -36,14 +36,14 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 	case m.chord != "":
 		return m.onChord(msg)
 	case m.focus == viewRecord:
-		// The form takes typed keys; Tab still moves between views.
+		// The form takes typed keys, Tab included (next field): only keys
+		// that are not text leave it or open the help.
 		switch {
 		case key.Matches(msg, km.Back):
 			return m.setFocus(viewStream)
-		case key.Matches(msg, km.NextView):
-			return m.cycle(1)
-		case key.Matches(msg, km.PrevView):
-			return m.cycle(-1)
+		case key.Matches(msg, km.FormHelp):
+			m.showHelp = true
+			return nil
 		}
 		return m.record.Update(msg)
 	case m.focus == viewDetail && m.detail.Searching():

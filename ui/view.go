@@ -151,7 +151,7 @@ func (m *Model) viewShort() []key.Binding {
 func (m *Model) globalShort() []key.Binding {
 	km := m.c.Keys
 	if m.focus == viewRecord {
-		return []key.Binding{km.NextView}
+		return []key.Binding{km.FormHelp}
 	}
 	return []key.Binding{km.NextView, km.Help, km.Quit}
 }
@@ -165,6 +165,9 @@ func (m *Model) fullHelp() string {
 		acts = append(acts, km.Export, km.Duplicate, km.Record)
 	}
 	groups := append([][]key.Binding{global, acts}, m.focused().FullHelp()...)
+	if m.focus == viewRecord { // the form takes every other key as text
+		groups = m.record.FullHelp()
+	}
 	chords := [][]key.Binding{{km.YankID, km.YankKey, km.YankJSON}, {km.GoTop, km.GoTurn, km.GoSession, km.GoTrace}}
 	st := m.c.Styles
 	h := m.help

@@ -139,6 +139,20 @@ func (f *form) event(id string, now time.Time) (*model.Event, [numFields]string)
 	return e, bad
 }
 
+// values is the event the form makes, but for its id and timestamp: two
+// submits of the same values make the same string.
+func (f *form) values() string {
+	ev, _ := f.event("", time.Time{})
+	if ev == nil {
+		return ""
+	}
+	b, _ := json.Marshal(ev)
+	return string(b)
+}
+
+// sameAs: the form makes the event values describes.
+func (f *form) sameAs(values string) bool { return values != "" && f.values() == values }
+
 func splitTags(s string) []string {
 	tags := []string{}
 	for _, t := range strings.Split(s, ",") {

@@ -25,6 +25,8 @@ type Model struct {
 	// copyOf is the event a duplicate holds only the index's part of,
 	// while its archived event is on its way.
 	copyOf string
+	sent   string // the form's values last recorded (form.values)
+	again  bool   // ctrl+s on those same values was pressed once: record
 	ch     chan<- tea.Msg
 }
 

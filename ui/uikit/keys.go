@@ -22,6 +22,7 @@ type KeyMap struct {
 
 	// Record form.
 	NextField, PrevField, Submit, Choice, LineBreak key.Binding
+	FormHelp, Reset                                 key.Binding
 
 	// Chords (after y or g).
 	YankID, YankKey, YankJSON              key.Binding
@@ -73,8 +74,10 @@ func DefaultKeyMap() *KeyMap {
 		NextEvent:   bind(k("]"), "]", "next event"),
 		PrevEvent:   bind(k("["), "[", "prev event"),
 
-		NextField: bind(k("down"), "↓/enter", "next field"),
-		PrevField: bind(k("up"), "↑", "prev field"),
+		NextField: bind(k("down", "tab"), "tab/↓", "next field"),
+		PrevField: bind(k("up", "shift+tab"), "shift+tab/↑", "prev field"),
+		FormHelp:  bind(k("f1"), "f1", "help"),
+		Reset:     bind(k("ctrl+r"), "ctrl+r", "clear the form"),
 		Submit:    bind(k("ctrl+s"), "ctrl+s", "record"),
 		LineBreak: bind(k("ctrl+j", "alt+enter"), "ctrl+j", "line break"),
 		Choice:    bind(k("left", "right"), "←/→", "change"),
