@@ -3,7 +3,6 @@ package ui
 import (
 	"strings"
 
-	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
 	"engram/ui/uikit"
@@ -115,65 +114,6 @@ func (m *Model) statusLine() string {
 		return st.Status.Error.Render(" " + uikit.Clean(m.status))
 	}
 	return st.Status.Info.Render(" " + uikit.Clean(m.status))
-}
-
-// footer shows the keys that work now: the chord's second keys while one
-// is pending, else the focused view's then the global ones.
-func (m *Model) footer() string {
-	km := m.c.Keys
-	var bs []key.Binding
-	switch {
-	case m.showHelp:
-		bs = []key.Binding{uikit.Binding("any key", "close help", "any")}
-	case m.chord == "y":
-		bs = []key.Binding{km.YankID, km.YankKey, km.YankJSON}
-	case m.chord == "g":
-		bs = []key.Binding{km.GoTop, km.GoTurn, km.GoSession, km.GoTrace}
-	case m.focus == viewDetail && m.detail.Searching():
-		bs = m.detail.ShortHelp() // typing: no global key works
-	default:
-		bs = append(m.viewShort(), m.globalShort()...)
-	}
-	return " " + m.help.ShortHelpView(bs)
-}
-
-// viewShort is the focused view's footer keys; the turns list follows
-// with the stream, so it shows the stream's space.
-func (m *Model) viewShort() []key.Binding {
-	bs := m.focused().ShortHelp()
-	if m.focus == viewTurns && !m.turns.ChainOpen() {
-		bs = append(bs, m.stream.PauseKey())
-	}
-	return bs
-}
-
-// globalShort is the global keys worth a place in the footer.
-func (m *Model) globalShort() []key.Binding {
-	km := m.c.Keys
-	if m.focus == viewRecord {
-		return []key.Binding{km.FormHelp}
-	}
-	return []key.Binding{km.NextView, km.Help, km.Quit}
-}
-
-// fullHelp is every key: the global ones, then the focused view's.
-func (m *Model) fullHelp() string {
-	km := m.c.Keys
-	global := []key.Binding{km.NextView, km.PrevView, km.Filter, km.Back, km.Help, km.Quit}
-	acts := []key.Binding{km.Yank, km.Go}
-	if m.c.CanWrite() {
-		acts = append(acts, km.Export, km.Duplicate, km.Record)
-	}
-	groups := append([][]key.Binding{global, acts}, m.focused().FullHelp()...)
-	if m.focus == viewRecord { // the form takes every other key as text
-		groups = m.record.FullHelp()
-	}
-	chords := [][]key.Binding{{km.YankID, km.YankKey, km.YankJSON}, {km.GoTop, km.GoTurn, km.GoSession, km.GoTrace}}
-	st := m.c.Styles
-	h := m.help
-	h.ShowAll = true
-	return st.Title.Render(" Keys · "+viewNames[m.focus]) + "\n\n" + indent(h.FullHelpView(groups), 1) +
-		"\n\n" + st.Title.Render(" after y · after g") + "\n\n" + indent(h.FullHelpView(chords), 1)
 }
 
 func indent(s string, n int) string {

@@ -1,0 +1,43 @@
+package ui
+
+import (
+	"strings"
+	"testing"
+
+	tea "charm.land/bubbletea/v2"
+
+	"engram/ui/uikit"
+)
+
+// lastLine is the footer.
+func lastLine(s string) string {
+	lines := strings.Split(s, "\n")
+	return lines[len(lines)-1]
+}
+
+// Help and footers lay out to the width: columns wrap, the least
+// important hints go first, never the way to help and out.
+func TestHelpAndFootersFitTheWidth(t *testing.T) {
+	r, a := world(12, testBase)
+	for _, w := range []int{60, 80} {
+		d := testDeps(r, a)
+		d.Recorder = recorderFor(r, a) // the write keys widen the help
+		m := newTestModel(t, d, testOpts(t), w, 30)
+		for _, keys := range [][]string{{}, {"enter"}, {"esc", "tab"}} {
+			press(t, m, keys...)
+			foot := lastLine(screen(m))
+			if !strings.Contains(foot, "? help") || !strings.Contains(foot, "q quit") || strings.Contains(foot, "…") {
+				t.Fatalf("%d columns, view %v: footer %q lacks help or quit, or is cut", w, m.focus, foot)
+			}
+		}
+		press(t, m, "esc", "?")
+		s := screen(m)
+		mustContain(t, s, "enter", "open", "space", "pause/follow", "↑/k", "pgdn", "end/G")
+		for i, l := range strings.Split(s, "\n") {
+			if n := uikit.Width(l); n > w {
+				t.Fatalf("%d columns: help line %d is %d wide: %q", w, i, n, l)
+			}
+		}
+		send(t, m, tea.KeyPressMsg{Code: 'x', Text: "x"})
+	}
+}
