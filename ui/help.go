@@ -98,19 +98,43 @@ func (m *Model) viewShort() []key.Binding {
 // columns that wrap to the width.
 func (m *Model) fullHelp() string {
 	km := m.c.Keys
-	global := []key.Binding{km.NextView, km.PrevView, km.Filter, km.Back, km.Help, km.Quit}
-	acts := []key.Binding{km.Yank, km.Go}
-	if m.c.CanWrite() {
-		acts = append(acts, km.Export, km.Duplicate, km.Record)
+	global := []key.Binding{km.NextView, km.PrevView, km.Back, km.Help, km.Quit}
+	if m.filterable() {
+		global = append(global[:2:2], append([]key.Binding{km.Filter}, global[2:]...)...)
 	}
+	acts, chords := m.actionKeys()
 	groups := append([][]key.Binding{global, acts}, m.focused().FullHelp()...)
 	if m.focus == viewRecord { // the form takes every other key as text
-		groups = m.record.FullHelp()
+		groups, chords = m.record.FullHelp(), nil
 	}
-	chords := [][]key.Binding{{km.YankID, km.YankKey, km.YankJSON}, {km.GoTop, km.GoTurn, km.GoSession, km.GoTrace}}
 	st := m.c.Styles
-	return st.Title.Render(" Keys · "+viewNames[m.focus]) + "\n\n" + indent(m.helpColumns(groups, m.w-1), 1) +
-		"\n\n" + st.Title.Render(" after y · after g") + "\n\n" + indent(m.helpColumns(chords, m.w-1), 1)
+	out := st.Title.Render(" Keys · "+viewNames[m.focus]) + "\n\n" + indent(m.helpColumns(groups, m.w-1), 1)
+	if len(chords) > 0 {
+		out += "\n\n" + st.Title.Render(" after y · after g") + "\n\n" + indent(m.helpColumns(chords, m.w-1), 1)
+	}
+	return out
+}
+
+// actionKeys are the global actions that work in the focused view now,
+// and the second keys of the chords among them.
+func (m *Model) actionKeys() (acts []key.Binding, chords [][]key.Binding) {
+	km := m.c.Keys
+	onEvent := m.current() != nil
+	if onEvent {
+		acts = append(acts, km.Yank)
+		chords = append(chords, []key.Binding{km.YankID, km.YankKey, km.YankJSON})
+	}
+	if m.canJump() {
+		acts = append(acts, km.Go)
+		chords = append(chords, []key.Binding{km.GoTop, km.GoTurn, km.GoSession, km.GoTrace})
+	}
+	if m.c.CanWrite() && onEvent {
+		acts = append(acts, km.Export, km.Duplicate)
+	}
+	if m.c.CanWrite() {
+		acts = append(acts, km.Record)
+	}
+	return acts, chords
 }
 
 // helpColumns draws each group as a column and packs the columns into

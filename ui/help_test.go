@@ -41,3 +41,21 @@ func TestHelpAndFootersFitTheWidth(t *testing.T) {
 		send(t, m, tea.KeyPressMsg{Code: 'x', Text: "x"})
 	}
 }
+
+// A key works where the help shows it, or the help does not show it
+// there; a prefix followed by a key it does not know says so.
+func TestKeysShownWorkWhereShown(t *testing.T) {
+	m, _, _ := recordModel(t, 9)
+	press(t, m, "tab", "?") // the turns list: no event under the cursor
+	mustNotContain(t, screen(m), "yank", "export", "duplicate", "go to")
+	press(t, m, "x", "tab", "tab", "?") // the pipeline
+	mustNotContain(t, screen(m), "filter", "yank", "export")
+	press(t, m, "x", "/")
+	if m.filter.open {
+		t.Fatal("/ in the pipeline opened the stream's filter")
+	}
+	press(t, m, "esc", "y", "x")
+	mustContain(t, screen(m), "y x: not a key here")
+	press(t, m, "g", "x")
+	mustContain(t, screen(m), "g x: not a key here")
+}

@@ -64,7 +64,7 @@ func (m *Model) onGlobalKey(msg tea.KeyPressMsg) tea.Cmd {
 		return m.cycle(1)
 	case key.Matches(msg, km.PrevView):
 		return m.cycle(-1)
-	case key.Matches(msg, km.Filter) && m.focus != viewDetail:
+	case key.Matches(msg, km.Filter) && m.filterable():
 		m.filter.show()
 	case key.Matches(msg, km.Back):
 		return m.goBack()
@@ -111,6 +111,10 @@ func (m *Model) current() *model.IndexDoc {
 	return nil
 }
 
+// filterable: the filter bar filters what the focused view lists (the
+// turns are those of the stream's rows).
+func (m *Model) filterable() bool { return m.focus == viewStream || m.focus == viewTurns }
+
 // canJump: g works on the stream, and on the detail of a stream row.
 func (m *Model) canJump() bool {
 	return m.focus == viewStream && m.stream.Selected() != nil ||
@@ -156,7 +160,7 @@ func (m *Model) onChord(msg tea.KeyPressMsg) tea.Cmd {
 	}
 	keyOf, ok := keys[msg.String()]
 	if !ok {
-		return nil
+		return notAKey("g", msg)
 	}
 	dir := 1
 	if msg.String() == "T" || msg.String() == "S" || msg.String() == "R" {
@@ -199,9 +203,15 @@ func (m *Model) yank(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, km.YankJSON):
 		text, what = m.eventJSON(d), "JSON"
 	default:
-		return nil
+		return notAKey("y", msg)
 	}
 	return tea.Batch(tea.SetClipboard(text), uikit.StatusCmd(fmt.Sprintf("copied the %s (%d bytes)", what, len(text)), false))
+}
+
+// notAKey says that a chord's second key does nothing (the footer showed
+// the ones that do).
+func notAKey(chord string, msg tea.KeyPressMsg) tea.Cmd {
+	return uikit.StatusCmd(chord+" "+uikit.Clean(msg.String())+": not a key here", true)
 }
 
 // eventJSON is the archived event when the detail holds all of it, else
