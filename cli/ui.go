@@ -74,7 +74,7 @@ func runUI(ctx context.Context, e *env, args []string) error {
 	deps, closeAll := openUIDeps(ctx, o, fs, e)
 	defer closeAll()
 	return ui.Run(ctx, deps, ui.Options{
-		ReadOnly: o.readonly, Theme: o.theme, NoColor: e.getenv("NO_COLOR") != "",
+		ReadOnly: o.readonly, Demo: o.demo, Theme: o.theme, NoColor: e.getenv("NO_COLOR") != "",
 		Follow: o.follow, BufferRows: o.buffer, In: e.stdin, Out: e.stdout,
 	})
 }

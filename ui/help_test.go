@@ -59,3 +59,30 @@ func TestKeysShownWorkWhereShown(t *testing.T) {
 	press(t, m, "g", "x")
 	mustContain(t, screen(m), "g x: not a key here")
 }
+
+// The pipeline's empty text says what is true of this inspector: the
+// demo's agent ingests elsewhere, a followed file is already followed,
+// read-only ingests nothing.
+func TestPipelineEmptyTextFitsTheSession(t *testing.T) {
+	cases := []struct {
+		name       string
+		opts       func(*Options)
+		want, nots []string
+	}{
+		{"demo", func(o *Options) { o.Demo = true }, []string{"simulated agent", "Stream"}, []string{"No ingestion has run"}},
+		{"follow", func(o *Options) { o.Follow = []string{"/tmp/agent.jsonl"} }, []string{"/tmp/agent.jsonl"}, []string{"--follow FILE"}},
+		{"readonly", func(o *Options) { o.ReadOnly = true }, []string{"read-only"}, []string{"(R)", "--follow"}},
+	}
+	for _, c := range cases {
+		r, a := world(3, testBase)
+		d := testDeps(r, a)
+		d.Recorder = recorderFor(r, a)
+		o := testOpts(t)
+		c.opts(&o)
+		m := newTestModel(t, d, o, 120, 30)
+		press(t, m, "shift+tab") // the pipeline
+		s := screen(m)
+		mustContain(t, s, c.want...)
+		mustNotContain(t, s, c.nots...)
+	}
+}

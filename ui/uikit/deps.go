@@ -69,6 +69,9 @@ type Options struct {
 	// Follow are JSON-lines files whose new lines are ingested as they
 	// are appended.
 	Follow []string
+	// Demo: the data is --demo's, with a simulated agent ingesting in a
+	// pipeline of its own (not shown in the Pipeline view).
+	Demo bool
 	// ExportDir is where `e` writes engram-<eventId>.json ("" = cwd).
 	ExportDir string
 
