@@ -107,8 +107,13 @@ func (m *Model) onFollowed(msg followedMsg) tea.Cmd {
 		f.busy = false
 		f.File = msg.at // on an error, past a skipped line, else unchanged
 		if msg.err != nil {
-			return uikit.StatusCmd("following "+uikit.Clean(f.Name)+": "+uikit.ErrorText(msg.err), true)
+			f.failing = followError(f.Name, msg.err)
+			return uikit.StatusCmd(f.failing, true)
 		}
+		if f.failing != "" && m.status == f.failing {
+			m.status, m.statusErr = "", false // the file is back: the error no longer holds
+		}
+		f.failing = ""
 		if bad := msg.sum.Rejected + msg.sum.Failed; bad > 0 {
 			return uikit.StatusCmd(fmt.Sprintf("following %s: %d of %d lines not ingested (see Pipeline)", uikit.Clean(f.Name), bad, msg.sum.Total()), true)
 		}

@@ -75,12 +75,13 @@ func (f *filterBar) update(msg tea.Msg) (apply bool) {
 	return false
 }
 
-// view is the bar's two lines.
-func (f *filterBar) view(w int) (string, string) {
+// view is the bar's lines: the input, then the hint or the error, which
+// wraps (a list of known fields is long).
+func (f *filterBar) view(w int) []string {
 	st := f.c.Styles
 	line := f.input.View(st, w)
 	if f.err == nil {
-		return line, st.Muted.Render(uikit.Fit(" enter apply · esc cancel · empty shows everything", w))
+		return []string{line, st.Muted.Render(uikit.Fit(" enter apply · esc cancel · empty shows everything", w))}
 	}
 	msg := uikit.ErrorText(f.err)
 	var syn *expr.SyntaxError
@@ -91,9 +92,22 @@ func (f *filterBar) view(w int) (string, string) {
 		// The caret sits under the column, counted in cells of the input.
 		pad := uikit.Width(f.input.Prompt) + cellsBefore(f.input.Value(), col-1)
 		caret := strings.Repeat(" ", max(0, min(pad, w-2))) + "^"
-		return line, st.Error.Render(uikit.Fit(caret+" column "+strconv.Itoa(col)+": "+msg, w))
+		msg = "column " + strconv.Itoa(col) + ": " + msg
+		if uikit.Width(caret)+1+uikit.Width(msg) > w { // the text under the caret, from the left
+			return append([]string{line, st.Error.Render(caret)}, errorLines(st, msg, w)...)
+		}
+		return []string{line, st.Error.Render(caret + " " + msg)}
 	}
-	return line, st.Error.Render(uikit.Fit(" "+msg, w))
+	return append([]string{line}, errorLines(st, msg, w)...)
+}
+
+// errorLines wraps an error to w cells, each line styled and indented.
+func errorLines(st *uikit.Styles, msg string, w int) []string {
+	var out []string
+	for _, l := range uikit.WrapText(msg, max(10, w-2)) {
+		out = append(out, st.Error.Render(" "+l))
+	}
+	return out
 }
 
 // errorColumn finds the 1-based column (in characters) a filter error

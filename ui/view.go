@@ -25,16 +25,17 @@ func (m *Model) render() string {
 	if m.fatal != nil {
 		return m.fatalView()
 	}
-	status, footer := m.statusLine(), m.footer()
+	bottom := append(m.statusLines(), m.footer())
 	if m.filter.open {
-		status, footer = m.filter.view(m.w)
+		bottom = m.filter.view(m.w)
 	}
-	return strings.Join([]string{
-		m.header(),
-		uikit.PadLines(m.body(), m.w, max(1, m.h-3)),
-		uikit.Fit(status, m.w),
-		uikit.Fit(footer, m.w),
-	}, "\n")
+	for i, l := range bottom {
+		bottom[i] = uikit.Fit(l, m.w)
+	}
+	// A status or an error longer than the width wraps onto lines taken
+	// from the bottom of the body, rather than being cut.
+	body := uikit.PadLines(m.body(), m.w, max(1, m.h-1-len(bottom)))
+	return strings.Join(append([]string{m.header(), body}, bottom...), "\n")
 }
 
 func (m *Model) body() string {
@@ -78,12 +79,17 @@ func (m *Model) header() string {
 	}
 	full := append([]string{where}, parts...)
 	right := st.Muted.Render(strings.Join(full, " · ") + " ")
-	if uikit.Width(left)+uikit.Width(right) > m.w {
-		right = st.Muted.Render(strings.Join(parts, " · ") + " ")
+	// Narrower windows drop the backend, then the count: never the follow
+	// state, which says whether the rows move.
+	for _, keep := range [][]string{parts, parts[len(parts)-1:]} {
+		if uikit.Width(left)+uikit.Width(right) > m.w {
+			right = st.Muted.Render(strings.Join(keep, " · ") + " ")
+		}
 	}
 	gap := m.w - uikit.Width(left) - uikit.Width(right)
-	if gap < 1 {
-		return uikit.Fit(left, m.w)
+	if gap < 1 { // the tabs give way, cut from the right
+		left = uikit.Fit(left, max(0, m.w-uikit.Width(right)-1))
+		gap = m.w - uikit.Width(left) - uikit.Width(right)
 	}
 	return left + strings.Repeat(" ", gap) + right
 }
@@ -101,20 +107,32 @@ func (m *Model) follow() string {
 	return st.Warning.Render("‖ paused")
 }
 
-func (m *Model) statusLine() string {
+// statusLines is the status, wrapped to the width on at most three lines.
+func (m *Model) statusLines() []string {
 	st := m.c.Styles
+	style, text := st.Status.Info, m.status
 	switch {
 	case m.stream.Seeking():
 		// Drawn from the state, not sent as a status: a message could
 		// land after the seek's own last word.
-		return st.Status.Info.Render(" looking further for a row that shares it…")
+		text = "looking further for a row that shares it…"
 	case m.status == "":
-		return ""
+		return []string{""}
 	case m.statusErr:
-		return st.Status.Error.Render(" " + uikit.Clean(m.status))
+		style = st.Status.Error
 	}
-	return st.Status.Info.Render(" " + uikit.Clean(m.status))
+	lines := uikit.WrapText(text, max(10, m.w-2))
+	if len(lines) > maxStatusLines {
+		lines = append(lines[:maxStatusLines-1], uikit.Trunc(strings.Join(lines[maxStatusLines-1:], " "), m.w-2))
+	}
+	for i, l := range lines {
+		lines[i] = style.Render(" " + l)
+	}
+	return lines
 }
+
+// maxStatusLines bounds what a status takes from the body.
+const maxStatusLines = 3
 
 func indent(s string, n int) string {
 	pad := strings.Repeat(" ", n)

@@ -41,8 +41,14 @@ type Model struct {
 	input     textinput.Model
 }
 
-// Lines above the JSON: title, facts, archive status.
-const detailHeadH = 3
+// Lines above the JSON: title, facts (one line, or more when they wrap),
+// archive status.
+func (v *Model) headH() int {
+	if v.doc == nil {
+		return 3
+	}
+	return 2 + len(v.facts())
+}
 
 // New shows no event yet.
 func New(c *uikit.Common) *Model {
@@ -59,7 +65,14 @@ func (v *Model) Size() (w, h int) { return v.w, v.h }
 // SetSize lays out the JSON panes: the whole width, or two halves.
 func (v *Model) SetSize(w, h int) {
 	v.w, v.h = w, h
-	bodyH := max(1, h-detailHeadH-1)
+	v.layout()
+}
+
+// layout sizes the panes to what the head lines leave: they depend on the
+// event shown (its facts wrap) as well as on the size.
+func (v *Model) layout() {
+	w, h := v.w, v.h
+	bodyH := max(1, h-v.headH()-1)
 	v.one.SetSize(w, bodyH)
 	half := (w - 1) / 2
 	v.left.SetSize(half, bodyH)
@@ -73,6 +86,7 @@ func (v *Model) Open(doc *model.IndexDoc, nav uikit.Navigator) tea.Cmd {
 		v.cancel()
 	}
 	v.doc, v.nav = doc, nav
+	v.layout()
 	v.arch, v.archTree, v.archErr = nil, nil, nil
 	b, _ := json.Marshal(doc)
 	if t, err := jsontree.Parse(b, "index"); err == nil {

@@ -24,7 +24,7 @@ func (v *Model) View() string {
 	} else {
 		body = v.one.View()
 	}
-	lines := []string{v.title(), v.facts(), v.archiveLine(), body, v.searchLine()}
+	lines := append(append([]string{v.title()}, v.facts()...), v.archiveLine(), body, v.searchLine())
 	return uikit.PadLines(strings.Join(lines, "\n"), v.w, v.h)
 }
 
@@ -40,7 +40,9 @@ func (v *Model) title() string {
 		st.Bold.Render(uikit.Clean(d.EventID)) + "  " + st.Muted.Render(uikit.Clean(ts))
 }
 
-func (v *Model) facts() string {
+// facts are the index document's key fields, on as many lines as the
+// width needs: a fact is never cut.
+func (v *Model) facts() []string {
 	st := v.c.Styles
 	d := v.doc
 	var parts []string
@@ -58,7 +60,25 @@ func (v *Model) facts() string {
 	}
 	add("latency", uikit.FormatLatency(d.LatencyMs))
 	parts = append(parts, st.Muted.Render("imp ")+st.Accent.Render(uikit.Bar(d.ImportanceScore, 4))+fmt.Sprintf(" %.3g", d.ImportanceScore))
-	return " " + strings.Join(parts, st.Subtle.Render(" · "))
+	return packParts(parts, st.Subtle.Render(" · "), v.w-1)
+}
+
+// packParts joins parts with sep into lines of at most w cells, each
+// indented by one.
+func packParts(parts []string, sep string, w int) []string {
+	var lines []string
+	line := ""
+	for _, p := range parts {
+		switch {
+		case line == "":
+			line = p
+		case uikit.Width(line+sep+p) <= w:
+			line += sep + p
+		default:
+			lines, line = append(lines, " "+line), p
+		}
+	}
+	return append(lines, " "+line)
 }
 
 func (v *Model) archiveLine() string {
