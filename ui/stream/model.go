@@ -40,6 +40,7 @@ type Model struct {
 	want                       string // select this event once it shows
 	seeking                    *seek  // a jump looking beyond the loaded rows
 	seen                       int    // documents the tail has brought, filtered or not
+	hscroll                    int    // summary cells scrolled off to the left (←/→)
 }
 
 // New is the view before its first load (Init).

@@ -45,6 +45,12 @@ func (v *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		return v.resume()
 	case key.Matches(msg, km.Pause):
 		return v.TogglePause()
+	case key.Matches(msg, km.ScrollLeft):
+		v.hscroll = max(0, v.hscroll-scrollStep)
+		return nil
+	case key.Matches(msg, km.ScrollRight):
+		v.hscroll = min(v.hscroll+scrollStep, 2000)
+		return nil
 	case key.Matches(msg, km.Enter):
 		if d := v.Selected(); d != nil {
 			return func() tea.Msg { return uikit.OpenDetailMsg{Doc: d, Nav: v} }
@@ -55,6 +61,9 @@ func (v *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 	}
 	return nil
 }
+
+// scrollStep is the cells ←/→ scroll the summary by.
+const scrollStep = 16
 
 // move shifts the selection by delta rows, pausing the follow when it
 // leaves the newest row and paging rows in near either end of the window.

@@ -13,7 +13,7 @@ type KeyMap struct {
 
 	// Lists.
 	Up, Down, Move, PageUp, PageDown, Home, End, Enter key.Binding
-	Pause                                              key.Binding
+	Pause, ScrollLeft, ScrollRight                     key.Binding
 
 	// Detail.
 	Fold, Expand, Collapse, ExpandAll, CollapseAll key.Binding
@@ -60,6 +60,9 @@ func DefaultKeyMap() *KeyMap {
 		End:      bind(k("end", "G"), "end/G", "oldest loaded"),
 		Enter:    bind(k("enter"), "enter", "open"),
 		Pause:    bind(k("space", "p"), "space", "pause/follow"),
+
+		ScrollLeft:  bind(k("left"), "←/→", "scroll text"),
+		ScrollRight: bind(k("right"), "→", "scroll text"),
 
 		Fold:        bind(k("space", "enter"), "space", "fold"),
 		Expand:      bind(k("right", "l"), "→/l", "unfold"),

@@ -77,6 +77,17 @@ func PadLines(s string, w, h int) string {
 	return strings.Join(lines, "\n")
 }
 
+// TruncMiddle cuts s to w cells in its middle: "turn-0004" in 7 is
+// "tu…0004", for values that share a start and differ at the end.
+func TruncMiddle(s string, w int) string {
+	if Width(s) <= w || w < 3 {
+		return Trunc(s, w)
+	}
+	left := (w - 1) / 3
+	right := w - 1 - left
+	return ansi.Truncate(s, left, "") + "…" + ansi.TruncateLeft(s, Width(s)-right, "")
+}
+
 // WrapText wraps clean text to w cells, keeping its own line breaks.
 func WrapText(s string, w int) []string {
 	if w <= 0 {

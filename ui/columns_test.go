@@ -1,0 +1,46 @@
+package ui
+
+import (
+	"strings"
+	"testing"
+)
+
+// rowOf is the screen line holding s.
+func rowOf(t *testing.T, screen, s string) string {
+	t.Helper()
+	for _, l := range strings.Split(screen, "\n") {
+		if strings.Contains(l, s) {
+			return l
+		}
+	}
+	t.Fatalf("no line holds %q:\n%s", s, screen)
+	return ""
+}
+
+// Stream columns are sized to their content and the width: the turn
+// column still tells rows apart at 80, the summary gets the room at 120,
+// an older row shows its time, and ←/→ scroll the summary.
+func TestStreamColumnsFitContent(t *testing.T) {
+	r, a := world(9, testBase)
+	m := newTestModel(t, testDeps(r, a), testOpts(t), 80, 24)
+	s := screen(m)
+	if a, b := rowOf(t, s, "step 2 of turn 2"), rowOf(t, s, "step 2 of turn 1"); !strings.Contains(a, "0002") || !strings.Contains(b, "0001") {
+		t.Fatalf("at 80 the turn column does not tell the turns apart:\n%s\n%s", a, b)
+	}
+	// Older than today: the date and the minute (the clock is 12:00 on 05-08).
+	r2, a2 := world(3, testBase.AddDate(0, 0, -2))
+	m2 := newTestModel(t, testDeps(r2, a2), testOpts(t), 80, 24)
+	mustContain(t, rowOf(t, screen(m2), "step 2 of turn 0"), "10:00")
+
+	m3 := newTestModel(t, testDeps(r, a), testOpts(t), 120, 24)
+	head := rowOf(t, screen(m3), "summary")
+	if w := strings.Index(head, "imp") - strings.Index(head, "summary"); w < 55 {
+		t.Fatalf("at 120 the summary gets %d cells:\n%s", w, head)
+	}
+
+	m4 := newTestModel(t, testDeps(r, a), testOpts(t), 60, 24)
+	press(t, m4, "right")
+	mustContain(t, screen(m4), "… look at the", "summary from cell 17")
+	press(t, m4, "left")
+	mustContain(t, screen(m4), "step 2 of turn")
+}
