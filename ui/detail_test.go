@@ -190,3 +190,25 @@ func TestDetailWrapsLongStrings(t *testing.T) {
 	}
 	mustContain(t, screen(m), "日本語のテキストも折り返す")
 }
+
+// The detail carries no state from one event to the next: the search is
+// the event's own (and counts in side by side), and another event opens
+// at its top.
+func TestDetailStartsAfreshPerEvent(t *testing.T) {
+	r, a := world(9, testBase)
+	m := newTestModel(t, testDeps(r, a), testOpts(t), 100, 30)
+	press(t, m, "down", "enter", "/")
+	typeText(t, m, "disk")
+	press(t, m, "enter", "s")
+	mustNotContain(t, screen(m), "no match")
+	mustContain(t, screen(m), "search disk")
+	press(t, m, "s", "down", "down", "down", "down", "down", "]")
+	mustNotContain(t, screen(m), "search disk")
+	if c := m.detail.Panes()[0].Cursor(); c != 0 {
+		t.Fatalf("] opened the next event on line %d, want its top", c)
+	}
+	press(t, m, "down", "down", "down", "esc", "down", "enter")
+	if c := m.detail.Panes()[0].Cursor(); c != 0 {
+		t.Fatalf("another event opened on line %d, want its top", c)
+	}
+}

@@ -85,6 +85,7 @@ func (v *Model) Open(doc *model.IndexDoc, nav uikit.Navigator) tea.Cmd {
 	if v.cancel != nil {
 		v.cancel()
 	}
+	other := v.doc == nil || v.doc.EventID != doc.EventID
 	v.doc, v.nav = doc, nav
 	v.layout()
 	v.arch, v.archTree, v.archErr = nil, nil, nil
@@ -99,6 +100,15 @@ func (v *Model) Open(doc *model.IndexDoc, nav uikit.Navigator) tea.Cmd {
 	ctx, cancel := context.WithTimeout(v.c.Ctx, v.c.Opts.ArchiveTimeout)
 	v.cancel = cancel
 	v.rebuild()
+	if other { // the search and the cursor were the last event's
+		v.searching = false
+		v.input.Blur()
+		v.input.SetValue("")
+		for _, p := range v.allPanes() {
+			p.Search("")
+			p.Top()
+		}
+	}
 	return fetchArchive(ctx, v.c.Deps.Archive, doc, v.c.Opts.ArchiveLimit, v.req)
 }
 
@@ -203,6 +213,10 @@ func (v *Model) rebuild() {
 	// state is the first line while it loads, the index document under it.
 	v.one.SetRoot(jsontree.ObjectOf("", arch, idx))
 }
+
+// allPanes are the three JSON views, shown or not: a search goes to all,
+// so that s shows its matches at once.
+func (v *Model) allPanes() []*jsontree.Model { return []*jsontree.Model{v.one, v.left, v.right} }
 
 // panes are the JSON views keys act on.
 func (v *Model) panes() []*jsontree.Model {
