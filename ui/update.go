@@ -201,7 +201,7 @@ func (m *Model) yank(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, km.YankKey):
 		text, what = d.ObjectStorageKey, "archive key"
 	case key.Matches(msg, km.YankJSON):
-		text, what = m.eventJSON(d), "JSON"
+		text, what = m.eventJSON(d)
 	default:
 		return notAKey("y", msg)
 	}
@@ -215,13 +215,13 @@ func notAKey(chord string, msg tea.KeyPressMsg) tea.Cmd {
 }
 
 // eventJSON is the archived event when the detail holds all of it, else
-// the index document.
-func (m *Model) eventJSON(d *model.IndexDoc) string {
+// the index document; what says which.
+func (m *Model) eventJSON(d *model.IndexDoc) (text, what string) {
 	if a := m.detail.Archived(); m.detail.Doc() == d && a != nil && !a.Truncated {
-		return string(a.Body)
+		return string(a.Body), "archived event's JSON"
 	}
 	b, _ := json.MarshalIndent(d, "", "  ")
-	return string(b)
+	return string(b), "index document's JSON"
 }
 
 // duplicate opens the record form on a copy of the current event: the
