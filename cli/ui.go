@@ -22,6 +22,7 @@ type uiOpts struct {
 	follow   fileList
 	buffer   int
 	demo     bool
+	mouse    bool
 }
 
 // fileList is a repeatable flag.
@@ -38,6 +39,7 @@ func uiFlags(e *env) (*flag.FlagSet, *uiOpts) {
 	fs.StringVar(&o.theme, "theme", "", "colour theme: "+strings.Join(themes.Names(), ", ")+" (default: from the terminal's background; NO_COLOR turns colour off)")
 	fs.Var(&o.follow, "follow", "ingest the lines appended to this JSON-lines `FILE` as they come (repeatable)")
 	fs.IntVar(&o.buffer, "buffer", 10000, "stream rows held in memory; older ones are read again from the index when scrolled to")
+	fs.BoolVar(&o.mouse, "mouse", false, "capture the mouse: the wheel scrolls, a click selects a row or a tab (the terminal's own text selection then needs shift)")
 	fs.BoolVar(&o.demo, "demo", false, "open on a fresh temporary demo data set, with a simulated agent adding a turn every second or two")
 	return fs, o
 }
@@ -74,7 +76,7 @@ func runUI(ctx context.Context, e *env, args []string) error {
 	deps, closeAll := openUIDeps(ctx, o, fs, e)
 	defer closeAll()
 	return ui.Run(ctx, deps, ui.Options{
-		ReadOnly: o.readonly, Demo: o.demo, Theme: o.theme, NoColor: e.getenv("NO_COLOR") != "",
+		ReadOnly: o.readonly, Demo: o.demo, Mouse: o.mouse, Theme: o.theme, NoColor: e.getenv("NO_COLOR") != "",
 		Follow: o.follow, BufferRows: o.buffer, In: e.stdin, Out: e.stdout,
 	})
 }

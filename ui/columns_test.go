@@ -3,6 +3,8 @@ package ui
 import (
 	"strings"
 	"testing"
+
+	tea "charm.land/bubbletea/v2"
 )
 
 // rowOf is the screen line holding s.
@@ -43,4 +45,29 @@ func TestStreamColumnsFitContent(t *testing.T) {
 	mustContain(t, screen(m4), "… look at the", "summary from cell 17")
 	press(t, m4, "left")
 	mustContain(t, screen(m4), "step 2 of turn")
+}
+
+// The mouse is not captured unless asked for (--mouse), so the terminal's
+// own text selection works; with it, a click selects a row or a tab.
+func TestMouseOffByDefaultClicksWhenOn(t *testing.T) {
+	r, a := world(9, testBase)
+	m := newTestModel(t, testDeps(r, a), testOpts(t), 100, 24)
+	if mode := m.View().MouseMode; mode != tea.MouseModeNone {
+		t.Fatalf("mouse mode %v by default, want none", mode)
+	}
+	o := testOpts(t)
+	o.Mouse = true
+	m = newTestModel(t, testDeps(r, a), o, 100, 24)
+	if m.View().MouseMode == tea.MouseModeNone {
+		t.Fatal("--mouse did not capture the mouse")
+	}
+	send(t, m, tea.MouseClickMsg{X: 10, Y: 4, Button: tea.MouseLeft}) // the third row
+	if d := m.stream.Selected(); d == nil || d.EventID != "ev-000006" {
+		t.Fatalf("a click on the third row selects %v", d)
+	}
+	x := strings.Index(strings.Split(screen(m), "\n")[0], "Turns")
+	send(t, m, tea.MouseClickMsg{X: x + 1, Y: 0, Button: tea.MouseLeft})
+	if m.focus != viewTurns {
+		t.Fatalf("a click on the Turns tab: focus %v", m.focus)
+	}
 }

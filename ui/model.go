@@ -161,6 +161,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		cmd = m.onPaste(msg)
 	case tea.MouseWheelMsg:
 		cmd = m.focused().Update(msg)
+	case tea.MouseClickMsg:
+		cmd = m.onClick(msg)
 	case spinner.TickMsg:
 		cmd = m.onSpin(msg)
 	default:

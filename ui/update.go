@@ -87,6 +87,30 @@ func (m *Model) onGlobalKey(msg tea.KeyPressMsg) tea.Cmd {
 	return nil
 }
 
+// onClick selects the tab or the list row clicked (--mouse); a click on
+// the selected row opens it, as enter does.
+func (m *Model) onClick(msg tea.MouseClickMsg) tea.Cmd {
+	if msg.Button != tea.MouseLeft || m.fatal != nil || m.showHelp || m.filter.open {
+		return nil
+	}
+	if msg.Y == 0 {
+		if id, ok := m.tabAt(msg.X); ok && id != m.focus {
+			return m.setFocus(id)
+		}
+		return nil
+	}
+	// Under the header line, the lists have their column titles.
+	row := msg.Y - 2
+	switch {
+	case row < 0:
+	case m.focus == viewStream:
+		return m.stream.Click(row)
+	case m.focus == viewTurns:
+		return m.turns.Click(row)
+	}
+	return nil
+}
+
 // onPaste goes to whatever text field has the focus.
 func (m *Model) onPaste(msg tea.PasteMsg) tea.Cmd {
 	switch {

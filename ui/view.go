@@ -13,7 +13,9 @@ import (
 func (m *Model) View() tea.View {
 	v := tea.NewView(m.render())
 	v.AltScreen = true
-	v.MouseMode = tea.MouseModeCellMotion
+	if m.c.Opts.Mouse {
+		v.MouseMode = tea.MouseModeCellMotion
+	}
 	v.WindowTitle = "engram"
 	return v
 }
@@ -60,11 +62,7 @@ func (m *Model) header() string {
 	st := m.c.Styles
 	left := st.Title.Render(" engram ")
 	for _, id := range m.views() {
-		if id == m.focus {
-			left += st.TabOn.Render(viewNames[id])
-		} else {
-			left += st.Tab.Render(viewNames[id])
-		}
+		left += m.tab(id)
 	}
 	parts := []string{m.follow()}
 	if m.countKnown {
@@ -92,6 +90,27 @@ func (m *Model) header() string {
 		gap = m.w - uikit.Width(left) - uikit.Width(right)
 	}
 	return left + strings.Repeat(" ", gap) + right
+}
+
+// tab is a view's name in the header.
+func (m *Model) tab(id viewID) string {
+	if id == m.focus {
+		return m.c.Styles.TabOn.Render(viewNames[id])
+	}
+	return m.c.Styles.Tab.Render(viewNames[id])
+}
+
+// tabAt is the view whose tab is at column x of the header.
+func (m *Model) tabAt(x int) (viewID, bool) {
+	at := uikit.Width(m.c.Styles.Title.Render(" engram "))
+	for _, id := range m.views() {
+		w := uikit.Width(m.tab(id))
+		if x >= at && x < at+w {
+			return id, true
+		}
+		at += w
+	}
+	return 0, false
 }
 
 // follow is the stream's state: following, or paused with what came since.

@@ -62,6 +62,20 @@ func (v *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 	return nil
 }
 
+// Click selects the row'th row on screen; on the selected row it opens
+// it.
+func (v *Model) Click(row int) tea.Cmd {
+	from, to := v.cur.Visible(v.buf.Len())
+	i := from + row
+	if row < 0 || i >= to {
+		return nil
+	}
+	if i == v.cur.Sel() {
+		return v.onKey(tea.KeyPressMsg{Code: tea.KeyEnter})
+	}
+	return v.move(i - v.cur.Sel())
+}
+
 // scrollStep is the cells ←/→ scroll the summary by.
 const scrollStep = 16
 

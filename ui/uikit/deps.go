@@ -69,6 +69,9 @@ type Options struct {
 	// Follow are JSON-lines files whose new lines are ingested as they
 	// are appended.
 	Follow []string
+	// Mouse captures the mouse: the wheel scrolls, a click selects a row
+	// or a tab. Off, the terminal's own text selection works.
+	Mouse bool
 	// Demo: the data is --demo's, with a simulated agent ingesting in a
 	// pipeline of its own (not shown in the Pipeline view).
 	Demo bool
