@@ -89,3 +89,24 @@ func TestTurnsFollowLikeTheStream(t *testing.T) {
 		t.Fatalf("resumed: %d turns (following %v), want %d", got, m.stream.Following(), n+2)
 	}
 }
+
+// The chain names an event's type only when it is not its phase ("○
+// observation observation"), and the turns' failure column says what it is.
+func TestChainAndTurnsReadPlainly(t *testing.T) {
+	r := &memReader{}
+	a := &memArchive{}
+	for i, typ := range []string{"observation", "action", "outcome"} {
+		ev := testEvent(i, testBase)
+		ev.Type = typ
+		body, _ := ev.ArchiveJSON()
+		a.put(ev.ObjectStorageKey, body)
+		r.add(model.NewIndexDoc(ev, 0))
+	}
+	m := newTestModel(t, testDeps(r, a), testOpts(t), 100, 24)
+	press(t, m, "tab")
+	mustNotContain(t, screen(m), "events ✗")
+	mustContain(t, screen(m), "fail")
+	press(t, m, "enter")
+	mustNotContain(t, screen(m), "observation observation", "action      action", "outcome     outcome")
+	mustContain(t, screen(m), "○ observation")
+}

@@ -150,7 +150,11 @@ func (v *chainView) stepLines(i int) []string {
 	if t, err := time.Parse(time.RFC3339Nano, ts); err == nil {
 		ts = t.In(v.c.Opts.Location).Format("15:04:05.000")
 	}
-	head := fmt.Sprintf("%s %-11s %s", uikit.PhaseGlyph(ph), ph, uikit.Clean(d.EventType))
+	typ := uikit.Clean(d.EventType)
+	if typ == ph.String() { // "observation observation" says nothing twice
+		typ = ""
+	}
+	head := strings.TrimRight(fmt.Sprintf("%s %-11s %s", uikit.PhaseGlyph(ph), ph, typ), " ")
 	headLine := gut + st.Phase[ph].Render(head) + "  " + st.Muted.Render(uikit.Clean(ts)+"  "+uikit.Clean(d.EventID))
 	if i == v.cur.Sel() {
 		headLine = gut + st.Selected.Render(head) + "  " + st.Muted.Render(uikit.Clean(ts)+"  "+uikit.Clean(d.EventID))

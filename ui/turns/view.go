@@ -59,14 +59,14 @@ func (v *Model) FullHelp() [][]key.Binding {
 }
 
 // turnCols are the widths of the turn list's columns.
-type turnCols struct{ time, key, session, agent, events, dur, imp int }
+type turnCols struct{ time, key, session, agent, events, fail, dur, imp int }
 
 func layoutTurns(w int) turnCols {
-	c := turnCols{time: 8, session: 12, agent: 10, events: 6, dur: 7, imp: 4}
+	c := turnCols{time: 8, session: 12, agent: 10, events: 6, fail: 4, dur: 7, imp: 4}
 	if w < 72 {
 		c.session = 0
 	}
-	used := uikit.GutterW + c.time + 1 + c.agent + 1 + c.events + 1 + 1 + 1 + c.dur + 1 + c.imp + 1
+	used := uikit.GutterW + c.time + 1 + c.agent + 1 + c.events + 1 + c.fail + 1 + c.dur + 1 + c.imp + 1
 	if c.session > 0 {
 		used += c.session + 1
 	}
@@ -79,17 +79,17 @@ func turnsHead(c turnCols) string {
 	if c.session > 0 {
 		parts = append(parts, uikit.Fit("session", c.session))
 	}
-	return strings.Join(append(parts, uikit.Fit("agent", c.agent), uikit.FitRight("events", c.events), "✗", uikit.FitRight("span", c.dur), uikit.Fit("imp", c.imp)), " ")
+	return strings.Join(append(parts, uikit.Fit("agent", c.agent), uikit.FitRight("events", c.events), uikit.Fit("fail", c.fail), uikit.FitRight("span", c.dur), uikit.Fit("imp", c.imp)), " ")
 }
 
 func (v *Model) turnRow(t query.TurnSummary, c turnCols, selected bool, now time.Time) string {
 	st := v.c.Styles
-	gut, fail := " ", " "
+	gut, fail := " ", uikit.Fit("", c.fail)
 	if selected {
 		gut = "›"
 	}
 	if t.AnyFailed {
-		fail = "✗"
+		fail = uikit.Fit(" ✗", c.fail) // under the middle of "fail"
 	}
 	ts := ""
 	if !t.Last.IsZero() {
