@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	tea "charm.land/bubbletea/v2"
+
+	"engram/ui/stream"
 )
 
 // rowOf is the screen line holding s.
@@ -69,5 +71,23 @@ func TestMouseOffByDefaultClicksWhenOn(t *testing.T) {
 	send(t, m, tea.MouseClickMsg{X: x + 1, Y: 0, Button: tea.MouseLeft})
 	if m.focus != viewTurns {
 		t.Fatalf("a click on the Turns tab: focus %v", m.focus)
+	}
+}
+
+// G (end) with a small buffer (--buffer 20) shows the oldest loaded row at the bottom
+// of the screen, the rows above it filling the screen, as vim's G does.
+func TestEndWithSmallBufferFillsTheScreen(t *testing.T) {
+	r, a := world(700, testBase)
+	o := testOpts(t)
+	o.BufferRows, o.PageSize = 20, 200 // --buffer 20
+	m := newTestModel(t, testDeps(r, a), o, 100, 24)
+	addEvents(r, a, 700, 2) // the head page grows by what the tail brings
+	send(t, m, stream.TickMsg{})
+	for range 3 {
+		press(t, m, "G")
+		sel, top := m.stream.Selection(), m.stream.Top()
+		if sel-top != m.stream.RowsShown()-1 {
+			t.Fatalf("after G: selection %d drawn on screen line %d of %d, with rows above it hidden", sel, sel-top, m.stream.RowsShown())
+		}
 	}
 }

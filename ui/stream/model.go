@@ -210,6 +210,9 @@ func (v *Model) Shown() string { return v.good }
 // Rows is the window of rows held.
 func (v *Model) Rows() *list.Window[*model.IndexDoc] { return v.buf }
 
+// Top is the index in Rows of the first row drawn.
+func (v *Model) Top() int { return v.cur.Top() }
+
 // Selection is the index of the selected row in Rows.
 func (v *Model) Selection() int { return v.cur.Sel() }
 
