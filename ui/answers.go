@@ -117,6 +117,9 @@ func (m *Model) onFollowed(msg followedMsg) tea.Cmd {
 		if bad := msg.sum.Rejected + msg.sum.Failed; bad > 0 {
 			return uikit.StatusCmd(fmt.Sprintf("following %s: %d of %d lines not ingested (see Pipeline)", uikit.Clean(f.Name), bad, msg.sum.Total()), true)
 		}
+		if msg.at.Replaced {
+			return uikit.StatusCmd("following "+uikit.Clean(f.Name)+": it was replaced, so it was read again from its start (events already indexed count as duplicates)", false)
+		}
 	}
 	return nil
 }
