@@ -108,6 +108,7 @@ func openUIDeps(ctx context.Context, o *uiOpts, fs *flag.FlagSet, e *env) (ui.De
 		return d, closeAll
 	}
 	d.Backend = conf.get("index") + " + " + conf.get("archive")
+	d.DataDir = dataDir(conf.get("data"), e.getenv)
 	if conf.profile != "" {
 		d.Profile = conf.profile
 	}

@@ -273,3 +273,12 @@ func TestNarrowWindows(t *testing.T) {
 		}
 	}
 }
+
+// The empty store's hints name the data directory in use, and the
+// commands that would fill it carry it.
+func TestEmptyStoreNamesTheDataDirectory(t *testing.T) {
+	d := testDeps(&memReader{}, &memArchive{})
+	d.DataDir = "/srv/engram-test"
+	m := newTestModel(t, d, testOpts(t), 100, 30)
+	mustContain(t, screen(m), "/srv/engram-test", "engram ingest --data /srv/engram-test FILE", "engram demo --data /srv/engram-test")
+}

@@ -161,18 +161,30 @@ func indent(s string, n int) string {
 // emptyView is the first screen of an empty index: how to get events in.
 func (m *Model) emptyView() string {
 	st := m.c.Styles
-	lines := []string{"", st.Title.Render("  Nothing here yet."), "",
-		st.Muted.Render("  No experience events are indexed in " + uikit.Clean(m.c.Deps.Backend) + ". To get some:"), ""}
+	where := uikit.Clean(m.c.Deps.Backend)
+	data := ""
+	if dir := uikit.Clean(m.c.Deps.DataDir); dir != "" {
+		where += " (data directory " + dir + ")"
+		data = " --data " + dir // the commands below must write where this reads
+	}
+	lines := []string{"", st.Title.Render("  Nothing here yet."), ""}
+	for _, l := range uikit.WrapText("No experience events are indexed in "+where+". To get some:", max(20, m.w-4)) {
+		lines = append(lines, st.Muted.Render("  "+l))
+	}
+	lines = append(lines, "")
 	row := func(keys, what string) string {
+		if uikit.Width(keys) >= 26 { // a long directory: the text under it
+			return "    " + st.Accent.Render(keys) + "\n      " + what
+		}
 		return "    " + st.Accent.Render(uikit.Fit(keys, 26)) + what
 	}
 	if m.c.CanWrite() {
 		lines = append(lines, row("R", "record a test event here"))
 	}
 	lines = append(lines,
-		row("engram ingest FILE", "ingest JSON Lines, a JSON array or one object"),
-		row("engram --follow FILE", "ingest what a file grows by, live"),
-		row("engram demo", "load the demo events into this store"),
+		row("engram ingest"+data+" FILE", "ingest JSON Lines, a JSON array or one object"),
+		row("engram"+data+" --follow FILE", "ingest what a file grows by, live"),
+		row("engram demo"+data, "load the demo events into this store"),
 		row("engram --demo", "or try engram on a live demo data set"),
 		"", st.Muted.Render("  New events show here as soon as they are indexed, whoever indexes them."))
 	return strings.Join(lines, "\n")

@@ -43,6 +43,9 @@ type Deps struct {
 
 	// Backend and Profile name what is open, for the header.
 	Backend, Profile string
+	// DataDir is the data directory in use ("" when unknown), named by
+	// the hints of an empty store.
+	DataDir string
 
 	// Err is a start-up failure: the inspector shows it full screen with
 	// Hint (what to do) instead of the views.
