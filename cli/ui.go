@@ -122,7 +122,8 @@ func openUIDeps(ctx context.Context, o *uiOpts, fs *flag.FlagSet, e *env) (ui.De
 		d.Archive = st.archive
 		cfg := st.pipeline()
 		cfg.Transient = transient
-		d.Recorder = ui.PipelineRecorder{Config: cfg}
+		d.Recorder = newRejectingRecorder(ui.PipelineRecorder{Config: cfg}, d.DataDir)
+		closers = append(closers, d.Recorder.(rejectingRecorder).rejects.Close)
 	}
 	r, err := openReader(&queryOpts{common: o.common}, fs, e)
 	if err != nil {
