@@ -61,6 +61,7 @@ func commands() []command {
 			runTail, func(e *env) *flag.FlagSet { fs, _ := tailFlags(e); return fs }},
 		{"worker", "[flags]", "consume experience.raw in the consumer group and ingest every message into the configured stores, until interrupted (needs kafka.brokers)",
 			runWorker, func(e *env) *flag.FlagSet { fs, _ := workerFlags(e); return fs }},
+		{"version", "", "print engram's version (also: engram --version)", runVersion, nil},
 		{"help", "[COMMAND]", "describe engram's commands and their flags", runHelp, nil},
 	}
 }
@@ -85,6 +86,9 @@ func run(ctx context.Context, e *env, args []string) int {
 	}
 	if len(args) > 0 && name == "ui" && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help") {
 		name, args = "help", nil
+	}
+	if len(args) > 0 && name == "ui" && (args[0] == "--version" || args[0] == "-version") {
+		name, args = "version", args[1:]
 	}
 	for _, c := range commands() {
 		if c.name == name {
