@@ -280,3 +280,6 @@ func TestKeyLatencyMillionDocsSQLite(t *testing.T) {
 		t.Errorf("p99 %v over 16ms", p99)
 	}
 }
+
+// Similar is never called by the benchmarks.
+func (s synthReader) Similar(context.Context, string, int) ([]query.Scored, error) { return nil, nil }

@@ -78,6 +78,10 @@ func (m *Model) onGlobalKey(msg tea.KeyPressMsg) tea.Cmd {
 		return m.duplicate()
 	case key.Matches(msg, km.Record) && write:
 		return m.setFocus(viewRecord)
+	case key.Matches(msg, km.Similar) && m.focus == viewDetail && m.detail.Doc() != nil:
+		m.simBack, m.simNav = m.back, m.detail.Nav()
+		cmd := m.similar.Open(m.detail.Doc())
+		return tea.Batch(m.setFocus(viewSimilar), cmd)
 	case key.Matches(msg, km.Pause) && m.focus == viewTurns && !m.turns.ChainOpen():
 		// The turns follow with the stream (followTurns): one state, one key.
 		return tea.Batch(m.stream.TogglePause(), m.followTurns())
@@ -131,6 +135,8 @@ func (m *Model) current() *model.IndexDoc {
 		return m.detail.Doc()
 	case viewTurns:
 		return m.turns.Current()
+	case viewSimilar:
+		return m.similar.Selected()
 	}
 	return nil
 }
@@ -152,6 +158,8 @@ func (m *Model) goBack() tea.Cmd {
 		return m.setFocus(m.back)
 	case m.focus == viewTurns && m.turns.Back():
 		return nil
+	case m.focus == viewSimilar:
+		return m.leaveSimilar()
 	case m.focus != viewStream:
 		return m.setFocus(viewStream)
 	case m.filter.applied != "":
@@ -159,6 +167,18 @@ func (m *Model) goBack() tea.Cmd {
 		return m.applyFilter()
 	}
 	return nil
+}
+
+// leaveSimilar goes back to the detail of the event the list is of, as
+// it was opened before S.
+func (m *Model) leaveSimilar() tea.Cmd {
+	of := m.similar.Of()
+	cmd := m.setFocus(viewDetail)
+	m.back = m.simBack
+	if d := m.detail.Doc(); d == nil || d.EventID != of.EventID {
+		return m.detail.Open(of, m.simNav)
+	}
+	return cmd
 }
 
 // applyFilter filters the stream; the turns follow once it loads.

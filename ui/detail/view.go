@@ -139,7 +139,7 @@ func (v *Model) ShortHelp() []key.Binding {
 	if v.nav != nil {
 		bs = append(bs, km.NextEvent)
 	}
-	return append(bs, km.Back)
+	return append(bs, km.Similar, km.Back)
 }
 
 // FullHelp: every key of the detail.
@@ -148,6 +148,6 @@ func (v *Model) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		km.ListKeys(),
 		{km.Fold, km.Expand, km.Collapse, km.ExpandAll, km.CollapseAll},
-		{km.Search, km.NextMatch, km.PrevMatch, km.SideBySide, km.Retry, km.NextEvent, km.PrevEvent},
+		{km.Search, km.NextMatch, km.PrevMatch, km.SideBySide, km.Retry, km.NextEvent, km.PrevEvent, km.Similar},
 	}
 }

@@ -21,6 +21,8 @@ type Reader interface {
 	Turns(ctx context.Context, expr string, after query.Cursor, limit int) (query.TurnPage, error)
 	Turn(ctx context.Context, key string) ([]*model.IndexDoc, error)
 	Document(ctx context.Context, eventID string) (*model.IndexDoc, error)
+	// Similar is the k documents nearest to eventID's embedding.
+	Similar(ctx context.Context, eventID string, k int) ([]query.Scored, error)
 	Count(ctx context.Context) (int64, error)
 }
 

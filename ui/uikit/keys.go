@@ -18,7 +18,7 @@ type KeyMap struct {
 	// Detail.
 	Fold, Expand, Collapse, ExpandAll, CollapseAll key.Binding
 	Search, NextMatch, PrevMatch, SideBySide       key.Binding
-	Retry, NextEvent, PrevEvent                    key.Binding
+	Retry, NextEvent, PrevEvent, Similar           key.Binding
 
 	// Record form.
 	NextField, PrevField, Submit, Choice, LineBreak key.Binding
@@ -76,6 +76,7 @@ func DefaultKeyMap() *KeyMap {
 		Retry:       bind(k("r"), "r", "refetch"),
 		NextEvent:   bind(k("]"), "]", "next event"),
 		PrevEvent:   bind(k("["), "[", "prev event"),
+		Similar:     bind(k("S"), "S", "similar events"),
 
 		NextField: bind(k("down", "tab"), "tab/↓", "next field"),
 		PrevField: bind(k("up", "shift+tab"), "shift+tab/↑", "prev field"),
