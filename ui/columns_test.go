@@ -91,3 +91,28 @@ func TestEndWithSmallBufferFillsTheScreen(t *testing.T) {
 		}
 	}
 }
+
+// ctrl+d and ctrl+u move half a page; where g starts no chord (the turns,
+// the pipeline) a bare g goes to the top at once.
+func TestHalfPagesAndBareG(t *testing.T) {
+	r, a := world(90, testBase)
+	m := newTestModel(t, testDeps(r, a), testOpts(t), 100, 24)
+	half := m.stream.RowsShown() / 2
+	press(t, m, "ctrl+d")
+	if got := m.stream.Selection(); got != half {
+		t.Fatalf("ctrl+d: row %d, want %d", got, half)
+	}
+	press(t, m, "ctrl+u")
+	if got := m.stream.Selection(); got != 0 {
+		t.Fatalf("ctrl+u: row %d, want 0", got)
+	}
+	press(t, m, "tab", "ctrl+d", "ctrl+d", "g")
+	if m.chord != "" {
+		t.Fatal("g in the turns waits for a second key")
+	}
+	if _, sel := m.turns.Position(); sel != 0 {
+		t.Fatalf("g in the turns: row %d, want the top", sel)
+	}
+	press(t, m, "?")
+	mustContain(t, screen(m), "ctrl+d/u", "half page", "top")
+}

@@ -127,6 +127,8 @@ func (m *Model) actionKeys() (acts []key.Binding, chords [][]key.Binding) {
 	if m.canJump() {
 		acts = append(acts, km.Go)
 		chords = append(chords, []key.Binding{km.GoTop, km.GoTurn, km.GoSession, km.GoTrace})
+	} else if m.focus != viewRecord {
+		acts = append(acts, km.Top)
 	}
 	if m.c.CanWrite() && onEvent {
 		acts = append(acts, km.Export, km.Duplicate)

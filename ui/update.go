@@ -72,6 +72,8 @@ func (m *Model) onGlobalKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.chord = "y"
 	case key.Matches(msg, km.Go) && m.canJump():
 		m.chord = "g"
+	case key.Matches(msg, km.Top): // no chord here: g is the top at once
+		return m.focused().Update(tea.KeyPressMsg{Code: tea.KeyHome})
 	case key.Matches(msg, km.Export) && write && m.current() != nil:
 		return export(m.c.Ctx, m.c.Deps.Archive, m.current(), m.c.Opts.ExportDir)
 	case key.Matches(msg, km.Duplicate) && write && m.current() != nil:

@@ -107,6 +107,9 @@ func (v *Model) Current() *model.IndexDoc {
 	return v.chain.selected()
 }
 
+// Position is the first row drawn and the selected row.
+func (v *Model) Position() (top, sel int) { return v.cur.Top(), v.cur.Sel() }
+
 // ChainOpen: a turn's chain is shown, not the list.
 func (v *Model) ChainOpen() bool { return v.chain.open }
 

@@ -13,6 +13,7 @@ type KeyMap struct {
 
 	// Lists.
 	Up, Down, Move, PageUp, PageDown, Home, End, Enter key.Binding
+	HalfDown, HalfUp, Top                              key.Binding
 	Pause, ScrollLeft, ScrollRight                     key.Binding
 
 	// Detail.
@@ -57,6 +58,9 @@ func DefaultKeyMap() *KeyMap {
 		PageUp:   bind(k("pgup", "ctrl+b"), "pgup", "page up"),
 		PageDown: bind(k("pgdown", "ctrl+f"), "pgdn", "page down"),
 		Home:     bind(k("home"), "home", "newest"),
+		HalfDown: bind(k("ctrl+d"), "ctrl+d/u", "half page"),
+		HalfUp:   bind(k("ctrl+u"), "ctrl+u", "half page up"),
+		Top:      bind(k("g"), "g", "top (no second key here)"),
 		End:      bind(k("end", "G"), "end/G", "oldest loaded"),
 		Enter:    bind(k("enter"), "enter", "open"),
 		Pause:    bind(k("space", "p"), "space", "pause/follow"),
@@ -101,7 +105,7 @@ func DefaultKeyMap() *KeyMap {
 
 // ListKeys are the movement keys every list view shares.
 func (km *KeyMap) ListKeys() []key.Binding {
-	return []key.Binding{km.Up, km.Down, km.PageUp, km.PageDown, km.Home, km.End}
+	return []key.Binding{km.Up, km.Down, km.PageUp, km.PageDown, km.HalfDown, km.Home, km.End}
 }
 
 // Binding is a binding made on the spot, for help that names a key in
