@@ -62,6 +62,7 @@ func commands() []command {
 		{"worker", "[flags]", "consume experience.raw in the consumer group and ingest every message into the configured stores, until interrupted (needs kafka.brokers)",
 			runWorker, func(e *env) *flag.FlagSet { fs, _ := workerFlags(e); return fs }},
 		{"version", "", "print engram's version (also: engram --version)", runVersion, nil},
+		{"completion", "bash|zsh|fish", "print a shell completion script for engram's commands and flags", runCompletion, nil},
 		{"help", "[COMMAND]", "describe engram's commands and their flags", runHelp, nil},
 	}
 }
