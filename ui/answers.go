@@ -26,6 +26,8 @@ func (m *Model) onAnswer(msg tea.Msg) tea.Cmd {
 		return m.listen()
 	case record.DoneMsg:
 		return m.onRecorded(msg)
+	case gotMsg:
+		return m.onGot(msg)
 	case copyMsg:
 		if msg.err != nil {
 			return uikit.StatusCmd("the copy holds only what the index has: "+uikit.ErrorText(msg.err), true)

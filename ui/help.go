@@ -98,7 +98,7 @@ func (m *Model) viewShort() []key.Binding {
 // columns that wrap to the width.
 func (m *Model) fullHelp() string {
 	km := m.c.Keys
-	global := []key.Binding{km.NextView, km.PrevView, km.Back, km.Help, km.Quit}
+	global := []key.Binding{km.NextView, km.PrevView, km.Back, km.Command, km.Help, km.Quit}
 	if m.filterable() {
 		global = append(global[:2:2], append([]key.Binding{km.Filter}, global[2:]...)...)
 	}

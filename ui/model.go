@@ -59,6 +59,7 @@ type Model struct {
 	pipeline *pipeline.Model
 	similar  *similar.Model
 	filter   filterBar
+	cmdLine  cmdLine
 	help     help.Model
 
 	// simBack and simNav are where the detail was opened from when S
@@ -99,6 +100,7 @@ func New(deps Deps, opts Options) *Model {
 	m.pipeline = pipeline.New(c)
 	m.similar = similar.New(c)
 	m.filter = newFilterBar(c)
+	m.cmdLine = newCmdLine()
 	m.help = help.New()
 	m.help.Styles = c.Styles.Help
 	if !c.CanWrite() {

@@ -33,6 +33,11 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 			return m.applyFilter()
 		}
 		return nil
+	case m.cmdLine.open:
+		if line, run := m.cmdLine.update(msg); run {
+			return m.runCommand(line)
+		}
+		return nil
 	case m.chord != "":
 		return m.onChord(msg)
 	case m.focus == viewRecord:
@@ -60,6 +65,8 @@ func (m *Model) onGlobalKey(msg tea.KeyPressMsg) tea.Cmd {
 		return m.quit()
 	case key.Matches(msg, km.Help):
 		m.showHelp = true
+	case key.Matches(msg, km.Command):
+		m.cmdLine.show()
 	case key.Matches(msg, km.NextView):
 		return m.cycle(1)
 	case key.Matches(msg, km.PrevView):
@@ -122,6 +129,8 @@ func (m *Model) onPaste(msg tea.PasteMsg) tea.Cmd {
 	switch {
 	case m.filter.open:
 		m.filter.update(msg)
+	case m.cmdLine.open:
+		m.cmdLine.update(msg)
 	case m.focus == viewRecord, m.focus == viewDetail:
 		return m.focused().Update(msg)
 	}

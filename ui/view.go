@@ -31,6 +31,9 @@ func (m *Model) render() string {
 	if m.filter.open {
 		bottom = m.filter.view(m.w)
 	}
+	if m.cmdLine.open {
+		bottom = m.cmdLine.view(m.c.Styles, m.w)
+	}
 	for i, l := range bottom {
 		bottom[i] = uikit.Fit(l, m.w)
 	}

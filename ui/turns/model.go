@@ -110,6 +110,9 @@ func (v *Model) Current() *model.IndexDoc {
 // Position is the first row drawn and the selected row.
 func (v *Model) Position() (top, sel int) { return v.cur.Top(), v.cur.Sel() }
 
+// OpenChain shows the causal chain of the turn with key (:turn).
+func (v *Model) OpenChain(key string) tea.Cmd { return v.chain.load(key) }
+
 // ChainOpen: a turn's chain is shown, not the list.
 func (v *Model) ChainOpen() bool { return v.chain.open }
 

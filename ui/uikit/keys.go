@@ -9,6 +9,7 @@ import (
 type KeyMap struct {
 	// Global.
 	Quit, Help, NextView, PrevView, Filter, Back key.Binding
+	Command                                      key.Binding
 	Yank, Export, Go, Duplicate, Record          key.Binding
 
 	// Lists.
@@ -46,6 +47,7 @@ func DefaultKeyMap() *KeyMap {
 		PrevView:  bind(k("shift+tab"), "shift+tab", "prev view"),
 		Filter:    bind(k("/"), "/", "filter"),
 		Back:      bind(k("esc"), "esc", "back"),
+		Command:   bind(k(":"), ":", "command"),
 		Yank:      bind(k("y"), "y", "yank…"),
 		Export:    bind(k("e"), "e", "export"),
 		Go:        bind(k("g"), "g", "go to…"),
