@@ -21,14 +21,14 @@ type cmdLine struct {
 }
 
 func newCmdLine() cmdLine {
-	return cmdLine{input: textinput.Model{Prompt: ": ", Placeholder: "command: goto ID, turn KEY, theme NAME, export, q (tab completes)", Limit: 500}}
+	return cmdLine{input: textinput.Model{Prompt: ": ", Placeholder: "command: search TERM, goto ID, turn KEY, theme NAME, export, q (tab completes)", Limit: 500}}
 }
 
 // commandHelp names each command with what it takes; tab completes them.
 var commandHelp = map[string]string{
 	"goto": "goto EVENT_ID: show an event in the detail", "turn": "turn TURN_KEY: show a turn's causal chain",
 	"theme": "theme NAME: " + strings.Join(themes.Names(), ", "), "export": "export: write the current event to a file",
-	"q": "q: quit", "quit": "quit",
+	"q": "q: quit", "quit": "quit", "search": "search TERM: go to the rows that hold TERM (n/N), not filtering them",
 }
 
 func (c *cmdLine) show() {
@@ -110,10 +110,12 @@ func (m *Model) runCommand(line string) tea.Cmd {
 		return uikit.StatusCmd(commandHelp[name], true)
 	case name == "goto":
 		return gotoEvent(m.c.Ctx, m.c.Deps.Reader, arg)
+	case name == "search" || name == "find":
+		return tea.Batch(m.setFocus(viewStream), m.stream.Find(arg))
 	case name == "turn":
 		return tea.Batch(m.setFocus(viewTurns), m.turns.OpenChain(arg))
 	}
-	return uikit.StatusCmd(":"+uikit.Clean(name)+": no such command (goto, turn, theme, export, q)", true)
+	return uikit.StatusCmd(":"+uikit.Clean(name)+": no such command (search, goto, turn, theme, export, q)", true)
 }
 
 // setTheme switches the palette for the rest of the session.

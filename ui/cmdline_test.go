@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"strings"
 	"testing"
 
 	tea "charm.land/bubbletea/v2"
@@ -46,4 +47,32 @@ func TestCommandLine(t *testing.T) {
 	if msg, _ := runCmd(command(t, m, "q"), 0); fmtType(msg) != "tea.QuitMsg" {
 		t.Fatalf(":q: %s", fmtType(msg))
 	}
+}
+
+// :search finds rows without filtering them: n and N go to the next and
+// previous rows that hold the term, which is highlighted.
+func TestSearchWithinTheStream(t *testing.T) {
+	r, a := world(12, testBase)
+	m := newTestModel(t, testDeps(r, a), testOpts(t), 100, 30)
+	settle(t, m, command(t, m, "search turn 1:"))
+	if d := m.stream.Selected(); d == nil || d.EventID != "ev-000005" {
+		t.Fatalf(":search selects %v, want the newest row of turn 1", d)
+	}
+	if m.stream.Rows().Len() != 12 {
+		t.Fatal(":search filtered the rows")
+	}
+	mustContain(t, screen(m), `find "turn 1:"`)
+	press(t, m, "n")
+	if d := m.stream.Selected(); d.EventID != "ev-000004" {
+		t.Fatalf("n went to %s", d.EventID)
+	}
+	press(t, m, "N")
+	if d := m.stream.Selected(); d.EventID != "ev-000005" {
+		t.Fatalf("N went to %s", d.EventID)
+	}
+	if raw := m.View().Content; !strings.Contains(raw, m.c.Styles.Match.Render("turn 1:")) {
+		t.Fatal("the term is not highlighted in the rows")
+	}
+	settle(t, m, command(t, m, "search nothing holds this"))
+	mustContain(t, screen(m), "no row loaded holds")
 }

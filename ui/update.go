@@ -173,6 +173,8 @@ func (m *Model) goBack() tea.Cmd {
 		return m.leaveSimilar()
 	case m.focus != viewStream:
 		return m.setFocus(viewStream)
+	case m.stream.Finding() != "":
+		return m.stream.Find("")
 	case m.filter.applied != "":
 		m.filter.applied = ""
 		return m.applyFilter()

@@ -41,6 +41,7 @@ type Model struct {
 	seeking                    *seek  // a jump looking beyond the loaded rows
 	seen                       int    // documents the tail has brought, filtered or not
 	hscroll                    int    // summary cells scrolled off to the left (←/→)
+	find                       string // the term n and N look for (Find)
 }
 
 // New is the view before its first load (Init).

@@ -45,6 +45,10 @@ func (v *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		return v.resume()
 	case key.Matches(msg, km.Pause):
 		return v.TogglePause()
+	case v.find != "" && key.Matches(msg, km.NextMatch):
+		return v.findFrom(1, 1)
+	case v.find != "" && key.Matches(msg, km.PrevMatch):
+		return v.findFrom(-1, -1)
 	case key.Matches(msg, km.ScrollLeft):
 		v.hscroll = max(0, v.hscroll-scrollStep)
 		return nil

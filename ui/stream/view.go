@@ -2,6 +2,7 @@ package stream
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -58,6 +59,9 @@ func (v *Model) position() string {
 	if v.loadingOlder || v.loadingNewer || v.loadingHead {
 		s += " · loading " + v.c.Spin.View()
 	}
+	if v.find != "" {
+		s += " · find " + strconv.Quote(uikit.Clean(v.find)) + " (n/N, esc ends)"
+	}
 	if v.hscroll > 0 {
 		s += fmt.Sprintf(" · summary from cell %d (←)", v.hscroll+1)
 	}
@@ -73,6 +77,9 @@ func (v *Model) ShortHelp() []key.Binding {
 	bs := []key.Binding{}
 	if v.buf.Len() > 0 {
 		bs = append(bs, km.Move, km.Enter)
+	}
+	if v.find != "" {
+		bs = append(bs, uikit.Binding("n/N", "next/prev found", "n"))
 	}
 	return append(bs, v.PauseKey(), km.Filter)
 }
