@@ -28,8 +28,8 @@ const (
 // layoutStream sizes the columns to the rows shown and the width: type,
 // agent and turn as wide as their widest value (within their bounds),
 // the time wide enough for a date when a row is not today's, and the
-// summary the rest, at least a quarter of the width if the others can
-// shrink that far.
+// summary the rest, at least a fifth of the width (and 16 cells) if the
+// others can shrink that far.
 func layoutStream(w int, rows []*model.IndexDoc, today func(string) bool) streamCols {
 	c := streamCols{time: 8, imp: 4, lat: 6, typ: typFloor, agent: 5, turn: 4}
 	for _, d := range rows {
@@ -53,7 +53,7 @@ func layoutStream(w int, rows []*model.IndexDoc, today func(string) bool) stream
 		c.lat = 0
 	}
 	c.summary = max(0, w-c.used())
-	for c.summary < w/4 && c.shrink() {
+	for c.summary < max(16, w/5) && c.shrink() {
 		c.summary = max(0, w-c.used())
 	}
 	return c
