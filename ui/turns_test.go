@@ -110,3 +110,11 @@ func TestChainAndTurnsReadPlainly(t *testing.T) {
 	mustNotContain(t, screen(m), "observation observation", "action      action", "outcome     outcome")
 	mustContain(t, screen(m), "○ observation")
 }
+
+// A turn that ended before today shows its date and its minute.
+func TestTurnsOlderThanTodayShowTheTime(t *testing.T) {
+	r, a := world(6, testBase.AddDate(0, 0, -3))
+	m := newTestModel(t, testDeps(r, a), testOpts(t), 80, 24)
+	press(t, m, "tab")
+	mustContain(t, screen(m), "05-05 10:00")
+}

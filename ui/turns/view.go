@@ -17,7 +17,7 @@ func (v *Model) View() string {
 		return v.chain.View()
 	}
 	st := v.c.Styles
-	cols := layoutTurns(v.w)
+	cols := layoutTurns(v.w, v.olderShown())
 	var b strings.Builder
 	b.WriteString(st.Table.Head.Render(uikit.Fit(turnsHead(cols), v.w)))
 	now := v.c.Deps.Now()
@@ -61,8 +61,24 @@ func (v *Model) FullHelp() [][]key.Binding {
 // turnCols are the widths of the turn list's columns.
 type turnCols struct{ time, key, session, agent, events, fail, dur, imp int }
 
-func layoutTurns(w int) turnCols {
+// olderShown: a turn on screen ended before today, so the time column
+// needs the date as well as the minute.
+func (v *Model) olderShown() bool {
+	now := v.c.Deps.Now().In(v.c.Opts.Location)
+	from, to := v.cur.Visible(v.buf.Len())
+	for i := from; i < to; i++ {
+		if last := v.buf.Row(i).Last.In(v.c.Opts.Location); !last.IsZero() && last.YearDay() != now.YearDay() || last.Year() != now.Year() {
+			return true
+		}
+	}
+	return false
+}
+
+func layoutTurns(w int, dated bool) turnCols {
 	c := turnCols{time: 8, session: 12, agent: 10, events: 6, fail: 4, dur: 7, imp: 4}
+	if dated && w >= 72 {
+		c.time = 11
+	}
 	if w < 72 {
 		c.session = 0
 	}
