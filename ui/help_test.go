@@ -86,3 +86,14 @@ func TestPipelineEmptyTextFitsTheSession(t *testing.T) {
 		mustNotContain(t, s, c.nots...)
 	}
 }
+
+// Esc after y or g takes the prefix back, without a word.
+func TestEscCancelsAPrefix(t *testing.T) {
+	m, _, _ := recordModel(t, 3)
+	for _, prefix := range []string{"y", "g"} {
+		press(t, m, prefix, "esc")
+		if m.chord != "" || m.status != "" {
+			t.Fatalf("%s esc: chord %q, status %q", prefix, m.chord, m.status)
+		}
+	}
+}

@@ -203,6 +203,9 @@ func (m *Model) applyFilter() tea.Cmd {
 func (m *Model) onChord(msg tea.KeyPressMsg) tea.Cmd {
 	chord := m.chord
 	m.chord = ""
+	if key.Matches(msg, m.c.Keys.Back) {
+		return nil // the prefix taken back
+	}
 	if chord == "y" {
 		return m.yank(msg)
 	}
