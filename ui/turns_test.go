@@ -118,3 +118,11 @@ func TestTurnsOlderThanTodayShowTheTime(t *testing.T) {
 	press(t, m, "tab")
 	mustContain(t, screen(m), "05-05 10:00")
 }
+
+// A turn of one event says "1 event".
+func TestChainOfOneEvent(t *testing.T) {
+	r, a := world(1, testBase)
+	m := newTestModel(t, testDeps(r, a), testOpts(t), 100, 24)
+	press(t, m, "tab", "enter")
+	mustContain(t, screen(m), "· 1 event ·")
+}

@@ -117,7 +117,7 @@ func (v *chainView) View() string {
 	case len(v.docs) == 0:
 		body = []string{st.Muted.Render(" this turn has no events")}
 	default:
-		title += st.Muted.Render(fmt.Sprintf(" · %d events · %s", len(v.docs), chainPhases(v.docs)))
+		title += st.Muted.Render(fmt.Sprintf(" · %s · %s", uikit.Plural(len(v.docs), "event"), chainPhases(v.docs)))
 		from, to := v.cur.Visible(len(v.docs))
 		for i := from; i < to; i++ {
 			body = append(body, v.stepLines(i)...)

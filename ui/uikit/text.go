@@ -108,6 +108,14 @@ func Highlight(s, term string, style lipgloss.Style) string {
 	}
 }
 
+// Plural is n and noun, with an s unless n is one: "1 event", "3 events".
+func Plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
+}
+
 // TruncMiddle cuts s to w cells in its middle: "turn-0004" in 7 is
 // "tu…0004", for values that share a start and differ at the end.
 func TruncMiddle(s string, w int) string {
