@@ -110,7 +110,11 @@ func (m *Model) fullHelp() string {
 	st := m.c.Styles
 	out := st.Title.Render(" Keys · "+viewNames[m.focus]) + "\n\n" + indent(m.helpColumns(groups, m.w-1), 1)
 	if len(chords) > 0 {
-		out += "\n\n" + st.Title.Render(" after y · after g") + "\n\n" + indent(m.helpColumns(chords, m.w-1), 1)
+		title := " after y · after g"
+		if !m.canJump() {
+			title = " after y"
+		}
+		out += "\n\n" + st.Title.Render(title) + "\n\n" + indent(m.helpColumns(chords, m.w-1), 1)
 	}
 	return out
 }

@@ -97,3 +97,12 @@ func TestEscCancelsAPrefix(t *testing.T) {
 		}
 	}
 }
+
+// The help of a turn's chain lists the chain's keys, not the list's.
+func TestChainHelpIsTheChains(t *testing.T) {
+	m, _, _ := recordModel(t, 6)
+	press(t, m, "tab", "enter", "?")
+	s := screen(m)
+	mustContain(t, s, "event detail", "after y")
+	mustNotContain(t, s, "pause/follow", "after g")
+}

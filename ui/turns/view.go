@@ -52,9 +52,12 @@ func (v *Model) ShortHelp() []key.Binding {
 	return []key.Binding{km.Move, open, km.Filter}
 }
 
-// FullHelp: every key of the turns.
+// FullHelp: every key of the turns, or of the chain when one is open.
 func (v *Model) FullHelp() [][]key.Binding {
 	km := v.c.Keys
+	if v.chain.open {
+		return [][]key.Binding{km.ListKeys(), v.chain.ShortHelp()}
+	}
 	return [][]key.Binding{km.ListKeys(), {km.Enter, km.Pause, km.Back, km.Filter}}
 }
 
