@@ -103,3 +103,14 @@ func TestWideCharactersAligned(t *testing.T) {
 		mustContain(t, screen(m), "日本語の説明 🚀") // at 80 the summary has 16 cells
 	}
 }
+
+// A summary's line breaks show as ↵ in the lists, not as \x0a.
+func TestSummaryLineBreaksInLists(t *testing.T) {
+	r, a := world(0, testBase)
+	ev := testEvent(0, testBase)
+	ev.Input.Text = "line one\nline two"
+	r.add(model.NewIndexDoc(ev, 0))
+	m := newTestModel(t, testDeps(r, a), testOpts(t), 100, 24)
+	mustContain(t, screen(m), "line one↵line two")
+	mustNotContain(t, screen(m), `\x0a`)
+}

@@ -41,7 +41,7 @@ func (v *Model) View() string {
 	if v.of == nil {
 		return uikit.PadLines(st.Muted.Render(" Nothing asked yet: S in the detail lists the events nearest to the one shown."), v.w, v.h)
 	}
-	title := st.Title.Render(" Similar to "+uikit.Clean(v.of.EventID)) + st.Muted.Render("  "+uikit.Clean(v.of.Summary))
+	title := st.Title.Render(" Similar to "+uikit.Clean(v.of.EventID)) + st.Muted.Render("  "+uikit.OneLine(v.of.Summary))
 	typW, sumW := 12, max(10, v.w-uikit.GutterW-6-1-12-1-14-3)
 	head := st.Table.Head.Render(uikit.Fit("  score  "+uikit.Fit("type", typW)+" "+uikit.Fit("agent", 14)+" summary", v.w))
 	rows := v.cur.Draw(len(v.rows), func(i int, selected bool) string {
@@ -51,7 +51,7 @@ func (v *Model) View() string {
 			gut = "›"
 		}
 		line := fmt.Sprintf("%s %5.3f  %s %s %s", gut, s.Score, uikit.Fit(uikit.Clean(s.Doc.EventType), typW),
-			uikit.Fit(uikit.Clean(s.Doc.AgentID), 14), uikit.Fit(uikit.Clean(s.Doc.Summary), sumW))
+			uikit.Fit(uikit.Clean(s.Doc.AgentID), 14), uikit.Fit(uikit.OneLine(s.Doc.Summary), sumW))
 		if selected {
 			return st.Selected.Render(line)
 		}

@@ -144,7 +144,7 @@ func (v *Model) streamRow(d *model.IndexDoc, c streamCols, selected bool, now ti
 		// Cut in the middle: turn keys share their start and differ at the end.
 		parts = append(parts, paint(uikit.Fit(uikit.TruncMiddle(uikit.Clean(d.TurnKey()), c.turn), c.turn), st.Muted))
 	}
-	summary := uikit.Fit(scrolled(uikit.Clean(d.Summary), v.hscroll), c.summary)
+	summary := uikit.Fit(scrolled(uikit.OneLine(d.Summary), v.hscroll), c.summary)
 	if v.find != "" && !selected { // the selected row is drawn in one style
 		summary = uikit.Highlight(summary, v.find, st.Match)
 	}

@@ -159,7 +159,7 @@ func (v *chainView) stepLines(i int) []string {
 	if i == v.cur.Sel() {
 		headLine = gut + st.Selected.Render(head) + "  " + st.Muted.Render(uikit.Clean(ts)+"  "+uikit.Clean(d.EventID))
 	}
-	summary := "    " + uikit.Trunc(uikit.Clean(d.Summary), v.w-6)
+	summary := "    " + uikit.Trunc(uikit.OneLine(d.Summary), v.w-6)
 	var facts []string
 	if d.AgentID != "" {
 		facts = append(facts, "agent "+uikit.Clean(d.AgentID))

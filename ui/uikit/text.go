@@ -108,6 +108,12 @@ func Highlight(s, term string, style lipgloss.Style) string {
 	}
 }
 
+// OneLine is text for one line of a list: its line breaks shown as ↵ (as
+// the record form shows them), then cleaned like all event text.
+func OneLine(s string) string { return Clean(lineBreaks.Replace(s)) }
+
+var lineBreaks = strings.NewReplacer("\r\n", "↵", "\n", "↵", "\r", "↵")
+
 // Plural is n and noun, with an s unless n is one: "1 event", "3 events".
 func Plural(n int, noun string) string {
 	if n == 1 {
