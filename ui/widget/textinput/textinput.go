@@ -139,6 +139,9 @@ func (in *Model) View(st *uikit.Styles, w int) string {
 		}
 		return uikit.Clean(string(rs))
 	}
+	if !in.focused { // no cursor to keep in view: the value from its start
+		return st.Accent.Render(in.Prompt) + uikit.Trunc(show(in.val), room)
+	}
 	before := show(in.val[:in.pos])
 	at, after := " ", ""
 	if in.pos < len(in.val) {

@@ -84,3 +84,14 @@ func TestPasteCarriageReturnsAreLineBreaks(t *testing.T) {
 		t.Errorf("one-line field: %q", got)
 	}
 }
+
+// A field without the focus shows the start of a long value, not its end
+// (where the cursor was left).
+func TestBlurredFieldShowsItsStart(t *testing.T) {
+	in := Model{}
+	in.SetValue("Decide how to handle: a long perception of the agent")
+	got := ansi.Strip(in.View(uikit.NewStyles(themes.Dark()), 20))
+	if !strings.HasPrefix(got, "Decide how") {
+		t.Fatalf("blurred field shows %q", got)
+	}
+}
