@@ -106,3 +106,14 @@ func TestChainHelpIsTheChains(t *testing.T) {
 	mustContain(t, s, "event detail", "after y")
 	mustNotContain(t, s, "pause/follow", "after g")
 }
+
+// The full help names each key once.
+func TestHelpNamesAKeyOnce(t *testing.T) {
+	m, _, _ := recordModel(t, 6)
+	for _, keys := range [][]string{{"?"}, {"x", "tab", "?"}} {
+		press(t, m, keys...)
+		if s := screen(m); strings.Count(s, "filter") != 1 || strings.Count(s, "esc ") > 1 {
+			t.Fatalf("a key named twice:\n%s", s)
+		}
+	}
+}

@@ -98,5 +98,5 @@ func (v *Model) PauseKey() key.Binding {
 // FullHelp is every key of the stream, grouped.
 func (v *Model) FullHelp() [][]key.Binding {
 	km := v.c.Keys
-	return [][]key.Binding{km.ListKeys(), {km.Enter, km.Pause, km.Filter, km.ScrollLeft}}
+	return [][]key.Binding{km.ListKeys(), {km.Enter, km.Pause, km.ScrollLeft}} // / is among the global keys
 }

@@ -58,7 +58,7 @@ func (v *Model) FullHelp() [][]key.Binding {
 	if v.chain.open {
 		return [][]key.Binding{km.ListKeys(), v.chain.ShortHelp()}
 	}
-	return [][]key.Binding{km.ListKeys(), {km.Enter, km.Pause, km.Back, km.Filter}}
+	return [][]key.Binding{km.ListKeys(), {km.Enter, km.Pause}} // / and esc are among the global keys
 }
 
 // turnCols are the widths of the turn list's columns.
