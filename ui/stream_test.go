@@ -282,3 +282,10 @@ func TestEmptyStoreNamesTheDataDirectory(t *testing.T) {
 	m := newTestModel(t, d, testOpts(t), 100, 30)
 	mustContain(t, screen(m), "/srv/engram-test", "engram ingest --data /srv/engram-test FILE", "engram demo --data /srv/engram-test")
 }
+
+// One document is "1 doc".
+func TestHeaderCountsOneDoc(t *testing.T) {
+	r, a := world(1, testBase)
+	m := newTestModel(t, testDeps(r, a), testOpts(t), 100, 24)
+	mustContain(t, screen(m), "· 1 doc ·")
+}

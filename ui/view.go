@@ -69,7 +69,11 @@ func (m *Model) header() string {
 	}
 	parts := []string{m.follow()}
 	if m.countKnown {
-		parts = append([]string{uikit.Thousands(m.count) + " docs"}, parts...)
+		docs := uikit.Thousands(m.count) + " docs"
+		if m.count == 1 {
+			docs = "1 doc"
+		}
+		parts = append([]string{docs}, parts...)
 	}
 	where := uikit.Clean(m.c.Deps.Backend)
 	if p := uikit.Clean(m.c.Deps.Profile); p != "" {
