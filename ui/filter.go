@@ -3,11 +3,13 @@ package ui
 import (
 	"errors"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
 
+	"engram/model"
 	"engram/query/expr"
 	"engram/ui/uikit"
 	"engram/ui/widget/textinput"
@@ -22,6 +24,15 @@ type filterBar struct {
 	input   textinput.Model
 	applied string
 	err     error
+
+	// rows are the rows whose values tab completes (the stream's).
+	rows func() []*model.IndexDoc
+	// cands are the completions of the last tab, when several remain.
+	cands []string
+	// history is the expressions applied, oldest first; at is where ↑/↓
+	// are in it (len(history): the one being typed).
+	history []string
+	at      int
 }
 
 func newFilterBar(c *uikit.Common) filterBar {
@@ -29,7 +40,7 @@ func newFilterBar(c *uikit.Common) filterBar {
 }
 
 func (f *filterBar) show() {
-	f.open = true
+	f.open, f.cands, f.at = true, nil, len(f.history)
 	f.input.SetValue(f.applied)
 	f.input.Focus()
 	f.check()
@@ -66,13 +77,49 @@ func (f *filterBar) update(msg tea.Msg) (apply bool) {
 			}
 			f.open = false
 			f.applied = strings.TrimSpace(f.input.Value())
+			f.remember(f.applied)
 			return true
+		case "tab":
+			var rows []*model.IndexDoc
+			if f.rows != nil {
+				rows = f.rows()
+			}
+			var done string
+			done, f.cands = completeWord(f.input.Value(), rows)
+			f.input.SetValue(done)
+			f.check()
+			return false
+		case "up", "down":
+			f.recall(map[string]int{"up": -1, "down": 1}[k.String()])
+			return false
 		}
 	}
+	f.cands = nil
 	if f.input.Update(msg) {
 		f.check()
 	}
 	return false
+}
+
+// remember adds an applied expression to the history (once, newest last).
+func (f *filterBar) remember(expr string) {
+	if expr == "" {
+		return
+	}
+	f.history = append(slices.DeleteFunc(f.history, func(h string) bool { return h == expr }), expr)
+}
+
+// recall shows the expression applied delta steps back (-1) or on (+1),
+// skipping the one already shown.
+func (f *filterBar) recall(delta int) {
+	for at := f.at + delta; at >= 0 && at < len(f.history); at += delta {
+		if f.history[at] != f.input.Value() {
+			f.at = at
+			f.input.SetValue(f.history[at])
+			f.check()
+			return
+		}
+	}
 }
 
 // view is the bar's lines: the input, then the hint or the error, which
@@ -80,8 +127,11 @@ func (f *filterBar) update(msg tea.Msg) (apply bool) {
 func (f *filterBar) view(w int) []string {
 	st := f.c.Styles
 	line := f.input.View(st, w)
+	if f.err == nil && len(f.cands) > 0 {
+		return []string{line, st.Muted.Render(uikit.Fit(" "+uikit.Clean(strings.Join(f.cands, "  ")), w))}
+	}
 	if f.err == nil {
-		return []string{line, st.Muted.Render(uikit.Fit(" enter apply · esc cancel · empty shows everything", w))}
+		return []string{line, st.Muted.Render(uikit.Fit(" enter apply · esc cancel · tab completes · ↑/↓ earlier filters", w))}
 	}
 	msg := uikit.ErrorText(f.err)
 	var syn *expr.SyntaxError

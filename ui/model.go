@@ -100,6 +100,7 @@ func New(deps Deps, opts Options) *Model {
 	m.pipeline = pipeline.New(c)
 	m.similar = similar.New(c)
 	m.filter = newFilterBar(c)
+	m.filter.rows = m.shownRows
 	m.cmdLine = newCmdLine()
 	m.help = help.New()
 	m.help.Styles = c.Styles.Help
