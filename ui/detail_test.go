@@ -212,3 +212,17 @@ func TestDetailStartsAfreshPerEvent(t *testing.T) {
 		t.Fatalf("another event opened on line %d, want its top", c)
 	}
 }
+
+// The archive line keeps the size when the key is too long for the width.
+func TestArchiveLineKeepsTheSize(t *testing.T) {
+	r, a := world(0, testBase)
+	ev := testEvent(0, testBase)
+	ev.EventID = "01a23196-a29d-72ec-a92a-7eb244106c80"
+	ev.ObjectStorageKey, _ = model.ArchiveKey(ev.EventID, ev.Timestamp)
+	body, _ := ev.ArchiveJSON()
+	a.put(ev.ObjectStorageKey, body)
+	r.add(model.NewIndexDoc(ev, 0))
+	m := newTestModel(t, testDeps(r, a), testOpts(t), 80, 24)
+	press(t, m, "enter")
+	mustContain(t, screen(m), "✓ archived · ", " bytes")
+}

@@ -91,6 +91,9 @@ func (v *Model) archiveLine() string {
 		return " " + st.Error.Render("✗ archive: "+uikit.ErrorText(v.archErr)) + st.Muted.Render(" · r refetch")
 	case v.arch != nil:
 		s := fmt.Sprintf("✓ archive %s · %s bytes", key, uikit.Thousands(v.arch.Size))
+		if uikit.Width(s)+1 > v.w { // the key is long: y k copies it, the size is the news
+			s = fmt.Sprintf("✓ archived · %s bytes", uikit.Thousands(v.arch.Size))
+		}
 		if v.side {
 			s += " · " + st.JSON.Marker.Render("+") + st.Muted.Render(" only in the archive")
 		}
