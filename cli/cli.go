@@ -65,6 +65,8 @@ func commands() []command {
 			runProduce, func(e *env) *flag.FlagSet { fs, _ := produceFlags(e); return fs }},
 		{"kafka", "create-topics [flags]", "create the configured Kafka topics with the source system's partitions and retention (never done otherwise)",
 			runKafka, func(e *env) *flag.FlagSet { fs, _ := kafkaFlags(e); return fs }},
+		{"version", "", "print engram's version (also: engram --version)", runVersion, nil},
+		{"completion", "bash|zsh|fish", "print a shell completion script for engram's commands and flags", runCompletion, nil},
 		{"help", "[COMMAND]", "describe engram's commands and their flags", runHelp, nil},
 	}
 }
@@ -89,6 +91,9 @@ func run(ctx context.Context, e *env, args []string) int {
 	}
 	if len(args) > 0 && name == "ui" && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help") {
 		name, args = "help", nil
+	}
+	if len(args) > 0 && name == "ui" && (args[0] == "--version" || args[0] == "-version") {
+		name, args = "version", args[1:]
 	}
 	for _, c := range commands() {
 		if c.name == name {

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"math/rand/v2"
@@ -138,11 +139,34 @@ func simulateAgent(ctx context.Context, st *backends, firstTurn int) {
 		case <-time.After(time.Second + time.Duration(rnd.IntN(1000))*time.Millisecond):
 		}
 		for _, ev := range g.Turn() {
+			// Each event is ingested when it happens: the action after the
+			// agent thought, the outcome once the call took its latency.
+			if !sleepUntil(ctx, eventTime(ev)) {
+				return
+			}
 			items := make(chan ingest.Item, 1)
 			items <- ingest.Item{Src: ingest.Source{File: "simulated agent"}, Data: ev}
 			close(items)
 			p.Run(ctx, items, nil)
-			time.Sleep(time.Duration(100+rnd.IntN(400)) * time.Millisecond)
 		}
+	}
+}
+
+// eventTime is a generated event's timestamp (zero if it has none).
+func eventTime(ev []byte) time.Time {
+	var head struct {
+		Timestamp time.Time `json:"timestamp"`
+	}
+	json.Unmarshal(ev, &head)
+	return head.Timestamp
+}
+
+// sleepUntil waits for t, at most ten seconds; false when ctx ends first.
+func sleepUntil(ctx context.Context, t time.Time) bool {
+	select {
+	case <-ctx.Done():
+		return false
+	case <-time.After(min(time.Until(t), 10*time.Second)):
+		return true
 	}
 }

@@ -27,6 +27,7 @@ type reporter struct {
 	trace   bool
 	rejects *publish.Rejects
 	tty     bool
+	colour  bool // the bar may be coloured: a terminal, and no NO_COLOR
 
 	mu        sync.Mutex // serialises writes to stderr and stdout
 	finished  atomic.Int64
@@ -82,6 +83,7 @@ func newReporter(e *env, trace bool, rejects *publish.Rejects) *reporter {
 	if f, ok := e.stderr.(*os.File); ok {
 		r.tty = term.IsTerminal(f.Fd())
 	}
+	r.colour = r.tty && e.getenv("NO_COLOR") == ""
 	return r
 }
 
@@ -241,7 +243,10 @@ func (r *reporter) drawProgress(bar *progress.Model) {
 		frac = min(1, float64(read)/float64(total))
 		if frac > 0 {
 			eta := time.Duration(float64(elapsed) * (1 - frac) / frac)
-			line = fmt.Sprintf("%s %3.0f%%  %s  ETA %s", bar.ViewAs(frac), 100*frac, line, eta.Round(time.Second))
+			line = fmt.Sprintf("%3.0f%%  %s  ETA %s", 100*frac, line, eta.Round(time.Second))
+			if r.tty { // plain lines (a pipe, a file) go without the bar
+				line = r.barView(bar, frac) + " " + line
+			}
 		}
 	}
 	r.mu.Lock()
@@ -253,6 +258,17 @@ func (r *reporter) drawProgress(bar *progress.Model) {
 	} else {
 		fmt.Fprintln(r.e.stderr, "progress: "+line)
 	}
+}
+
+// barView is the bar at frac: coloured, or in plain characters when
+// colour is off.
+func (r *reporter) barView(bar *progress.Model, frac float64) string {
+	if r.colour {
+		return bar.ViewAs(frac)
+	}
+	const w = 30
+	n := int(frac*w + 0.5)
+	return strings.Repeat("█", n) + strings.Repeat("░", w-n)
 }
 
 // clearBar erases the progress line so other output starts at column 0.

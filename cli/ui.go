@@ -23,6 +23,7 @@ type uiOpts struct {
 	follow   fileList
 	buffer   int
 	demo     bool
+	mouse    bool
 }
 
 // fileList is a repeatable flag.
@@ -39,6 +40,7 @@ func uiFlags(e *env) (*flag.FlagSet, *uiOpts) {
 	fs.StringVar(&o.theme, "theme", "", "colour theme: "+strings.Join(themes.Names(), ", ")+" (default: from the terminal's background; NO_COLOR turns colour off)")
 	fs.Var(&o.follow, "follow", "ingest the lines appended to this JSON-lines `FILE` as they come (repeatable)")
 	fs.IntVar(&o.buffer, "buffer", 10000, "stream rows held in memory; older ones are read again from the index when scrolled to")
+	fs.BoolVar(&o.mouse, "mouse", false, "capture the mouse: the wheel scrolls, a click selects a row or a tab (the terminal's own text selection then needs shift)")
 	fs.BoolVar(&o.demo, "demo", false, "open on a fresh temporary demo data set, with a simulated agent adding a turn every second or two")
 	return fs, o
 }
@@ -75,7 +77,7 @@ func runUI(ctx context.Context, e *env, args []string) error {
 	deps, closeAll := openUIDeps(ctx, o, fs, e)
 	defer closeAll()
 	return ui.Run(ctx, deps, ui.Options{
-		ReadOnly: o.readonly, Theme: o.theme, NoColor: e.getenv("NO_COLOR") != "",
+		ReadOnly: o.readonly, Demo: o.demo, Mouse: o.mouse, Theme: o.theme, NoColor: e.getenv("NO_COLOR") != "",
 		Follow: o.follow, BufferRows: o.buffer, In: e.stdin, Out: e.stdout,
 	})
 }
@@ -108,6 +110,7 @@ func openUIDeps(ctx context.Context, o *uiOpts, fs *flag.FlagSet, e *env) (ui.De
 	}
 	d.Backend = conf.get("index") + " + " + conf.get("archive")
 	d.TraceURL = conf.get("trace.url")
+	d.DataDir = dataDir(conf.get("data"), e.getenv)
 	if conf.profile != "" {
 		d.Profile = conf.profile
 	}
@@ -125,7 +128,8 @@ func openUIDeps(ctx context.Context, o *uiOpts, fs *flag.FlagSet, e *env) (ui.De
 		d.Archive = st.archive
 		cfg := st.pipeline()
 		cfg.Transient = transient
-		d.Recorder = tracedRecorder{ui.PipelineRecorder{Config: cfg}, st.tel}
+		d.Recorder = newRejectingRecorder(tracedRecorder{ui.PipelineRecorder{Config: cfg}, st.tel}, d.DataDir)
+		closers = append(closers, d.Recorder.(rejectingRecorder).rejects.Close)
 	}
 	r, err := openReader(&queryOpts{common: o.common}, fs, e)
 	if err != nil {

@@ -154,7 +154,7 @@ func TestFollowFile(t *testing.T) {
 	}
 	mustContain(t, screen(m), "1 of 2 lines not ingested")
 	send(t, m, stream.TickMsg{})
-	press(t, m, "tab", "tab", "tab", "tab")
+	press(t, m, "tab", "tab", "tab") // Tab skips the Record form
 	s := screen(m)
 	mustContain(t, s, "rejected", "events.jsonl:4")
 	if !strings.Contains(strings.Split(s, "\n")[1], "rejected") {
@@ -231,4 +231,30 @@ func TestJumpSeeksBeyondLoadedRows(t *testing.T) {
 		t.Fatalf("a failed seek moved the selection to %s", got)
 	}
 	mustContain(t, screen(m), "no row shares it within")
+}
+
+// y j says which JSON it copied; e names the file in full and never
+// writes over an earlier export.
+func TestCopyAndExportSayWhat(t *testing.T) {
+	r, a := world(5, testBase)
+	d := testDeps(r, a)
+	d.Recorder = recorderFor(r, a)
+	o := testOpts(t)
+	o.ExportDir = "." // relative, as the default (the working directory) is
+	t.Chdir(t.TempDir())
+	m := newTestModel(t, d, o, 120, 24)
+	press(t, m, "y", "j")
+	mustContain(t, screen(m), "copied the index document")
+	press(t, m, "enter", "y", "j")
+	mustContain(t, screen(m), "copied the archived event")
+	press(t, m, "e")
+	wd, _ := os.Getwd()
+	first := filepath.Join(wd, "engram-ev-000004.json")
+	mustContain(t, joined(screen(m)), "exported "+first)
+	os.WriteFile(first, []byte("mine"), 0o644)
+	press(t, m, "e")
+	if b, _ := os.ReadFile(first); string(b) != "mine" {
+		t.Fatal("a second e wrote over the first export")
+	}
+	mustContain(t, joined(screen(m)), "exported "+filepath.Join(wd, "engram-ev-000004-2.json"))
 }

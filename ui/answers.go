@@ -26,6 +26,13 @@ func (m *Model) onAnswer(msg tea.Msg) tea.Cmd {
 		return m.listen()
 	case record.DoneMsg:
 		return m.onRecorded(msg)
+	case gotMsg:
+		return m.onGot(msg)
+	case copyMsg:
+		if msg.err != nil {
+			return uikit.StatusCmd("the copy holds only what the index has: "+uikit.ErrorText(msg.err), true)
+		}
+		m.record.CopyArchived(msg.id, msg.body)
 	case followTickMsg:
 		return m.followTick()
 	case followedMsg:
@@ -56,8 +63,17 @@ func (m *Model) onAnswer(msg tea.Msg) tea.Cmd {
 // the answers of its own commands and ignores the rest. The turns take
 // the stream's expression once the stream has shown that it works.
 func (m *Model) toViews(msg tea.Msg) tea.Cmd {
-	cmd := tea.Batch(m.stream.Update(msg), m.detail.Update(msg), m.turns.Update(msg))
-	return tea.Batch(cmd, m.turns.SetFilter(m.stream.Shown(), m.stream.Seen()))
+	cmd := tea.Batch(m.stream.Update(msg), m.detail.Update(msg), m.turns.Update(msg), m.similar.Update(msg))
+	return tea.Batch(cmd, m.turns.SetFilter(m.stream.Shown(), m.stream.Seen()), m.followTurns())
+}
+
+// followTurns reloads the turns shown when the tail brought documents and
+// the stream follows: the header's "● following" holds for them too.
+func (m *Model) followTurns() tea.Cmd {
+	if m.focus != viewTurns || !m.stream.Following() {
+		return nil
+	}
+	return m.turns.Shown(m.stream.Seen())
 }
 
 func (m *Model) onRecorded(msg record.DoneMsg) tea.Cmd {
@@ -93,10 +109,18 @@ func (m *Model) onFollowed(msg followedMsg) tea.Cmd {
 		f.busy = false
 		f.File = msg.at // on an error, past a skipped line, else unchanged
 		if msg.err != nil {
-			return uikit.StatusCmd("following "+uikit.Clean(f.Name)+": "+uikit.ErrorText(msg.err), true)
+			f.failing = followError(f.Name, msg.err)
+			return uikit.StatusCmd(f.failing, true)
 		}
+		if f.failing != "" && m.status == f.failing {
+			m.status, m.statusErr = "", false // the file is back: the error no longer holds
+		}
+		f.failing = ""
 		if bad := msg.sum.Rejected + msg.sum.Failed; bad > 0 {
 			return uikit.StatusCmd(fmt.Sprintf("following %s: %d of %d lines not ingested (see Pipeline)", uikit.Clean(f.Name), bad, msg.sum.Total()), true)
+		}
+		if msg.at.Replaced {
+			return uikit.StatusCmd("following "+uikit.Clean(f.Name)+": it was replaced, so it was read again from its start (events already indexed count as duplicates)", false)
 		}
 	}
 	return nil

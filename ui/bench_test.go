@@ -277,3 +277,6 @@ func TestKeyLatencyMillionDocsSQLite(t *testing.T) {
 		uikit.Thousands(m.count), len(times), times[len(times)/2], p99, times[len(times)-1],
 		len(loads), loads[len(loads)/2], loads[len(loads)-1])
 }
+
+// Similar is never called by the benchmarks.
+func (s synthReader) Similar(context.Context, string, int) ([]query.Scored, error) { return nil, nil }

@@ -2,9 +2,12 @@ package ui
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
@@ -31,15 +34,45 @@ func listen(ctx context.Context, ch <-chan tea.Msg) tea.Cmd {
 	}
 }
 
-// exportFile is the predictable name `e` writes: engram-<eventId>.json.
-func exportFile(dir, eventID string) string {
+// exportFile is the predictable name `e` writes: engram-<eventId>.json,
+// or engram-<eventId>-N.json for the Nth export of the same event.
+func exportFile(dir, eventID string, n int) string {
 	safe := strings.Map(func(r rune) rune {
 		if r == '/' || r == '\\' || r < 0x20 || r == 0x7f {
 			return '_'
 		}
 		return r
 	}, eventID)
+	if n > 1 {
+		safe += "-" + strconv.Itoa(n)
+	}
 	return filepath.Join(dir, "engram-"+safe+".json")
+}
+
+// writeNew writes out to the first of the export names not taken, never
+// over an earlier export; it returns the absolute path written.
+func writeNew(dir, eventID string, out []byte) (string, error) {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	for n := 1; n <= 1000; n++ {
+		path := exportFile(dir, eventID, n)
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return "", err
+		}
+		if _, err = f.Write(out); err == nil {
+			err = f.Close()
+		} else {
+			f.Close()
+		}
+		return path, err
+	}
+	return "", fmt.Errorf("1000 exports of %s are already in %s", eventID, dir)
 }
 
 // export writes what `engram show` prints for doc: its index document and
@@ -50,8 +83,8 @@ func export(ctx context.Context, ar ingest.ArchiveReader, doc *model.IndexDoc, d
 		if out == nil {
 			return uikit.StatusMsg{Text: "export: " + archErr.Error(), Err: true}
 		}
-		path := exportFile(dir, doc.EventID)
-		if err := os.WriteFile(path, out, 0o644); err != nil {
+		path, err := writeNew(dir, doc.EventID, out)
+		if err != nil {
 			return uikit.StatusMsg{Text: "export: " + err.Error(), Err: true}
 		}
 		note := ""
@@ -59,5 +92,26 @@ func export(ctx context.Context, ar ingest.ArchiveReader, doc *model.IndexDoc, d
 			note = " (index document only: " + archErr.Error() + ")"
 		}
 		return uikit.StatusMsg{Text: fmt.Sprintf("exported %s%s", path, note)}
+	}
+}
+
+// copyMsg is the archived event of a duplicate opened without it.
+type copyMsg struct {
+	id   string
+	body []byte
+	err  error
+}
+
+// fetchCopy reads the archived event a duplicate is made of.
+func fetchCopy(ctx context.Context, ar ingest.ArchiveReader, doc *model.IndexDoc, limit int64) tea.Cmd {
+	return func() tea.Msg {
+		a, err := query.FetchArchive(ctx, ar, doc, limit)
+		if err == nil && a.Truncated {
+			err = fmt.Errorf("the archived event is over %d bytes", limit)
+		}
+		if err != nil {
+			return copyMsg{id: doc.EventID, err: err}
+		}
+		return copyMsg{id: doc.EventID, body: a.Body}
 	}
 }

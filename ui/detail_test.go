@@ -190,3 +190,39 @@ func TestDetailWrapsLongStrings(t *testing.T) {
 	}
 	mustContain(t, screen(m), "日本語のテキストも折り返す")
 }
+
+// The detail carries no state from one event to the next: the search is
+// the event's own (and counts in side by side), and another event opens
+// at its top.
+func TestDetailStartsAfreshPerEvent(t *testing.T) {
+	r, a := world(9, testBase)
+	m := newTestModel(t, testDeps(r, a), testOpts(t), 100, 30)
+	press(t, m, "down", "enter", "/")
+	typeText(t, m, "disk")
+	press(t, m, "enter", "s")
+	mustNotContain(t, screen(m), "no match")
+	mustContain(t, screen(m), "search disk")
+	press(t, m, "s", "down", "down", "down", "down", "down", "]")
+	mustNotContain(t, screen(m), "search disk")
+	if c := m.detail.Panes()[0].Cursor(); c != 0 {
+		t.Fatalf("] opened the next event on line %d, want its top", c)
+	}
+	press(t, m, "down", "down", "down", "esc", "down", "enter")
+	if c := m.detail.Panes()[0].Cursor(); c != 0 {
+		t.Fatalf("another event opened on line %d, want its top", c)
+	}
+}
+
+// The archive line keeps the size when the key is too long for the width.
+func TestArchiveLineKeepsTheSize(t *testing.T) {
+	r, a := world(0, testBase)
+	ev := testEvent(0, testBase)
+	ev.EventID = "01a23196-a29d-72ec-a92a-7eb244106c80"
+	ev.ObjectStorageKey, _ = model.ArchiveKey(ev.EventID, ev.Timestamp)
+	body, _ := ev.ArchiveJSON()
+	a.put(ev.ObjectStorageKey, body)
+	r.add(model.NewIndexDoc(ev, 0))
+	m := newTestModel(t, testDeps(r, a), testOpts(t), 80, 24)
+	press(t, m, "enter")
+	mustContain(t, screen(m), "✓ archived · ", " bytes")
+}

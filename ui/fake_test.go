@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"strconv"
@@ -355,4 +356,36 @@ func world(n int, base time.Time) (*memReader, *memArchive) {
 		r.add(model.NewIndexDoc(ev, 0))
 	}
 	return r, a
+}
+
+// Similar ranks every document by the cosine of its embedding to id's.
+func (r *memReader) Similar(_ context.Context, id string, k int) ([]query.Scored, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var of *model.IndexDoc
+	for _, d := range r.docs {
+		if d.EventID == id {
+			of = d
+		}
+	}
+	if of == nil {
+		return nil, fmt.Errorf("no event %q", id)
+	}
+	out := make([]query.Scored, 0, len(r.docs))
+	for _, d := range r.docs {
+		out = append(out, query.Scored{Doc: d, Score: cosine(of.Embedding, d.Embedding)})
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Score > out[j].Score })
+	return out[:min(k, len(out))], nil
+}
+
+func cosine(a, b []float64) float64 {
+	var ab, aa, bb float64
+	for i := range min(len(a), len(b)) {
+		ab, aa, bb = ab+a[i]*b[i], aa+a[i]*a[i], bb+b[i]*b[i]
+	}
+	if aa == 0 || bb == 0 {
+		return 0
+	}
+	return ab / math.Sqrt(aa*bb)
 }

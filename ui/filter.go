@@ -3,11 +3,13 @@ package ui
 import (
 	"errors"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
 
+	"engram/model"
 	"engram/query/expr"
 	"engram/ui/uikit"
 	"engram/ui/widget/textinput"
@@ -22,6 +24,15 @@ type filterBar struct {
 	input   textinput.Model
 	applied string
 	err     error
+
+	// rows are the rows whose values tab completes (the stream's).
+	rows func() []*model.IndexDoc
+	// cands are the completions of the last tab, when several remain.
+	cands []string
+	// history is the expressions applied, oldest first; at is where ↑/↓
+	// are in it (len(history): the one being typed).
+	history []string
+	at      int
 }
 
 func newFilterBar(c *uikit.Common) filterBar {
@@ -29,7 +40,7 @@ func newFilterBar(c *uikit.Common) filterBar {
 }
 
 func (f *filterBar) show() {
-	f.open = true
+	f.open, f.cands, f.at = true, nil, len(f.history)
 	f.input.SetValue(f.applied)
 	f.input.Focus()
 	f.check()
@@ -66,21 +77,61 @@ func (f *filterBar) update(msg tea.Msg) (apply bool) {
 			}
 			f.open = false
 			f.applied = strings.TrimSpace(f.input.Value())
+			f.remember(f.applied)
 			return true
+		case "tab":
+			var rows []*model.IndexDoc
+			if f.rows != nil {
+				rows = f.rows()
+			}
+			var done string
+			done, f.cands = completeWord(f.input.Value(), rows)
+			f.input.SetValue(done)
+			f.check()
+			return false
+		case "up", "down":
+			f.recall(map[string]int{"up": -1, "down": 1}[k.String()])
+			return false
 		}
 	}
+	f.cands = nil
 	if f.input.Update(msg) {
 		f.check()
 	}
 	return false
 }
 
-// view is the bar's two lines.
-func (f *filterBar) view(w int) (string, string) {
+// remember adds an applied expression to the history (once, newest last).
+func (f *filterBar) remember(expr string) {
+	if expr == "" {
+		return
+	}
+	f.history = append(slices.DeleteFunc(f.history, func(h string) bool { return h == expr }), expr)
+}
+
+// recall shows the expression applied delta steps back (-1) or on (+1),
+// skipping the one already shown.
+func (f *filterBar) recall(delta int) {
+	for at := f.at + delta; at >= 0 && at < len(f.history); at += delta {
+		if f.history[at] != f.input.Value() {
+			f.at = at
+			f.input.SetValue(f.history[at])
+			f.check()
+			return
+		}
+	}
+}
+
+// view is the bar's lines: the input, then the hint or the error, which
+// wraps (a list of known fields is long).
+func (f *filterBar) view(w int) []string {
 	st := f.c.Styles
 	line := f.input.View(st, w)
+	if f.err == nil && len(f.cands) > 0 {
+		return []string{line, st.Muted.Render(uikit.Fit(" "+uikit.Clean(strings.Join(f.cands, "  ")), w))}
+	}
 	if f.err == nil {
-		return line, st.Muted.Render(uikit.Fit(" enter apply · esc cancel · empty shows everything", w))
+		return []string{line, st.Muted.Render(uikit.Fit(" enter apply · esc cancel · tab completes · ↑/↓ earlier filters", w))}
 	}
 	msg := uikit.ErrorText(f.err)
 	var syn *expr.SyntaxError
@@ -91,9 +142,22 @@ func (f *filterBar) view(w int) (string, string) {
 		// The caret sits under the column, counted in cells of the input.
 		pad := uikit.Width(f.input.Prompt) + cellsBefore(f.input.Value(), col-1)
 		caret := strings.Repeat(" ", max(0, min(pad, w-2))) + "^"
-		return line, st.Error.Render(uikit.Fit(caret+" column "+strconv.Itoa(col)+": "+msg, w))
+		msg = "column " + strconv.Itoa(col) + ": " + msg
+		if uikit.Width(caret)+1+uikit.Width(msg) > w { // the text under the caret, from the left
+			return append([]string{line, st.Error.Render(caret)}, errorLines(st, msg, w)...)
+		}
+		return []string{line, st.Error.Render(caret + " " + msg)}
 	}
-	return line, st.Error.Render(uikit.Fit(" "+msg, w))
+	return append([]string{line}, errorLines(st, msg, w)...)
+}
+
+// errorLines wraps an error to w cells, each line styled and indented.
+func errorLines(st *uikit.Styles, msg string, w int) []string {
+	var out []string
+	for _, l := range uikit.WrapText(msg, max(10, w-2)) {
+		out = append(out, st.Error.Render(" "+l))
+	}
+	return out
 }
 
 // errorColumn finds the 1-based column (in characters) a filter error

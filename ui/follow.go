@@ -2,6 +2,8 @@ package ui
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -13,7 +15,17 @@ import (
 // follower is one followed file and whether a round on it is running.
 type follower struct {
 	follow.File
-	busy bool
+	busy    bool
+	failing string // the status its last round failed with
+}
+
+// followError names the file once: a path error's own text repeats it.
+func followError(name string, err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) && pe.Path == name {
+		err = pe.Err
+	}
+	return "following " + uikit.Clean(name) + ": " + uikit.ErrorText(err)
 }
 
 // followRound reads the new complete lines of f and runs them through the

@@ -141,6 +141,7 @@ func keyMsg(s string) tea.KeyPressMsg {
 		"pgdown": {Code: tea.KeyPgDown}, "home": {Code: tea.KeyHome}, "end": {Code: tea.KeyEnd},
 		"backspace": {Code: tea.KeyBackspace}, "space": {Code: tea.KeySpace, Text: " "},
 		"ctrl+s": {Code: 's', Mod: tea.ModCtrl}, "ctrl+c": {Code: 'c', Mod: tea.ModCtrl},
+		"ctrl+d": {Code: 'd', Mod: tea.ModCtrl}, "ctrl+u": {Code: 'u', Mod: tea.ModCtrl},
 	}
 	if k, ok := special[s]; ok {
 		return tea.KeyPressMsg(k)

@@ -12,6 +12,7 @@ import (
 	"engram/ui/detail"
 	"engram/ui/pipeline"
 	"engram/ui/record"
+	"engram/ui/similar"
 	"engram/ui/stream"
 	"engram/ui/turns"
 	"engram/ui/uikit"
@@ -26,10 +27,11 @@ const (
 	viewDetail
 	viewRecord
 	viewPipeline
+	viewSimilar
 	numViews
 )
 
-var viewNames = [numViews]string{"Stream", "Turns", "Detail", "Record", "Pipeline"}
+var viewNames = [numViews]string{"Stream", "Turns", "Detail", "Record", "Pipeline", "Similar"}
 
 // view is what every child view provides. Only the root builds the
 // tea.View and owns the alt screen, the mouse and the window title.
@@ -55,8 +57,15 @@ type Model struct {
 	detail   *detail.Model
 	record   *record.Model
 	pipeline *pipeline.Model
+	similar  *similar.Model
 	filter   filterBar
+	cmdLine  cmdLine
 	help     help.Model
+
+	// simBack and simNav are where the detail was opened from when S
+	// listed its event's neighbours: Esc from the list goes back there.
+	simBack viewID
+	simNav  uikit.Navigator
 
 	showHelp  bool
 	chord     string // "y" or "g" while the second key is awaited
@@ -89,7 +98,10 @@ func New(deps Deps, opts Options) *Model {
 	m.detail = detail.New(c)
 	m.record = record.New(c, m.events)
 	m.pipeline = pipeline.New(c)
+	m.similar = similar.New(c)
 	m.filter = newFilterBar(c)
+	m.filter.rows = m.shownRows
+	m.cmdLine = newCmdLine()
 	m.help = help.New()
 	m.help.Styles = c.Styles.Help
 	if !c.CanWrite() {
@@ -161,6 +173,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		cmd = m.onPaste(msg)
 	case tea.MouseWheelMsg:
 		cmd = m.focused().Update(msg)
+	case tea.MouseClickMsg:
+		cmd = m.onClick(msg)
 	case spinner.TickMsg:
 		cmd = m.onSpin(msg)
 	default:
@@ -180,6 +194,8 @@ func (m *Model) focused() view {
 		return m.record
 	case viewPipeline:
 		return m.pipeline
+	case viewSimilar:
+		return m.similar
 	}
 	return m.stream
 }
@@ -189,7 +205,7 @@ func (m *Model) focused() view {
 func (m *Model) resize(w, h int) {
 	m.w, m.h = w, h
 	bw, bh := w, max(1, h-3)
-	for _, v := range []view{m.stream, m.turns, m.detail, m.record, m.pipeline} {
+	for _, v := range []view{m.stream, m.turns, m.detail, m.record, m.pipeline, m.similar} {
 		v.SetSize(bw, bh)
 	}
 	m.help.SetWidth(w)
@@ -197,7 +213,7 @@ func (m *Model) resize(w, h int) {
 
 // busy: something is loading, so the spinner turns.
 func (m *Model) busy() bool {
-	return m.stream.Busy() || m.detail.Busy() || m.turns.Busy() || m.record.Busy() || m.pipeline.Busy()
+	return m.stream.Busy() || m.detail.Busy() || m.turns.Busy() || m.record.Busy() || m.pipeline.Busy() || m.similar.Busy()
 }
 
 // listen waits for the next stage or trace of this process's pipelines.
@@ -232,7 +248,11 @@ func (m *Model) views() []viewID {
 	if m.c.CanWrite() {
 		ids = append(ids, viewRecord)
 	}
-	return append(ids, viewPipeline)
+	ids = append(ids, viewPipeline)
+	if m.similar.Of() != nil { // once S has asked for one
+		ids = append(ids, viewSimilar)
+	}
+	return ids
 }
 
 // setFocus shows another view, telling the ones that care.
@@ -253,8 +273,15 @@ func (m *Model) setFocus(id viewID) tea.Cmd {
 	return nil
 }
 
+// cycle moves Tab's way through the views but the Record form: there Tab
+// is the next field, so the form is opened with R and left with Esc.
 func (m *Model) cycle(delta int) tea.Cmd {
-	ids := m.views()
+	var ids []viewID
+	for _, id := range m.views() {
+		if id != viewRecord || m.focus == viewRecord {
+			ids = append(ids, id)
+		}
+	}
 	at := 0
 	for i, id := range ids {
 		if id == m.focus {

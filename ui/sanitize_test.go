@@ -64,12 +64,12 @@ func TestNoRawEscapesReachTheTerminal(t *testing.T) {
 	snap()
 	snap("enter") // applied: the position lines show the filter
 	snap("tab")   // the turns under it
-	snap("tab", "tab", "tab", "tab", "esc")
+	snap("tab", "tab", "tab", "esc")
 	send(t, m, uikit.StatusMsg{Text: "failed: " + hostile, Err: true})
 	frames = append(frames, m.View().Content)
 	send(t, m, uikit.PipeMsg{Run: 9, Trace: &ingest.Trace{Seq: 1, EventID: hostile, Src: ingest.Source{File: hostile, Line: 1},
 		Outcome: ingest.OutcomeFailed, Err: errors.New(hostile)}})
-	snap("tab", "tab", "tab", "tab")
+	snap("tab", "tab", "tab")
 	snap("R")
 	send(t, m, tea.PasteMsg{Content: hostile})
 	frames = append(frames, m.View().Content)
@@ -100,6 +100,17 @@ func TestWideCharactersAligned(t *testing.T) {
 				t.Fatalf("at %d columns line %d is %d cells: %q", w, i, got, l)
 			}
 		}
-		mustContain(t, screen(m), "日本語の説明 🚀🚀")
+		mustContain(t, screen(m), "日本語の説明 🚀") // at 80 the summary has 16 cells
 	}
+}
+
+// A summary's line breaks show as ↵ in the lists, not as \x0a.
+func TestSummaryLineBreaksInLists(t *testing.T) {
+	r, a := world(0, testBase)
+	ev := testEvent(0, testBase)
+	ev.Input.Text = "line one\nline two"
+	r.add(model.NewIndexDoc(ev, 0))
+	m := newTestModel(t, testDeps(r, a), testOpts(t), 100, 24)
+	mustContain(t, screen(m), "line one↵line two")
+	mustNotContain(t, screen(m), `\x0a`)
 }

@@ -273,3 +273,49 @@ func TestNarrowWindows(t *testing.T) {
 		}
 	}
 }
+
+// The empty store's hints name the data directory in use, and the
+// commands that would fill it carry it.
+func TestEmptyStoreNamesTheDataDirectory(t *testing.T) {
+	d := testDeps(&memReader{}, &memArchive{})
+	d.DataDir = "/srv/engram-test"
+	m := newTestModel(t, d, testOpts(t), 100, 30)
+	mustContain(t, screen(m), "/srv/engram-test", "engram ingest --data /srv/engram-test FILE", "engram demo --data /srv/engram-test")
+}
+
+// One document is "1 doc".
+func TestHeaderCountsOneDoc(t *testing.T) {
+	r, a := world(1, testBase)
+	m := newTestModel(t, testDeps(r, a), testOpts(t), 100, 24)
+	mustContain(t, screen(m), "· 1 doc ·")
+}
+
+// The filter bar completes field names and the values of the rows shown
+// with tab, and ↑/↓ go through the expressions applied before.
+func TestFilterCompletionAndHistory(t *testing.T) {
+	r, a := world(12, testBase)
+	m := newTestModel(t, testDeps(r, a), testOpts(t), 100, 30)
+	press(t, m, "/")
+	typeText(t, m, "ag")
+	press(t, m, "tab")
+	typeText(t, m, "pl")
+	press(t, m, "tab")
+	if got := m.filter.input.Value(); got != "agent:planner " {
+		t.Fatalf("completed to %q", got)
+	}
+	press(t, m, "enter", "/")
+	typeText(t, m, " ty")
+	press(t, m, "tab")
+	mustContain(t, screen(m), "type:")
+	press(t, m, "tab") // several types: they are listed
+	mustContain(t, screen(m), "agent_action", "tool_result", "user_input")
+	typeText(t, m, "u")
+	press(t, m, "tab", "enter", "/", "up")
+	if got := m.filter.input.Value(); got != "agent:planner" {
+		t.Fatalf("↑ shows %q, want the expression applied before", got)
+	}
+	press(t, m, "down")
+	if got := m.filter.input.Value(); got != "agent:planner type:user_input" {
+		t.Fatalf("↓ shows %q, want the last one applied", got)
+	}
+}

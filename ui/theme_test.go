@@ -2,11 +2,13 @@ package ui
 
 import (
 	"image/color"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 )
 
 func TestThemeFromBackground(t *testing.T) {
@@ -72,4 +74,21 @@ func typeName(v any) string {
 		return ""
 	}
 	return strings.ToLower(strings.TrimPrefix(strings.TrimPrefix(fmtType(v), "tea."), "*"))
+}
+
+// Under NO_COLOR the current search match stands out from the others
+// (reverse video), as it does in colour.
+func TestNoColorCurrentMatchStandsOut(t *testing.T) {
+	r, a := world(9, testBase)
+	o := testOpts(t)
+	o.Theme, o.NoColor = "", true
+	m := newTestModel(t, testDeps(r, a), o, 100, 30)
+	press(t, m, "down", "enter", "/")
+	typeText(t, m, "s")
+	press(t, m, "enter")
+	raw := m.View().Content
+	cur := regexp.MustCompile(`\x1b\[([0-9]*;)*7(;[0-9]*)*m`) // SGR 7: reverse
+	if n := len(cur.FindAllString(raw, -1)); n < 1 {
+		t.Fatalf("no match in reverse video among the %d s on screen", strings.Count(ansi.Strip(raw), "s"))
+	}
 }

@@ -63,3 +63,66 @@ func TestTurnsReloadWhenNewEvents(t *testing.T) {
 		t.Fatal("new turn not shown")
 	}
 }
+
+// The header says "● following": the turns follow too, without leaving
+// the view; space pauses them (and the stream) and says so in the footer.
+func TestTurnsFollowLikeTheStream(t *testing.T) {
+	r, a := world(6, testBase)
+	m := newTestModel(t, testDeps(r, a), testOpts(t), 100, 24)
+	press(t, m, "tab")
+	n := m.turns.Rows().Len()
+	addEvents(r, a, 6, 3)
+	send(t, m, stream.TickMsg{})
+	if got := m.turns.Rows().Len(); got != n+1 {
+		t.Fatalf("following: %d turns after a new turn came, want %d", got, n+1)
+	}
+	mustContain(t, screen(m), "space pause")
+	press(t, m, "space")
+	mustContain(t, screen(m), "‖ paused", "space follow")
+	addEvents(r, a, 9, 3)
+	send(t, m, stream.TickMsg{})
+	if got := m.turns.Rows().Len(); got != n+1 {
+		t.Fatalf("paused: %d turns, want them kept at %d", got, n+1)
+	}
+	press(t, m, "space")
+	if got := m.turns.Rows().Len(); got != n+2 || !m.stream.Following() {
+		t.Fatalf("resumed: %d turns (following %v), want %d", got, m.stream.Following(), n+2)
+	}
+}
+
+// The chain names an event's type only when it is not its phase ("○
+// observation observation"), and the turns' failure column says what it is.
+func TestChainAndTurnsReadPlainly(t *testing.T) {
+	r := &memReader{}
+	a := &memArchive{}
+	for i, typ := range []string{"observation", "action", "outcome"} {
+		ev := testEvent(i, testBase)
+		ev.Type = typ
+		body, _ := ev.ArchiveJSON()
+		a.put(ev.ObjectStorageKey, body)
+		r.add(model.NewIndexDoc(ev, 0))
+	}
+	m := newTestModel(t, testDeps(r, a), testOpts(t), 100, 24)
+	press(t, m, "tab")
+	mustNotContain(t, screen(m), "events ✗")
+	mustContain(t, screen(m), "fail")
+	press(t, m, "enter")
+	mustNotContain(t, screen(m), "observation observation", "action      action", "outcome     outcome")
+	mustContain(t, screen(m), "○ observation")
+}
+
+// A turn that ended before today shows its date and its minute.
+func TestTurnsOlderThanTodayShowTheTime(t *testing.T) {
+	r, a := world(6, testBase.AddDate(0, 0, -3))
+	m := newTestModel(t, testDeps(r, a), testOpts(t), 80, 24)
+	press(t, m, "tab")
+	mustContain(t, screen(m), "05-05 10:00")
+}
+
+// A turn of one event says "1 event".
+func TestChainOfOneEvent(t *testing.T) {
+	r, a := world(1, testBase)
+	m := newTestModel(t, testDeps(r, a), testOpts(t), 100, 24)
+	press(t, m, "tab", "enter")
+	mustContain(t, screen(m), "· 1 event ·")
+}

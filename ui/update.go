@@ -33,17 +33,22 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 			return m.applyFilter()
 		}
 		return nil
+	case m.cmdLine.open:
+		if line, run := m.cmdLine.update(msg); run {
+			return m.runCommand(line)
+		}
+		return nil
 	case m.chord != "":
 		return m.onChord(msg)
 	case m.focus == viewRecord:
-		// The form takes typed keys; Tab still moves between views.
+		// The form takes typed keys, Tab included (next field): only keys
+		// that are not text leave it or open the help.
 		switch {
 		case key.Matches(msg, km.Back):
 			return m.setFocus(viewStream)
-		case key.Matches(msg, km.NextView):
-			return m.cycle(1)
-		case key.Matches(msg, km.PrevView):
-			return m.cycle(-1)
+		case key.Matches(msg, km.FormHelp):
+			m.showHelp = true
+			return nil
 		}
 		return m.record.Update(msg)
 	case m.focus == viewDetail && m.detail.Searching():
@@ -60,11 +65,13 @@ func (m *Model) onGlobalKey(msg tea.KeyPressMsg) tea.Cmd {
 		return m.quit()
 	case key.Matches(msg, km.Help):
 		m.showHelp = true
+	case key.Matches(msg, km.Command):
+		m.cmdLine.show()
 	case key.Matches(msg, km.NextView):
 		return m.cycle(1)
 	case key.Matches(msg, km.PrevView):
 		return m.cycle(-1)
-	case key.Matches(msg, km.Filter) && m.focus != viewDetail:
+	case key.Matches(msg, km.Filter) && m.filterable():
 		m.filter.show()
 	case key.Matches(msg, km.Back):
 		return m.goBack()
@@ -72,14 +79,47 @@ func (m *Model) onGlobalKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.chord = "y"
 	case key.Matches(msg, km.Go) && m.canJump():
 		m.chord = "g"
+	case key.Matches(msg, km.Top): // no chord here: g is the top at once
+		return m.focused().Update(tea.KeyPressMsg{Code: tea.KeyHome})
 	case key.Matches(msg, km.Export) && write && m.current() != nil:
 		return export(m.c.Ctx, m.c.Deps.Archive, m.current(), m.c.Opts.ExportDir)
 	case key.Matches(msg, km.Duplicate) && write && m.current() != nil:
 		return m.duplicate()
 	case key.Matches(msg, km.Record) && write:
 		return m.setFocus(viewRecord)
+	case key.Matches(msg, km.Similar) && m.focus == viewDetail && m.detail.Doc() != nil:
+		m.simBack, m.simNav = m.back, m.detail.Nav()
+		cmd := m.similar.Open(m.detail.Doc())
+		return tea.Batch(m.setFocus(viewSimilar), cmd)
+	case key.Matches(msg, km.Pause) && m.focus == viewTurns && !m.turns.ChainOpen():
+		// The turns follow with the stream (followTurns): one state, one key.
+		return tea.Batch(m.stream.TogglePause(), m.followTurns())
 	default:
 		return m.focused().Update(msg)
+	}
+	return nil
+}
+
+// onClick selects the tab or the list row clicked (--mouse); a click on
+// the selected row opens it, as enter does.
+func (m *Model) onClick(msg tea.MouseClickMsg) tea.Cmd {
+	if msg.Button != tea.MouseLeft || m.fatal != nil || m.showHelp || m.filter.open {
+		return nil
+	}
+	if msg.Y == 0 {
+		if id, ok := m.tabAt(msg.X); ok && id != m.focus {
+			return m.setFocus(id)
+		}
+		return nil
+	}
+	// Under the header line, the lists have their column titles.
+	row := msg.Y - 2
+	switch {
+	case row < 0:
+	case m.focus == viewStream:
+		return m.stream.Click(row)
+	case m.focus == viewTurns:
+		return m.turns.Click(row)
 	}
 	return nil
 }
@@ -89,6 +129,8 @@ func (m *Model) onPaste(msg tea.PasteMsg) tea.Cmd {
 	switch {
 	case m.filter.open:
 		m.filter.update(msg)
+	case m.cmdLine.open:
+		m.cmdLine.update(msg)
 	case m.focus == viewRecord, m.focus == viewDetail:
 		return m.focused().Update(msg)
 	}
@@ -104,9 +146,15 @@ func (m *Model) current() *model.IndexDoc {
 		return m.detail.Doc()
 	case viewTurns:
 		return m.turns.Current()
+	case viewSimilar:
+		return m.similar.Selected()
 	}
 	return nil
 }
+
+// filterable: the filter bar filters what the focused view lists (the
+// turns are those of the stream's rows).
+func (m *Model) filterable() bool { return m.focus == viewStream || m.focus == viewTurns }
 
 // canJump: g works on the stream, and on the detail of a stream row.
 func (m *Model) canJump() bool {
@@ -121,13 +169,29 @@ func (m *Model) goBack() tea.Cmd {
 		return m.setFocus(m.back)
 	case m.focus == viewTurns && m.turns.Back():
 		return nil
+	case m.focus == viewSimilar:
+		return m.leaveSimilar()
 	case m.focus != viewStream:
 		return m.setFocus(viewStream)
+	case m.stream.Finding() != "":
+		return m.stream.Find("")
 	case m.filter.applied != "":
 		m.filter.applied = ""
 		return m.applyFilter()
 	}
 	return nil
+}
+
+// leaveSimilar goes back to the detail of the event the list is of, as
+// it was opened before S.
+func (m *Model) leaveSimilar() tea.Cmd {
+	of := m.similar.Of()
+	cmd := m.setFocus(viewDetail)
+	m.back = m.simBack
+	if d := m.detail.Doc(); d == nil || d.EventID != of.EventID {
+		return m.detail.Open(of, m.simNav)
+	}
+	return cmd
 }
 
 // applyFilter filters the stream; the turns follow once it loads.
@@ -139,6 +203,9 @@ func (m *Model) applyFilter() tea.Cmd {
 func (m *Model) onChord(msg tea.KeyPressMsg) tea.Cmd {
 	chord := m.chord
 	m.chord = ""
+	if key.Matches(msg, m.c.Keys.Back) {
+		return nil // the prefix taken back
+	}
 	if chord == "y" {
 		return m.yank(msg)
 	}
@@ -153,7 +220,7 @@ func (m *Model) onChord(msg tea.KeyPressMsg) tea.Cmd {
 	}
 	keyOf, ok := keys[msg.String()]
 	if !ok {
-		return nil
+		return notAKey("g", msg)
 	}
 	dir := 1
 	if msg.String() == "T" || msg.String() == "S" || msg.String() == "R" {
@@ -194,26 +261,32 @@ func (m *Model) yank(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, km.YankKey):
 		text, what = d.ObjectStorageKey, "archive key"
 	case key.Matches(msg, km.YankJSON):
-		text, what = m.eventJSON(d), "JSON"
+		text, what = m.eventJSON(d)
 	case key.Matches(msg, km.YankTrace):
 		text, what = m.traceLinkOf(d)
 		if text == "" {
 			return uikit.StatusCmd("this event has no context.traceId", false)
 		}
 	default:
-		return nil
+		return notAKey("y", msg)
 	}
 	return tea.Batch(tea.SetClipboard(text), uikit.StatusCmd(fmt.Sprintf("copied the %s (%d bytes)", what, len(text)), false))
 }
 
+// notAKey says that a chord's second key does nothing (the footer showed
+// the ones that do).
+func notAKey(chord string, msg tea.KeyPressMsg) tea.Cmd {
+	return uikit.StatusCmd(chord+" "+uikit.Clean(msg.String())+": not a key here", true)
+}
+
 // eventJSON is the archived event when the detail holds all of it, else
-// the index document.
-func (m *Model) eventJSON(d *model.IndexDoc) string {
+// the index document; what says which.
+func (m *Model) eventJSON(d *model.IndexDoc) (text, what string) {
 	if a := m.detail.Archived(); m.detail.Doc() == d && a != nil && !a.Truncated {
-		return string(a.Body)
+		return string(a.Body), "archived event's JSON"
 	}
 	b, _ := json.MarshalIndent(d, "", "  ")
-	return string(b)
+	return string(b), "index document's JSON"
 }
 
 // duplicate opens the record form on a copy of the current event: the
@@ -224,6 +297,9 @@ func (m *Model) duplicate() tea.Cmd {
 	if a := m.detail.Archived(); m.detail.Doc() == d && a != nil {
 		archived = a.Body
 	}
-	m.record.Duplicate(d, archived)
-	return tea.Batch(m.setFocus(viewRecord), uikit.StatusCmd("a copy of "+uikit.Clean(d.EventID)+"; it gets a new id when recorded", false))
+	cmds := []tea.Cmd{m.setFocus(viewRecord), uikit.StatusCmd("a copy of "+uikit.Clean(d.EventID)+"; it gets a new id when recorded", false)}
+	if !m.record.Duplicate(d, archived) {
+		cmds = append(cmds, fetchCopy(m.c.Ctx, m.c.Deps.Archive, d, m.c.Opts.ArchiveLimit))
+	}
+	return tea.Batch(cmds...)
 }

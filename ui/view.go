@@ -3,7 +3,6 @@ package ui
 import (
 	"strings"
 
-	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
 	"engram/ui/uikit"
@@ -14,7 +13,9 @@ import (
 func (m *Model) View() tea.View {
 	v := tea.NewView(m.render())
 	v.AltScreen = true
-	v.MouseMode = tea.MouseModeCellMotion
+	if m.c.Opts.Mouse {
+		v.MouseMode = tea.MouseModeCellMotion
+	}
 	v.WindowTitle = "engram"
 	return v
 }
@@ -26,16 +27,20 @@ func (m *Model) render() string {
 	if m.fatal != nil {
 		return m.fatalView()
 	}
-	status, footer := m.statusLine(), m.footer()
+	bottom := append(m.statusLines(), m.footer())
 	if m.filter.open {
-		status, footer = m.filter.view(m.w)
+		bottom = m.filter.view(m.w)
 	}
-	return strings.Join([]string{
-		m.header(),
-		uikit.PadLines(m.body(), m.w, max(1, m.h-3)),
-		uikit.Fit(status, m.w),
-		uikit.Fit(footer, m.w),
-	}, "\n")
+	if m.cmdLine.open {
+		bottom = m.cmdLine.view(m.c.Styles, m.w)
+	}
+	for i, l := range bottom {
+		bottom[i] = uikit.Fit(l, m.w)
+	}
+	// A status or an error longer than the width wraps onto lines taken
+	// from the bottom of the body, rather than being cut.
+	body := uikit.PadLines(m.body(), m.w, max(1, m.h-1-len(bottom)))
+	return strings.Join(append([]string{m.header(), body}, bottom...), "\n")
 }
 
 func (m *Model) body() string {
@@ -60,15 +65,15 @@ func (m *Model) header() string {
 	st := m.c.Styles
 	left := st.Title.Render(" engram ")
 	for _, id := range m.views() {
-		if id == m.focus {
-			left += st.TabOn.Render(viewNames[id])
-		} else {
-			left += st.Tab.Render(viewNames[id])
-		}
+		left += m.tab(id)
 	}
 	parts := []string{m.follow()}
 	if m.countKnown {
-		parts = append([]string{uikit.Thousands(m.count) + " docs"}, parts...)
+		docs := uikit.Thousands(m.count) + " docs"
+		if m.count == 1 {
+			docs = "1 doc"
+		}
+		parts = append([]string{docs}, parts...)
 	}
 	where := uikit.Clean(m.c.Deps.Backend)
 	if p := uikit.Clean(m.c.Deps.Profile); p != "" {
@@ -79,14 +84,40 @@ func (m *Model) header() string {
 	}
 	full := append([]string{where}, parts...)
 	right := st.Muted.Render(strings.Join(full, " · ") + " ")
-	if uikit.Width(left)+uikit.Width(right) > m.w {
-		right = st.Muted.Render(strings.Join(parts, " · ") + " ")
+	// Narrower windows drop the backend, then the count: never the follow
+	// state, which says whether the rows move.
+	for _, keep := range [][]string{parts, parts[len(parts)-1:]} {
+		if uikit.Width(left)+uikit.Width(right) > m.w {
+			right = st.Muted.Render(strings.Join(keep, " · ") + " ")
+		}
 	}
 	gap := m.w - uikit.Width(left) - uikit.Width(right)
-	if gap < 1 {
-		return uikit.Fit(left, m.w)
+	if gap < 1 { // the tabs give way, cut from the right
+		left = uikit.Fit(left, max(0, m.w-uikit.Width(right)-1))
+		gap = m.w - uikit.Width(left) - uikit.Width(right)
 	}
 	return left + strings.Repeat(" ", gap) + right
+}
+
+// tab is a view's name in the header.
+func (m *Model) tab(id viewID) string {
+	if id == m.focus {
+		return m.c.Styles.TabOn.Render(viewNames[id])
+	}
+	return m.c.Styles.Tab.Render(viewNames[id])
+}
+
+// tabAt is the view whose tab is at column x of the header.
+func (m *Model) tabAt(x int) (viewID, bool) {
+	at := uikit.Width(m.c.Styles.Title.Render(" engram "))
+	for _, id := range m.views() {
+		w := uikit.Width(m.tab(id))
+		if x >= at && x < at+w {
+			return id, true
+		}
+		at += w
+	}
+	return 0, false
 }
 
 // follow is the stream's state: following, or paused with what came since.
@@ -102,67 +133,32 @@ func (m *Model) follow() string {
 	return st.Warning.Render("‖ paused")
 }
 
-func (m *Model) statusLine() string {
+// statusLines is the status, wrapped to the width on at most three lines.
+func (m *Model) statusLines() []string {
 	st := m.c.Styles
+	style, text := st.Status.Info, m.status
 	switch {
 	case m.stream.Seeking():
 		// Drawn from the state, not sent as a status: a message could
 		// land after the seek's own last word.
-		return st.Status.Info.Render(" looking further for a row that shares it…")
+		text = "looking further for a row that shares it…"
 	case m.status == "":
-		return ""
+		return []string{""}
 	case m.statusErr:
-		return st.Status.Error.Render(" " + uikit.Clean(m.status))
+		style = st.Status.Error
 	}
-	return st.Status.Info.Render(" " + uikit.Clean(m.status))
+	lines := uikit.WrapText(text, max(10, m.w-2))
+	if len(lines) > maxStatusLines {
+		lines = append(lines[:maxStatusLines-1], uikit.Trunc(strings.Join(lines[maxStatusLines-1:], " "), m.w-2))
+	}
+	for i, l := range lines {
+		lines[i] = style.Render(" " + l)
+	}
+	return lines
 }
 
-// footer shows the keys that work now: the chord's second keys while one
-// is pending, else the focused view's then the global ones.
-func (m *Model) footer() string {
-	km := m.c.Keys
-	var bs []key.Binding
-	switch {
-	case m.showHelp:
-		bs = []key.Binding{uikit.Binding("any key", "close help", "any")}
-	case m.chord == "y":
-		bs = []key.Binding{km.YankID, km.YankKey, km.YankJSON, km.YankTrace}
-	case m.chord == "g":
-		bs = []key.Binding{km.GoTop, km.GoTurn, km.GoSession, km.GoTrace}
-	case m.focus == viewDetail && m.detail.Searching():
-		bs = m.detail.ShortHelp() // typing: no global key works
-	default:
-		bs = append(m.focused().ShortHelp(), m.globalShort()...)
-	}
-	return " " + m.help.ShortHelpView(bs)
-}
-
-// globalShort is the global keys worth a place in the footer.
-func (m *Model) globalShort() []key.Binding {
-	km := m.c.Keys
-	if m.focus == viewRecord {
-		return []key.Binding{km.NextView}
-	}
-	return []key.Binding{km.NextView, km.Help, km.Quit}
-}
-
-// fullHelp is every key: the global ones, then the focused view's.
-func (m *Model) fullHelp() string {
-	km := m.c.Keys
-	global := []key.Binding{km.NextView, km.PrevView, km.Filter, km.Back, km.Help, km.Quit}
-	acts := []key.Binding{km.Yank, km.Go}
-	if m.c.CanWrite() {
-		acts = append(acts, km.Export, km.Duplicate, km.Record)
-	}
-	groups := append([][]key.Binding{global, acts}, m.focused().FullHelp()...)
-	chords := [][]key.Binding{{km.YankID, km.YankKey, km.YankJSON, km.YankTrace}, {km.GoTop, km.GoTurn, km.GoSession, km.GoTrace}}
-	st := m.c.Styles
-	h := m.help
-	h.ShowAll = true
-	return st.Title.Render(" Keys · "+viewNames[m.focus]) + "\n\n" + indent(h.FullHelpView(groups), 1) +
-		"\n\n" + st.Title.Render(" after y · after g") + "\n\n" + indent(h.FullHelpView(chords), 1) +
-		"\n\n" + st.Muted.Render(indent(traceHelp, 1))
-}
+// maxStatusLines bounds what a status takes from the body.
+const maxStatusLines = 3
 
 func indent(s string, n int) string {
 	pad := strings.Repeat(" ", n)
@@ -172,18 +168,30 @@ func indent(s string, n int) string {
 // emptyView is the first screen of an empty index: how to get events in.
 func (m *Model) emptyView() string {
 	st := m.c.Styles
-	lines := []string{"", st.Title.Render("  Nothing here yet."), "",
-		st.Muted.Render("  No experience events are indexed in " + uikit.Clean(m.c.Deps.Backend) + ". To get some:"), ""}
+	where := uikit.Clean(m.c.Deps.Backend)
+	data := ""
+	if dir := uikit.Clean(m.c.Deps.DataDir); dir != "" {
+		where += " (data directory " + dir + ")"
+		data = " --data " + dir // the commands below must write where this reads
+	}
+	lines := []string{"", st.Title.Render("  Nothing here yet."), ""}
+	for _, l := range uikit.WrapText("No experience events are indexed in "+where+". To get some:", max(20, m.w-4)) {
+		lines = append(lines, st.Muted.Render("  "+l))
+	}
+	lines = append(lines, "")
 	row := func(keys, what string) string {
+		if uikit.Width(keys) >= 26 { // a long directory: the text under it
+			return "    " + st.Accent.Render(keys) + "\n      " + what
+		}
 		return "    " + st.Accent.Render(uikit.Fit(keys, 26)) + what
 	}
 	if m.c.CanWrite() {
 		lines = append(lines, row("R", "record a test event here"))
 	}
 	lines = append(lines,
-		row("engram ingest FILE", "ingest JSON Lines, a JSON array or one object"),
-		row("engram --follow FILE", "ingest what a file grows by, live"),
-		row("engram demo", "load the demo events into this store"),
+		row("engram ingest"+data+" FILE", "ingest JSON Lines, a JSON array or one object"),
+		row("engram"+data+" --follow FILE", "ingest what a file grows by, live"),
+		row("engram demo"+data, "load the demo events into this store"),
 		row("engram --demo", "or try engram on a live demo data set"),
 		"", st.Muted.Render("  New events show here as soon as they are indexed, whoever indexes them."))
 	return strings.Join(lines, "\n")

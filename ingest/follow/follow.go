@@ -16,12 +16,21 @@ import (
 )
 
 // File is where following one JSON-lines file has got to. A file that
-// shrank was replaced, and is read again from its start.
+// shrank, or whose bytes before Offset are no longer those read, was
+// replaced, and is read again from its start.
 type File struct {
 	Name   string
 	Offset int64 // bytes read
 	Line   int   // lines read
+	// Tail is the last bytes read (at most tailSize), to tell an append
+	// from a rewrite that made the file longer.
+	Tail string
+	// Replaced: this round found the file replaced and read it afresh.
+	Replaced bool
 }
+
+// tailSize is how many of the bytes read a File remembers.
+const tailSize = 64
 
 // IngestFunc runs items through a pipeline until items is closed.
 type IngestFunc func(ctx context.Context, items <-chan ingest.Item) ingest.Summary
@@ -36,7 +45,8 @@ const chunkSize = 4 << 20
 // lines after it go on. On any other error the position does not move.
 func (f File) Next(ctx context.Context, run IngestFunc) (next File, sum ingest.Summary, err error) {
 	next = f
-	chunk, restart, err := readAppended(f.Name, f.Offset)
+	next.Replaced = false
+	chunk, restart, err := readAppended(f.Name, f.Offset, f.Tail)
 	var long *LongLineError
 	if errors.As(err, &long) {
 		next.Offset, next.Line = f.Offset+long.Size, f.Line+1
@@ -46,7 +56,7 @@ func (f File) Next(ctx context.Context, run IngestFunc) (next File, sum ingest.S
 		return next, sum, err
 	}
 	if restart {
-		next.Offset, next.Line = 0, 0
+		next.Offset, next.Line, next.Tail, next.Replaced = 0, 0, "", true
 	}
 	if len(chunk) == 0 {
 		return next, sum, nil
@@ -56,12 +66,15 @@ func (f File) Next(ctx context.Context, run IngestFunc) (next File, sum ingest.S
 	sum = run(ctx, items)
 	next.Offset += int64(len(chunk))
 	next.Line += bytes.Count(chunk, []byte{'\n'})
+	tail := next.Tail + string(chunk[max(0, len(chunk)-tailSize):])
+	next.Tail = tail[max(0, len(tail)-tailSize):]
 	return next, sum, nil
 }
 
 // readAppended returns the complete lines written after offset (restart:
-// the file is shorter than offset, so they are read from its start).
-func readAppended(name string, offset int64) (chunk []byte, restart bool, err error) {
+// the file is shorter than offset, or its bytes before offset are not
+// tail, so they are read from its start).
+func readAppended(name string, offset int64, tail string) (chunk []byte, restart bool, err error) {
 	fh, err := os.Open(name)
 	if err != nil {
 		return nil, false, err
@@ -71,7 +84,7 @@ func readAppended(name string, offset int64) (chunk []byte, restart bool, err er
 	if err != nil {
 		return nil, false, err
 	}
-	if st.Size() < offset {
+	if st.Size() < offset || !endsWith(fh, offset, tail) {
 		offset, restart = 0, true
 	}
 	n := min(st.Size()-offset, chunkSize)
@@ -90,6 +103,18 @@ func readAppended(name string, offset int64) (chunk []byte, restart bool, err er
 		return nil, restart, nil // a line still being written
 	}
 	return buf[:last+1], restart, nil
+}
+
+// endsWith: the bytes of fh before offset end with tail.
+func endsWith(fh *os.File, offset int64, tail string) bool {
+	if tail == "" || int64(len(tail)) > offset {
+		return true // nothing remembered (a File made by hand) to tell by
+	}
+	buf := make([]byte, len(tail))
+	if _, err := fh.ReadAt(buf, offset-int64(len(tail))); err != nil {
+		return false
+	}
+	return string(buf) == tail
 }
 
 // LongLineError: a line longer than a round reads, Size bytes with its

@@ -87,8 +87,28 @@ func TestFollowSkipsLongLine(t *testing.T) {
 	if want := int64(len(long) + 1); next.Offset != want || next.Line != 1 {
 		t.Fatalf("follower at offset %d line %d, want %d and 1 (just past the long line)", next.Offset, next.Line, want)
 	}
-	chunk, _, err := readAppended(name, next.Offset)
+	chunk, _, err := readAppended(name, next.Offset, next.Tail)
 	if err != nil || string(chunk) != "{\"ok\":1}\n" {
 		t.Fatalf("the next round reads %q, %v; want the line after the long one", chunk, err)
+	}
+}
+
+// A file rewritten in place with longer lines has grown, but not by an
+// append: it is read again from its start (the pipeline drops the events
+// it already has as duplicates), and the round says so.
+func TestNextRestartsAFileRewrittenLonger(t *testing.T) {
+	name := filepath.Join(t.TempDir(), "f.jsonl")
+	appendTo(t, name, "{\"a\":1}\n")
+	f, _, _ := File{Name: name}.Next(context.Background(), collect(new([]ingest.Item)))
+	os.WriteFile(name, []byte("{\"a\":1,\"b\":22}\n"), 0o644)
+	var got []ingest.Item
+	f, _, err := f.Next(context.Background(), collect(&got))
+	if err != nil || len(got) != 1 || string(got[0].Data) != "{\"a\":1,\"b\":22}" || !f.Replaced {
+		t.Fatalf("after a longer rewrite: %+v %v %+v", f, err, got)
+	}
+	appendTo(t, name, "{\"c\":3}\n")
+	got = nil
+	if f, _, _ = f.Next(context.Background(), collect(&got)); len(got) != 1 || f.Replaced {
+		t.Fatalf("an append after the rewrite: %+v %+v", f, got)
 	}
 }

@@ -23,8 +23,9 @@ type Config struct {
 	// FirstTurn numbers the first generated turn (default 1), so a second
 	// generator can continue a data set without reusing its ids.
 	FirstTurn int
-	// Clock, when set, stamps events with its time instead of a generated
-	// one (a live simulated agent).
+	// Clock, when set, stamps a turn's observation with its time instead
+	// of a generated one (a live simulated agent); the action and the
+	// outcome follow it as they would, so they may lie ahead of the clock.
 	Clock func() time.Time
 }
 
@@ -111,9 +112,11 @@ func (g *Generator) newTurn() []map[string]any {
 	if !ok {
 		tags = append(tags, "incident")
 	}
-	base := func(kind, suffix string) map[string]any {
-		g.now = g.now.Add(time.Duration(200+r.IntN(4000)) * time.Millisecond)
-		if g.cfg.Clock != nil {
+	// base is an event gap after the previous one: the agent's thinking,
+	// or the tool call's latency.
+	base := func(kind, suffix string, gap time.Duration) map[string]any {
+		g.now = g.now.Add(gap)
+		if g.cfg.Clock != nil && kind == "observation" {
 			g.now = g.cfg.Clock()
 		}
 		return map[string]any{
@@ -121,20 +124,24 @@ func (g *Generator) newTurn() []map[string]any {
 			"type": kind, "context": ctx, "importanceScore": 0, "tags": tags,
 		}
 	}
-	obs := base("observation", "obs")
+	think := func() time.Duration { return time.Duration(200+r.IntN(4000)) * time.Millisecond }
+	obs := base("observation", "obs", think())
 	obs["input"] = map[string]any{"text": subject, "embedding": []float64{}, "structured": map[string]any{"subject": subject}}
-	act := base("action", "act")
+	act := base("action", "act", think())
 	act["input"] = map[string]any{"text": "Decide how to handle: " + subject, "embedding": []float64{}}
 	act["internalState"] = map[string]any{"confidence": round2(0.4 + 0.6*r.Float64()), "activePlan": "Handle " + sc.tag + " work item"}
 	act["action"] = map[string]any{"tool": sc.tool, "parameters": map[string]any{"ref": g.turn}, "reasoning": g.reasoning(sc.reason)}
-	out := base("outcome", "out")
-	out["input"] = map[string]any{"text": "Result of " + sc.tool + ": " + sc.output, "embedding": []float64{}}
-	out["action"] = map[string]any{"tool": sc.tool}
+	// The outcome comes once the call has taken its latency, and its text
+	// says what its result says.
+	out := base("outcome", "out", time.Duration(latency)*time.Millisecond+time.Duration(r.IntN(50))*time.Millisecond)
 	res := map[string]any{"output": sc.output, "success": ok, "latencyMs": latency}
 	if !ok {
-		res["output"] = "The " + sc.tool + " call failed before completing."
-		res["errorCode"] = failures[r.IntN(len(failures))]
+		code := failures[r.IntN(len(failures))]
+		res["output"] = "The " + sc.tool + " call failed before completing (" + code + ")."
+		res["errorCode"] = code
 	}
+	out["input"] = map[string]any{"text": "Result of " + sc.tool + ": " + res["output"].(string), "embedding": []float64{}}
+	out["action"] = map[string]any{"tool": sc.tool}
 	out["result"] = res
 	out["evaluation"] = map[string]any{"rewardScore": round2(reward(ok, r)), "selfAssessedQuality": round2(0.3 + 0.7*r.Float64())}
 	return []map[string]any{obs, act, out}

@@ -41,8 +41,14 @@ type Model struct {
 	input     textinput.Model
 }
 
-// Lines above the JSON: title, facts, archive status.
-const detailHeadH = 3
+// Lines above the JSON: title, facts (one line, or more when they wrap),
+// archive status.
+func (v *Model) headH() int {
+	if v.doc == nil {
+		return 3
+	}
+	return 2 + len(v.facts())
+}
 
 // New shows no event yet.
 func New(c *uikit.Common) *Model {
@@ -59,7 +65,14 @@ func (v *Model) Size() (w, h int) { return v.w, v.h }
 // SetSize lays out the JSON panes: the whole width, or two halves.
 func (v *Model) SetSize(w, h int) {
 	v.w, v.h = w, h
-	bodyH := max(1, h-detailHeadH-1)
+	v.layout()
+}
+
+// layout sizes the panes to what the head lines leave: they depend on the
+// event shown (its facts wrap) as well as on the size.
+func (v *Model) layout() {
+	w, h := v.w, v.h
+	bodyH := max(1, h-v.headH()-1)
 	v.one.SetSize(w, bodyH)
 	half := (w - 1) / 2
 	v.left.SetSize(half, bodyH)
@@ -72,7 +85,9 @@ func (v *Model) Open(doc *model.IndexDoc, nav uikit.Navigator) tea.Cmd {
 	if v.cancel != nil {
 		v.cancel()
 	}
+	other := v.doc == nil || v.doc.EventID != doc.EventID
 	v.doc, v.nav = doc, nav
+	v.layout()
 	v.arch, v.archTree, v.archErr = nil, nil, nil
 	b, _ := json.Marshal(doc)
 	if t, err := jsontree.Parse(b, "index"); err == nil {
@@ -85,6 +100,15 @@ func (v *Model) Open(doc *model.IndexDoc, nav uikit.Navigator) tea.Cmd {
 	ctx, cancel := context.WithTimeout(v.c.Ctx, v.c.Opts.ArchiveTimeout)
 	v.cancel = cancel
 	v.rebuild()
+	if other { // the search and the cursor were the last event's
+		v.searching = false
+		v.input.Blur()
+		v.input.SetValue("")
+		for _, p := range v.allPanes() {
+			p.Search("")
+			p.Top()
+		}
+	}
 	return fetchArchive(ctx, v.c.Deps.Archive, doc, v.c.Opts.ArchiveLimit, v.req)
 }
 
@@ -192,6 +216,10 @@ func (v *Model) rebuild() {
 	// state is the first line while it loads, the index document under it.
 	v.one.SetRoot(jsontree.ObjectOf("", arch, idx))
 }
+
+// allPanes are the three JSON views, shown or not: a search goes to all,
+// so that s shows its matches at once.
+func (v *Model) allPanes() []*jsontree.Model { return []*jsontree.Model{v.one, v.left, v.right} }
 
 // panes are the JSON views keys act on.
 func (v *Model) panes() []*jsontree.Model {

@@ -24,8 +24,8 @@ func (v *Model) Update(msg tea.Msg) tea.Cmd {
 		}
 		return v.onKey(msg)
 	case tea.PasteMsg:
-		if v.searching {
-			v.input.Update(msg)
+		if v.searching && v.input.Update(msg) {
+			v.searchAll()
 		}
 	case tea.MouseWheelMsg:
 		d := 3
@@ -144,17 +144,22 @@ func (v *Model) onSearchKey(msg tea.KeyPressMsg) tea.Cmd {
 		v.searching = false
 		v.input.Blur()
 		v.input.SetValue("")
-		for _, p := range v.panes() {
+		for _, p := range v.allPanes() {
 			p.Search("")
 		}
 		return nil
 	}
 	if v.input.Update(msg) {
-		for _, p := range v.panes() {
-			p.Search(v.input.Value())
-		}
+		v.searchAll()
 	}
 	return nil
+}
+
+// searchAll searches every pane for what is typed.
+func (v *Model) searchAll() {
+	for _, p := range v.allPanes() {
+		p.Search(v.input.Value())
+	}
 }
 
 // isListKey: msg moves through a list (the JSON lines).

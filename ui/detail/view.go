@@ -24,7 +24,7 @@ func (v *Model) View() string {
 	} else {
 		body = v.one.View()
 	}
-	lines := []string{v.title(), v.facts(), v.archiveLine(), body, v.searchLine()}
+	lines := append(append([]string{v.title()}, v.facts()...), v.archiveLine(), body, v.searchLine())
 	return uikit.PadLines(strings.Join(lines, "\n"), v.w, v.h)
 }
 
@@ -40,7 +40,9 @@ func (v *Model) title() string {
 		st.Bold.Render(uikit.Clean(d.EventID)) + "  " + st.Muted.Render(uikit.Clean(ts))
 }
 
-func (v *Model) facts() string {
+// facts are the index document's key fields, on as many lines as the
+// width needs: a fact is never cut.
+func (v *Model) facts() []string {
 	st := v.c.Styles
 	d := v.doc
 	var parts []string
@@ -60,7 +62,25 @@ func (v *Model) facts() string {
 	}
 	add("latency", uikit.FormatLatency(d.LatencyMs))
 	parts = append(parts, st.Muted.Render("imp ")+st.Accent.Render(uikit.Bar(d.ImportanceScore, 4))+fmt.Sprintf(" %.3g", d.ImportanceScore))
-	return " " + strings.Join(parts, st.Subtle.Render(" · "))
+	return packParts(parts, st.Subtle.Render(" · "), v.w-1)
+}
+
+// packParts joins parts with sep into lines of at most w cells, each
+// indented by one.
+func packParts(parts []string, sep string, w int) []string {
+	var lines []string
+	line := ""
+	for _, p := range parts {
+		switch {
+		case line == "":
+			line = p
+		case uikit.Width(line+sep+p) <= w:
+			line += sep + p
+		default:
+			lines, line = append(lines, " "+line), p
+		}
+	}
+	return append(lines, " "+line)
 }
 
 func (v *Model) archiveLine() string {
@@ -73,6 +93,9 @@ func (v *Model) archiveLine() string {
 		return " " + st.Error.Render("✗ archive: "+uikit.ErrorText(v.archErr)) + st.Muted.Render(" · r refetch")
 	case v.arch != nil:
 		s := fmt.Sprintf("✓ archive %s · %s bytes", key, uikit.Thousands(v.arch.Size))
+		if uikit.Width(s)+1 > v.w { // the key is long: y k copies it, the size is the news
+			s = fmt.Sprintf("✓ archived · %s bytes", uikit.Thousands(v.arch.Size))
+		}
 		if v.side {
 			s += " · " + st.JSON.Marker.Render("+") + st.Muted.Render(" only in the archive")
 		}
@@ -121,7 +144,7 @@ func (v *Model) ShortHelp() []key.Binding {
 	if v.nav != nil {
 		bs = append(bs, km.NextEvent)
 	}
-	return append(bs, km.Back)
+	return append(bs, km.Similar, km.Back)
 }
 
 // FullHelp: every key of the detail.
@@ -130,6 +153,6 @@ func (v *Model) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		km.ListKeys(),
 		{km.Fold, km.Expand, km.Collapse, km.ExpandAll, km.CollapseAll},
-		{km.Search, km.NextMatch, km.PrevMatch, km.SideBySide, km.Retry, km.NextEvent, km.PrevEvent},
+		{km.Search, km.NextMatch, km.PrevMatch, km.SideBySide, km.Retry, km.NextEvent, km.PrevEvent, km.Similar},
 	}
 }

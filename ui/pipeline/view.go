@@ -15,8 +15,11 @@ import (
 func (v *Model) View() string {
 	st := v.c.Styles
 	if len(v.order) == 0 {
-		msg := " No ingestion has run in this session yet. Record an event (R) or start engram with --follow FILE;\n its stages show here as a waterfall."
-		return uikit.PadLines(st.Muted.Render(msg), v.w, v.h)
+		var lines []string
+		for _, l := range v.emptyText() {
+			lines = append(lines, uikit.WrapText(l, max(10, v.w-2))...)
+		}
+		return uikit.PadLines(st.Muted.Render(indentLines(lines)), v.w, v.h)
 	}
 	var lines []string
 	from, to := v.cur.Visible(len(v.order))
@@ -32,6 +35,27 @@ func (v *Model) View() string {
 	}
 	return uikit.PadLines(strings.Join(lines, "\n"), v.w, v.h)
 }
+
+// emptyText says why no run is listed, and only what can be done here.
+func (v *Model) emptyText() []string {
+	o := v.c.Opts
+	out := []string{"This view shows the stages of what this inspector ingests itself, as a waterfall; nothing has run yet."}
+	switch {
+	case !v.c.CanWrite():
+		return append(out, "It is read-only (--readonly): it ingests nothing, so nothing will show here.")
+	case o.Demo:
+		out = append(out, "The demo's simulated agent ingests in a pipeline of its own: its events show in the Stream, not here.")
+	}
+	for _, f := range o.Follow {
+		out = append(out, "Following "+uikit.Clean(f)+": its new lines show here as they are ingested.")
+	}
+	if len(o.Follow) == 0 {
+		return append(out, "Record an event (R), or start engram with --follow FILE.")
+	}
+	return append(out, "Record an event (R) to see one now.")
+}
+
+func indentLines(lines []string) string { return " " + strings.Join(lines, "\n ") }
 
 func outcomeText(st *uikit.Styles, r *run) string {
 	if r.trace == nil {

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 
+	"charm.land/lipgloss/v2"
+
 	"engram/ingest"
 	"engram/ui/uikit"
 )
@@ -23,22 +25,45 @@ func waterfall(st *uikit.Styles, r *run, w int) []string {
 		total = max(total, r.trace.Total)
 	}
 	slowest := slowestStage(r)
-	title := fmt.Sprintf(" %s  %s", uikit.Clean(r.eventID), uikit.Clean(r.src))
+	title := fmt.Sprintf("%s  %s", uikit.Clean(r.eventID), uikit.Clean(r.src))
 	if r.trace != nil {
 		title += "  " + r.trace.Outcome.String() + " in " + uikit.FormatDuration(r.trace.Total)
 		if r.trace.Span.TraceID.IsValid() {
 			title += "  trace " + r.trace.Span.TraceID.String()
 		}
 	}
-	lines := []string{st.Bold.Render(uikit.Trunc(title, w))}
+	var lines []string
+	for _, l := range uikit.WrapText(title, w-1) {
+		lines = append(lines, st.Bold.Render(" "+l))
+	}
 	barW := max(10, w-34)
 	for i, s := range r.stages {
-		lines = append(lines, stageLine(st, ingest.Stage(i), s, r.start, total, barW, ingest.Stage(i) == slowest))
+		lines = append(lines, stageLine(st, ingest.Stage(i), s, r.start, total, barW, ingest.Stage(i) == slowest, w)...)
 	}
-	if r.trace != nil && r.trace.Err != nil {
-		lines = append(lines, st.Error.Render(uikit.Trunc(" ✗ "+uikit.ErrorText(r.trace.Err), w)))
+	if r.trace != nil && r.trace.Err != nil && !stageErr(r, r.trace.Err) {
+		lines = append(lines, wrapped(st.Error, "✗ "+uikit.ErrorText(r.trace.Err), 1, w)...)
 	}
 	return lines
+}
+
+// stageErr: err is a stage's own, already shown under that stage.
+func stageErr(r *run, err error) bool {
+	for _, s := range r.stages {
+		if s.Err != nil && s.Err.Error() == err.Error() {
+			return true
+		}
+	}
+	return false
+}
+
+// wrapped is text wrapped to w cells at indent, each line styled.
+func wrapped(style lipgloss.Style, text string, indent, w int) []string {
+	pad := strings.Repeat(" ", indent)
+	var out []string
+	for _, l := range uikit.WrapText(text, max(10, w-indent)) {
+		out = append(out, pad+style.Render(l))
+	}
+	return out
 }
 
 // slowestStage is the stage that took longest among those that ran.
@@ -53,7 +78,9 @@ func slowestStage(r *run) ingest.Stage {
 	return best
 }
 
-func stageLine(st *uikit.Styles, stage ingest.Stage, s ingest.StageRecord, start time.Time, total time.Duration, barW int, slowest bool) string {
+// stageLine is a stage's bar, its duration and "slowest"; its note and
+// error follow on the lines below when the line has no room for them.
+func stageLine(st *uikit.Styles, stage ingest.Stage, s ingest.StageRecord, start time.Time, total time.Duration, barW int, slowest bool, w int) []string {
 	glyph, style, dur := uikit.StageMark(st, s, "▶")
 	note := ""
 	if s.Note != "" {
@@ -75,9 +102,23 @@ func stageLine(st *uikit.Styles, stage ingest.Stage, s ingest.StageRecord, start
 	if slowest {
 		line += st.Stage.Slowest.Render(" slowest")
 	}
-	line += st.Muted.Render(note)
+	var errText string
 	if s.Err != nil {
-		line += " " + st.Error.Render(uikit.ErrorText(s.Err))
+		errText = uikit.ErrorText(s.Err)
 	}
-	return line
+	if uikit.Width(line+note)+1+uikit.Width(errText) <= w {
+		if errText != "" {
+			errText = " " + st.Error.Render(errText)
+		}
+		return []string{line + st.Muted.Render(note) + errText}
+	}
+	out := []string{line}
+	const under = 13 // under the bar, past the glyph and the stage name
+	if note != "" {
+		out = append(out, wrapped(st.Muted, strings.TrimSpace(note), under, w)...)
+	}
+	if errText != "" {
+		out = append(out, wrapped(st.Error, errText, under, w)...)
+	}
+	return out
 }

@@ -26,22 +26,24 @@ const (
 	fOutput
 	fSuccess
 	fLatency
+	fErrCode
 	fReward
 	fConfidence
 	fTags
+	fTrace
 	fSubmit
 	numFields
 )
 
 var fieldLabels = [numFields]string{
 	"type", "session", "turn", "agent", "tenant", "input text", "tool", "reasoning",
-	"output", "success", "latency ms", "reward", "confidence", "tags", "",
+	"output", "success", "latency ms", "error code", "reward", "confidence", "tags", "trace id", "",
 }
 
 var fieldHints = [numFields]string{
 	fType: "←/→ to choose", fSession: "required", fText: "required: what was perceived",
 	fSuccess: "←/→: unknown, true, false", fLatency: "milliseconds", fReward: "0..1 (also the self-assessed quality)",
-	fConfidence: "0..1", fTags: "comma separated",
+	fConfidence: "0..1", fTags: "comma separated", fErrCode: "e.g. TIMEOUT", fTrace: "optional: 32 hex digits",
 }
 
 // fieldPaths maps the JSON paths Validate reports onto the fields.
@@ -49,6 +51,7 @@ var fieldPaths = map[string]fieldID{
 	"type": fType, "context.sessionId": fSession, "context": fSession, "input.text": fText, "input": fText,
 	"result.latencyMs": fLatency, "evaluation.rewardScore": fReward, "evaluation.selfAssessedQuality": fReward,
 	"internalState.confidence": fConfidence, "tags": fTags, "result.output": fOutput,
+	"context.traceId": fTrace, "result.errorCode": fErrCode,
 }
 
 var successChoices = []string{"unknown", "true", "false"}
@@ -99,7 +102,7 @@ func (f *form) event(id string, now time.Time) (*model.Event, [numFields]string)
 		"importanceScore": 0, "tags": splitTags(val(fTags)),
 	}
 	ctx := map[string]any{"sessionId": val(fSession)}
-	for fid, name := range map[fieldID]string{fTurn: "turnId", fAgent: "agentId", fTenant: "tenantId"} {
+	for fid, name := range map[fieldID]string{fTurn: "turnId", fAgent: "agentId", fTenant: "tenantId", fTrace: "traceId"} {
 		if v := val(fid); v != "" {
 			ctx[name] = v
 		}
@@ -108,9 +111,12 @@ func (f *form) event(id string, now time.Time) (*model.Event, [numFields]string)
 	if tool, why := val(fTool), f.inputs[fReasoning].Value(); tool != "" || strings.TrimSpace(why) != "" {
 		ev["action"] = omitEmpty(map[string]any{"tool": tool, "reasoning": why})
 	}
-	lat := num(fLatency)
-	if out := f.inputs[fOutput].Value(); out != "" || f.success != 0 || lat != nil {
+	lat, code := num(fLatency), val(fErrCode)
+	if out := f.inputs[fOutput].Value(); out != "" || f.success != 0 || lat != nil || code != "" {
 		res := map[string]any{"output": out}
+		if code != "" {
+			res["errorCode"] = code
+		}
 		if f.success != 0 {
 			res["success"] = f.success == 1
 		}
@@ -132,6 +138,20 @@ func (f *form) event(id string, now time.Time) (*model.Event, [numFields]string)
 	}
 	return e, bad
 }
+
+// values is the event the form makes, but for its id and timestamp: two
+// submits of the same values make the same string.
+func (f *form) values() string {
+	ev, _ := f.event("", time.Time{})
+	if ev == nil {
+		return ""
+	}
+	b, _ := json.Marshal(ev)
+	return string(b)
+}
+
+// sameAs: the form makes the event values describes.
+func (f *form) sameAs(values string) bool { return values != "" && f.values() == values }
 
 func splitTags(s string) []string {
 	tags := []string{}
@@ -210,6 +230,7 @@ func (f *form) fill(ev *model.Event) {
 	set(fTurn, ev.Context.TurnID)
 	set(fAgent, ev.Context.AgentID)
 	set(fTenant, ev.Context.TenantID)
+	set(fTrace, ev.Context.TraceID)
 	set(fText, ev.Input.Text)
 	if a := ev.Action; a != nil {
 		set(fTool, a.Tool)
@@ -217,6 +238,7 @@ func (f *form) fill(ev *model.Event) {
 	}
 	if r := ev.Result; r != nil {
 		set(fOutput, r.Output)
+		set(fErrCode, r.ErrorCode)
 		if r.Success != nil {
 			f.success = map[bool]int{true: 1, false: 2}[*r.Success]
 		}
@@ -237,7 +259,7 @@ func (f *form) fill(ev *model.Event) {
 // "duplicate as new" when the archive is not at hand.
 func eventFromDoc(d *model.IndexDoc) *model.Event {
 	ev := &model.Event{Type: d.EventType, Tags: d.Tags}
-	ev.Context = model.Context{SessionID: d.SessionID, AgentID: d.AgentID, TurnID: d.TurnID, TenantID: d.TenantID}
+	ev.Context = model.Context{SessionID: d.SessionID, AgentID: d.AgentID, TurnID: d.TurnID, TenantID: d.TenantID, TraceID: d.TraceID}
 	ev.Input.Text = d.Summary
 	if d.Tool != "" {
 		ev.Action = &model.Action{Tool: d.Tool}

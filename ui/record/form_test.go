@@ -22,7 +22,7 @@ func TestEventFromDocKeepsWhatTheIndexHolds(t *testing.T) {
 	notKept := map[string]string{
 		"event_id": "made at submit", "timestamp": "made at submit",
 		"object_storage_key": "made by the archive", "importance_score": "scored by the pipeline",
-		"user_id": "no form field", "trace_id": "no form field",
+		"user_id":   "no form field",
 		"embedding": "the form sends none", "structured": "the form sends none",
 		"reward_score": "0.5 when the event had none: not the event's own", "confidence": "likewise",
 	}

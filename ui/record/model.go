@@ -22,7 +22,12 @@ type Model struct {
 	w, h  int
 	live  *liveTrace
 	runs  uint64 // numbers the pipelines this view starts (see chanObserver)
-	ch    chan<- tea.Msg
+	// copyOf is the event a duplicate holds only the index's part of,
+	// while its archived event is on its way.
+	copyOf string
+	sent   string // the form's values last recorded (form.values)
+	again  bool   // ctrl+s on those same values was pressed once: record
+	ch     chan<- tea.Msg
 }
 
 // New is an empty form; its pipelines report their stages to ch.
@@ -49,15 +54,32 @@ func (v *Model) traceW() int {
 func (v *Model) Busy() bool { return v.live != nil && v.live.running }
 
 // Duplicate opens the form on a copy of an event: the archived one when
-// archived (its JSON) decodes, else what the index document holds.
-func (v *Model) Duplicate(d *model.IndexDoc, archived []byte) {
-	ev := eventFromDoc(d)
-	if archived != nil {
-		if full, err := model.Decode(archived, model.DecodeOptions{}); err == nil {
-			ev = full
-		}
+// archived (its JSON) decodes, else what the index document holds until
+// CopyArchived brings the rest. It reports whether the copy is whole.
+func (v *Model) Duplicate(d *model.IndexDoc, archived []byte) bool {
+	v.copyOf = ""
+	if full, err := model.Decode(archived, model.DecodeOptions{}); archived != nil && err == nil {
+		v.fill(full)
+		return true
 	}
-	v.fill(ev)
+	v.fill(eventFromDoc(d))
+	v.copyOf = d.EventID
+	return false
+}
+
+// CopyArchived fills the form from the archived event of the copy it was
+// opened on, unless the user has started editing; it reports whether it did.
+func (v *Model) CopyArchived(id string, archived []byte) bool {
+	if id == "" || id != v.copyOf || v.f.touched != [numFields]bool{} {
+		return false
+	}
+	full, err := model.Decode(archived, model.DecodeOptions{})
+	if err != nil {
+		return false
+	}
+	v.copyOf = ""
+	v.fill(full)
+	return true
 }
 
 // fill opens the form on ev.

@@ -29,6 +29,9 @@ func (v *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 	switch {
 	case key.Matches(msg, km.Submit), msg.String() == "enter" && v.focus == fSubmit:
 		return v.submit()
+	case key.Matches(msg, km.Reset):
+		v.reset()
+		return uikit.StatusCmd("the form is cleared", false)
 	case msg.String() == "enter":
 		v.setFocus(v.focus + 1)
 	case key.Matches(msg, km.NextField):
@@ -69,6 +72,12 @@ func (v *Model) touch() {
 	v.f.validate(false)
 }
 
+// reset empties the form (R keeps the last values, to record variations).
+func (v *Model) reset() {
+	v.f, v.copyOf, v.again, v.sent = newForm(), "", false, ""
+	v.setFocus(fSession)
+}
+
 // submit validates everything and, when the event is good, runs it through
 // the pipeline in this process.
 func (v *Model) submit() tea.Cmd {
@@ -84,6 +93,11 @@ func (v *Model) submit() tea.Cmd {
 		}
 		return uikit.StatusCmd("the event is not valid: see the fields marked ✗", true)
 	}
+	if same := v.f.sameAs(v.sent); same && !v.again {
+		v.again = true // a second ctrl+s is deliberate
+		return uikit.StatusCmd("already recorded as "+uikit.Clean(v.live.id)+": ctrl+s again records another copy, ctrl+r clears the form", false)
+	}
+	v.again, v.sent = false, v.f.values()
 	id := v.c.Deps.NewID()
 	ev, _ := v.f.event(id, v.c.Deps.Now())
 	v.runs++

@@ -46,7 +46,7 @@ func (v *Model) ShortHelp() []key.Binding {
 // FullHelp: every key of the form.
 func (v *Model) FullHelp() [][]key.Binding {
 	km := v.c.Keys
-	return [][]key.Binding{{km.NextField, km.PrevField, km.Choice, km.LineBreak, km.Submit, km.Back}}
+	return [][]key.Binding{{km.NextField, km.PrevField, km.Choice, km.LineBreak}, {km.Submit, km.Reset, km.FormHelp, km.Back}}
 }
 
 // labelW is the width of the labels column.

@@ -40,6 +40,8 @@ type Model struct {
 	want                       string // select this event once it shows
 	seeking                    *seek  // a jump looking beyond the loaded rows
 	seen                       int    // documents the tail has brought, filtered or not
+	hscroll                    int    // summary cells scrolled off to the left (←/→)
+	find                       string // the term n and N look for (Find)
 }
 
 // New is the view before its first load (Init).
@@ -102,20 +104,28 @@ func (v *Model) selectWanted() {
 	if i := v.buf.Index(v.want); i >= 0 {
 		v.cur.Select(i)
 		v.want = ""
-		v.following = v.following && i == 0
+		// Paused, so that newer rows arriving do not take the selection
+		// away from the event asked for.
+		v.following = false
 		v.cur.Scroll(v.buf.Len())
 	}
+}
+
+// wanted: the event asked for is among docs.
+func (v *Model) wanted(docs []*model.IndexDoc) bool {
+	for _, d := range docs {
+		if v.want != "" && d.EventID == v.want {
+			return true
+		}
+	}
+	return false
 }
 
 // SelectID selects an event, showing what arrived while paused if needed.
 func (v *Model) SelectID(id string) tea.Cmd {
 	v.want = id
-	if v.buf.Index(id) < 0 {
-		for _, d := range v.pending {
-			if d.EventID == id {
-				return v.resume()
-			}
-		}
+	if v.buf.Index(id) < 0 && v.wanted(v.pending) {
+		return v.resume()
 	}
 	v.selectWanted()
 	return nil
@@ -200,6 +210,9 @@ func (v *Model) Shown() string { return v.good }
 
 // Rows is the window of rows held.
 func (v *Model) Rows() *list.Window[*model.IndexDoc] { return v.buf }
+
+// Top is the index in Rows of the first row drawn.
+func (v *Model) Top() int { return v.cur.Top() }
 
 // Selection is the index of the selected row in Rows.
 func (v *Model) Selection() int { return v.cur.Sel() }

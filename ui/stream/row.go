@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"engram/model"
 	"engram/ui/uikit"
@@ -16,13 +17,31 @@ type streamCols struct {
 	time, typ, agent, turn, summary, imp, lat int
 }
 
-func layoutStream(w int) streamCols {
-	c := streamCols{time: 8, typ: 11, agent: 10, turn: 8, imp: 4, lat: 6}
-	if w >= 100 {
-		c.time = 11
+// Bounds of the columns sized to their content: the floor a column
+// shrinks to for the summary's sake, the cap it never grows past.
+const (
+	typFloor, typCap     = 8, 16
+	agentFloor, agentCap = 6, 14
+	turnFloor, turnCap   = 7, 16
+)
+
+// layoutStream sizes the columns to the rows shown and the width: type,
+// agent and turn as wide as their widest value (within their bounds),
+// the time wide enough for a date when a row is not today's, and the
+// summary the rest, at least a fifth of the width (and 16 cells) if the
+// others can shrink that far.
+func layoutStream(w int, rows []*model.IndexDoc, today func(string) bool) streamCols {
+	c := streamCols{time: 8, imp: 4, lat: 6, typ: typFloor, agent: 5, turn: 4}
+	for _, d := range rows {
+		c.typ = max(c.typ, min(typCap, uikit.Width(uikit.Clean(d.EventType))))
+		c.agent = max(c.agent, min(agentCap, uikit.Width(uikit.Clean(d.AgentID))))
+		c.turn = max(c.turn, min(turnCap, uikit.Width(uikit.Clean(d.TurnKey()))))
+		if w >= 72 && !today(d.Timestamp) {
+			c.time = 11
+		}
 	}
 	if w >= 120 {
-		c.typ, c.agent, c.turn, c.imp = 16, 14, 14, 5
+		c.imp = 5
 	}
 	if w < 72 {
 		c.turn = 0
@@ -33,16 +52,43 @@ func layoutStream(w int) streamCols {
 	if w < 48 {
 		c.lat = 0
 	}
-	// Every shown column but the summary, each with the space that
-	// separates it from the next: gutter, time, phase, type, imp, success.
+	c.summary = max(0, w-c.used())
+	for c.summary < max(16, w/5) && c.shrink() {
+		c.summary = max(0, w-c.used())
+	}
+	return c
+}
+
+// used is every shown column but the summary, each with the space that
+// separates it from the next: gutter, time, phase, type, imp, success.
+func (c streamCols) used() int {
 	used := uikit.GutterW + 1 + c.time + 1 + 1 + 1 + c.typ + 1 + c.imp + 1 + 1 + 1
 	for _, x := range []int{c.agent, c.turn, c.lat} {
 		if x > 0 {
 			used += x + 1
 		}
 	}
-	c.summary = max(0, w-used)
-	return c
+	return used
+}
+
+// shrink takes a cell from the widest of type, agent and turn still above
+// its floor; false when none is.
+func (c *streamCols) shrink() bool {
+	cols := []struct {
+		w     *int
+		floor int
+	}{{&c.turn, turnFloor}, {&c.agent, agentFloor}, {&c.typ, typFloor}}
+	var widest *int
+	for _, x := range cols {
+		if *x.w > x.floor && (widest == nil || *x.w > *widest) {
+			widest = x.w
+		}
+	}
+	if widest == nil {
+		return false
+	}
+	*widest--
+	return true
 }
 
 // streamHead is the column titles.
@@ -95,10 +141,15 @@ func (v *Model) streamRow(d *model.IndexDoc, c streamCols, selected bool, now ti
 		parts = append(parts, uikit.Fit(uikit.Clean(d.AgentID), c.agent))
 	}
 	if c.turn > 0 {
-		parts = append(parts, paint(uikit.Fit(uikit.Clean(d.TurnKey()), c.turn), st.Muted))
+		// Cut in the middle: turn keys share their start and differ at the end.
+		parts = append(parts, paint(uikit.Fit(uikit.TruncMiddle(uikit.Clean(d.TurnKey()), c.turn), c.turn), st.Muted))
+	}
+	summary := uikit.Fit(scrolled(uikit.OneLine(d.Summary), v.hscroll), c.summary)
+	if v.find != "" && !selected { // the selected row is drawn in one style
+		summary = uikit.Highlight(summary, v.find, st.Match)
 	}
 	parts = append(parts,
-		uikit.Fit(uikit.Clean(d.Summary), c.summary),
+		summary,
 		paint(uikit.Bar(d.ImportanceScore, c.imp), st.Accent),
 		paint(uikit.SuccessMark(d.Success), uikit.SuccessStyle(st, d.Success)),
 	)
@@ -110,4 +161,15 @@ func (v *Model) streamRow(d *model.IndexDoc, c streamCols, selected bool, now ti
 		return st.Selected.Render(line)
 	}
 	return line
+}
+
+// scrolled is s less its first n cells, marked with "…" when cut.
+func scrolled(s string, n int) string {
+	if n <= 0 || uikit.Width(s) <= n {
+		if n > 0 {
+			return ""
+		}
+		return s
+	}
+	return "…" + ansi.TruncateLeft(s, n+1, "")
 }

@@ -44,11 +44,17 @@ func (v *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, km.Home):
 		return v.resume()
 	case key.Matches(msg, km.Pause):
-		if v.following {
-			v.following = false
-			return nil
-		}
-		return v.resume()
+		return v.TogglePause()
+	case v.find != "" && key.Matches(msg, km.NextMatch):
+		return v.findFrom(1, 1)
+	case v.find != "" && key.Matches(msg, km.PrevMatch):
+		return v.findFrom(-1, -1)
+	case key.Matches(msg, km.ScrollLeft):
+		v.hscroll = max(0, v.hscroll-scrollStep)
+		return nil
+	case key.Matches(msg, km.ScrollRight):
+		v.hscroll = min(v.hscroll+scrollStep, 2000)
+		return nil
 	case key.Matches(msg, km.Enter):
 		if d := v.Selected(); d != nil {
 			return func() tea.Msg { return uikit.OpenDetailMsg{Doc: d, Nav: v} }
@@ -59,6 +65,23 @@ func (v *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 	}
 	return nil
 }
+
+// Click selects the row'th row on screen; on the selected row it opens
+// it.
+func (v *Model) Click(row int) tea.Cmd {
+	from, to := v.cur.Visible(v.buf.Len())
+	i := from + row
+	if row < 0 || i >= to {
+		return nil
+	}
+	if i == v.cur.Sel() {
+		return v.onKey(tea.KeyPressMsg{Code: tea.KeyEnter})
+	}
+	return v.move(i - v.cur.Sel())
+}
+
+// scrollStep is the cells ←/→ scroll the summary by.
+const scrollStep = 16
 
 // move shifts the selection by delta rows, pausing the follow when it
 // leaves the newest row and paging rows in near either end of the window.
@@ -103,6 +126,15 @@ func (v *Model) pageOn() tea.Cmd {
 	return v.pageIn()
 }
 
+// TogglePause pauses the follow, or resumes it (space, here and in Turns).
+func (v *Model) TogglePause() tea.Cmd {
+	if v.following {
+		v.following = false
+		return nil
+	}
+	return v.resume()
+}
+
 // resume goes back to the newest row and follows again, showing what
 // arrived while paused.
 func (v *Model) resume() tea.Cmd {
@@ -116,6 +148,13 @@ func (v *Model) resume() tea.Cmd {
 	v.pending, v.pendingN = nil, 0
 	v.cur.Reset()
 	return nil
+}
+
+// showWanted shows what came while paused to select the event asked for.
+func (v *Model) showWanted() tea.Cmd {
+	cmd := v.resume()
+	v.selectWanted()
+	return cmd
 }
 
 func (v *Model) onHead(msg headMsg) tea.Cmd {
@@ -281,6 +320,9 @@ func (v *Model) addNew(docs []*model.IndexDoc) tea.Cmd {
 		v.pending = append(fresh, v.pending...)
 		if len(v.pending) > v.c.Opts.BufferRows {
 			v.pending, v.overflow = v.pending[:v.c.Opts.BufferRows], true
+		}
+		if v.wanted(fresh) { // show it rather than count it
+			return v.showWanted()
 		}
 		return nil
 	}

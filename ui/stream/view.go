@@ -2,17 +2,20 @@ package stream
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
+	"time"
 
 	"charm.land/bubbles/v2/key"
 
+	"engram/model"
 	"engram/ui/uikit"
 )
 
 // View draws the column titles, the visible rows and the position line.
 func (v *Model) View() string {
 	st := v.c.Styles
-	cols := layoutStream(v.w)
+	cols := v.layout()
 	var b strings.Builder
 	b.WriteString(st.Table.Head.Render(uikit.Fit(streamHead(cols), v.w)))
 	now := v.c.Deps.Now()
@@ -22,6 +25,21 @@ func (v *Model) View() string {
 	b.WriteByte('\n')
 	b.WriteString(st.Muted.Render(uikit.Fit(v.position(), v.w)))
 	return b.String()
+}
+
+// layout sizes the columns to the rows on screen.
+func (v *Model) layout() streamCols {
+	from, to := v.cur.Visible(v.buf.Len())
+	rows := make([]*model.IndexDoc, 0, to-from)
+	for i := from; i < to; i++ {
+		rows = append(rows, v.buf.Row(i))
+	}
+	now := v.c.Deps.Now().In(v.c.Opts.Location)
+	today := func(ts string) bool {
+		t, err := time.Parse(time.RFC3339Nano, ts)
+		return err == nil && t.In(v.c.Opts.Location).Format(time.DateOnly) == now.Format(time.DateOnly)
+	}
+	return layoutStream(v.w, rows, today)
 }
 
 // position is the line under the rows: where the selection is in the
@@ -41,6 +59,12 @@ func (v *Model) position() string {
 	if v.loadingOlder || v.loadingNewer || v.loadingHead {
 		s += " · loading " + v.c.Spin.View()
 	}
+	if v.find != "" {
+		s += " · find " + strconv.Quote(uikit.Clean(v.find)) + " (n/N, esc ends)"
+	}
+	if v.hscroll > 0 {
+		s += fmt.Sprintf(" · summary from cell %d (←)", v.hscroll+1)
+	}
 	if v.expr != "" {
 		s += " · filter: " + uikit.Clean(v.expr)
 	}
@@ -54,18 +78,25 @@ func (v *Model) ShortHelp() []key.Binding {
 	if v.buf.Len() > 0 {
 		bs = append(bs, km.Move, km.Enter)
 	}
-	pause := km.Pause
+	if v.find != "" {
+		bs = append(bs, uikit.Binding("n/N", "next/prev found", "n"))
+	}
+	return append(bs, v.PauseKey(), km.Filter)
+}
+
+// PauseKey is space named for what it does now (Turns shows it too).
+func (v *Model) PauseKey() key.Binding {
+	pause := v.c.Keys.Pause
 	if v.following {
 		pause.SetHelp("space", "pause")
 	} else {
 		pause.SetHelp("space", "follow")
 	}
-	bs = append(bs, pause, km.Filter)
-	return bs
+	return pause
 }
 
 // FullHelp is every key of the stream, grouped.
 func (v *Model) FullHelp() [][]key.Binding {
 	km := v.c.Keys
-	return [][]key.Binding{km.ListKeys(), {km.Enter, km.Pause, km.Filter}}
+	return [][]key.Binding{km.ListKeys(), {km.Enter, km.Pause, km.ScrollLeft}} // / is among the global keys
 }

@@ -117,7 +117,7 @@ func (v *chainView) View() string {
 	case len(v.docs) == 0:
 		body = []string{st.Muted.Render(" this turn has no events")}
 	default:
-		title += st.Muted.Render(fmt.Sprintf(" · %d events · %s", len(v.docs), chainPhases(v.docs)))
+		title += st.Muted.Render(fmt.Sprintf(" · %s · %s", uikit.Plural(len(v.docs), "event"), chainPhases(v.docs)))
 		from, to := v.cur.Visible(len(v.docs))
 		for i := from; i < to; i++ {
 			body = append(body, v.stepLines(i)...)
@@ -150,12 +150,16 @@ func (v *chainView) stepLines(i int) []string {
 	if t, err := time.Parse(time.RFC3339Nano, ts); err == nil {
 		ts = t.In(v.c.Opts.Location).Format("15:04:05.000")
 	}
-	head := fmt.Sprintf("%s %-11s %s", uikit.PhaseGlyph(ph), ph, uikit.Clean(d.EventType))
+	typ := uikit.Clean(d.EventType)
+	if typ == ph.String() { // "observation observation" says nothing twice
+		typ = ""
+	}
+	head := strings.TrimRight(fmt.Sprintf("%s %-11s %s", uikit.PhaseGlyph(ph), ph, typ), " ")
 	headLine := gut + st.Phase[ph].Render(head) + "  " + st.Muted.Render(uikit.Clean(ts)+"  "+uikit.Clean(d.EventID))
 	if i == v.cur.Sel() {
 		headLine = gut + st.Selected.Render(head) + "  " + st.Muted.Render(uikit.Clean(ts)+"  "+uikit.Clean(d.EventID))
 	}
-	summary := "    " + uikit.Trunc(uikit.Clean(d.Summary), v.w-6)
+	summary := "    " + uikit.Trunc(uikit.OneLine(d.Summary), v.w-6)
 	var facts []string
 	if d.AgentID != "" {
 		facts = append(facts, "agent "+uikit.Clean(d.AgentID))

@@ -107,6 +107,15 @@ func (v *Model) Current() *model.IndexDoc {
 	return v.chain.selected()
 }
 
+// Position is the first row drawn and the selected row.
+func (v *Model) Position() (top, sel int) { return v.cur.Top(), v.cur.Sel() }
+
+// OpenChain shows the causal chain of the turn with key (:turn).
+func (v *Model) OpenChain(key string) tea.Cmd { return v.chain.load(key) }
+
+// ChainOpen: a turn's chain is shown, not the list.
+func (v *Model) ChainOpen() bool { return v.chain.open }
+
 // Back leaves the chain for the list; false when already on the list.
 func (v *Model) Back() bool {
 	if v.chain.open {

@@ -51,6 +51,20 @@ func (v *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 	return nil
 }
 
+// Click selects the row'th turn on screen; on the selected one it opens
+// its chain. In a chain it does nothing.
+func (v *Model) Click(row int) tea.Cmd {
+	from, to := v.cur.Visible(v.buf.Len())
+	i := from + row
+	if v.chain.open || row < 0 || i >= to {
+		return nil
+	}
+	if i == v.cur.Sel() {
+		return v.onKey(tea.KeyPressMsg{Code: tea.KeyEnter})
+	}
+	return v.move(i - v.cur.Sel())
+}
+
 func (v *Model) move(delta int) tea.Cmd {
 	if v.buf.Len() == 0 {
 		return nil

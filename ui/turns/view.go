@@ -17,7 +17,7 @@ func (v *Model) View() string {
 		return v.chain.View()
 	}
 	st := v.c.Styles
-	cols := layoutTurns(v.w)
+	cols := layoutTurns(v.w, v.olderShown())
 	var b strings.Builder
 	b.WriteString(st.Table.Head.Render(uikit.Fit(turnsHead(cols), v.w)))
 	now := v.c.Deps.Now()
@@ -26,7 +26,7 @@ func (v *Model) View() string {
 	}))
 	pos := fmt.Sprintf(" turn %s of %s loaded", uikit.Thousands(int64(v.cur.Sel()+1)), uikit.Thousands(int64(v.buf.Len())))
 	switch {
-	case v.loading:
+	case v.loading && !v.loaded: // a reload while following keeps its rows
 		pos = " loading turns " + v.c.Spin.View()
 	case v.buf.Len() == 0:
 		pos = " no turns"
@@ -52,21 +52,40 @@ func (v *Model) ShortHelp() []key.Binding {
 	return []key.Binding{km.Move, open, km.Filter}
 }
 
-// FullHelp: every key of the turns.
+// FullHelp: every key of the turns, or of the chain when one is open.
 func (v *Model) FullHelp() [][]key.Binding {
 	km := v.c.Keys
-	return [][]key.Binding{km.ListKeys(), {km.Enter, km.Back, km.Filter}}
+	if v.chain.open {
+		return [][]key.Binding{km.ListKeys(), v.chain.ShortHelp()}
+	}
+	return [][]key.Binding{km.ListKeys(), {km.Enter, km.Pause}} // / and esc are among the global keys
 }
 
 // turnCols are the widths of the turn list's columns.
-type turnCols struct{ time, key, session, agent, events, dur, imp int }
+type turnCols struct{ time, key, session, agent, events, fail, dur, imp int }
 
-func layoutTurns(w int) turnCols {
-	c := turnCols{time: 8, session: 12, agent: 10, events: 6, dur: 7, imp: 4}
+// olderShown: a turn on screen ended before today, so the time column
+// needs the date as well as the minute.
+func (v *Model) olderShown() bool {
+	now := v.c.Deps.Now().In(v.c.Opts.Location)
+	from, to := v.cur.Visible(v.buf.Len())
+	for i := from; i < to; i++ {
+		if last := v.buf.Row(i).Last.In(v.c.Opts.Location); !last.IsZero() && last.YearDay() != now.YearDay() || last.Year() != now.Year() {
+			return true
+		}
+	}
+	return false
+}
+
+func layoutTurns(w int, dated bool) turnCols {
+	c := turnCols{time: 8, session: 12, agent: 10, events: 6, fail: 4, dur: 7, imp: 4}
+	if dated && w >= 72 {
+		c.time = 11
+	}
 	if w < 72 {
 		c.session = 0
 	}
-	used := uikit.GutterW + c.time + 1 + c.agent + 1 + c.events + 1 + 1 + 1 + c.dur + 1 + c.imp + 1
+	used := uikit.GutterW + c.time + 1 + c.agent + 1 + c.events + 1 + c.fail + 1 + c.dur + 1 + c.imp + 1
 	if c.session > 0 {
 		used += c.session + 1
 	}
@@ -79,17 +98,17 @@ func turnsHead(c turnCols) string {
 	if c.session > 0 {
 		parts = append(parts, uikit.Fit("session", c.session))
 	}
-	return strings.Join(append(parts, uikit.Fit("agent", c.agent), uikit.FitRight("events", c.events), "✗", uikit.FitRight("span", c.dur), uikit.Fit("imp", c.imp)), " ")
+	return strings.Join(append(parts, uikit.Fit("agent", c.agent), uikit.FitRight("events", c.events), uikit.Fit("fail", c.fail), uikit.FitRight("span", c.dur), uikit.Fit("imp", c.imp)), " ")
 }
 
 func (v *Model) turnRow(t query.TurnSummary, c turnCols, selected bool, now time.Time) string {
 	st := v.c.Styles
-	gut, fail := " ", " "
+	gut, fail := " ", uikit.Fit("", c.fail)
 	if selected {
 		gut = "›"
 	}
 	if t.AnyFailed {
-		fail = "✗"
+		fail = uikit.Fit(" ✗", c.fail) // under the middle of "fail"
 	}
 	ts := ""
 	if !t.Last.IsZero() {

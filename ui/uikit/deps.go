@@ -21,6 +21,8 @@ type Reader interface {
 	Turns(ctx context.Context, expr string, after query.Cursor, limit int) (query.TurnPage, error)
 	Turn(ctx context.Context, key string) ([]*model.IndexDoc, error)
 	Document(ctx context.Context, eventID string) (*model.IndexDoc, error)
+	// Similar is the k documents nearest to eventID's embedding.
+	Similar(ctx context.Context, eventID string, k int) ([]query.Scored, error)
 	Count(ctx context.Context) (int64, error)
 }
 
@@ -43,6 +45,9 @@ type Deps struct {
 
 	// Backend and Profile name what is open, for the header.
 	Backend, Profile string
+	// DataDir is the data directory in use ("" when unknown), named by
+	// the hints of an empty store.
+	DataDir string
 
 	// Err is a start-up failure: the inspector shows it full screen with
 	// Hint (what to do) instead of the views.
@@ -73,6 +78,12 @@ type Options struct {
 	// Follow are JSON-lines files whose new lines are ingested as they
 	// are appended.
 	Follow []string
+	// Mouse captures the mouse: the wheel scrolls, a click selects a row
+	// or a tab. Off, the terminal's own text selection works.
+	Mouse bool
+	// Demo: the data is --demo's, with a simulated agent ingesting in a
+	// pipeline of its own (not shown in the Pipeline view).
+	Demo bool
 	// ExportDir is where `e` writes engram-<eventId>.json ("" = cwd).
 	ExportDir string
 

@@ -9,19 +9,22 @@ import (
 type KeyMap struct {
 	// Global.
 	Quit, Help, NextView, PrevView, Filter, Back key.Binding
+	Command                                      key.Binding
 	Yank, Export, Go, Duplicate, Record          key.Binding
 
 	// Lists.
 	Up, Down, Move, PageUp, PageDown, Home, End, Enter key.Binding
-	Pause                                              key.Binding
+	HalfDown, HalfUp, Top                              key.Binding
+	Pause, ScrollLeft, ScrollRight                     key.Binding
 
 	// Detail.
 	Fold, Expand, Collapse, ExpandAll, CollapseAll key.Binding
 	Search, NextMatch, PrevMatch, SideBySide       key.Binding
-	Retry, NextEvent, PrevEvent                    key.Binding
+	Retry, NextEvent, PrevEvent, Similar           key.Binding
 
 	// Record form.
 	NextField, PrevField, Submit, Choice, LineBreak key.Binding
+	FormHelp, Reset                                 key.Binding
 
 	// Chords (after y or g).
 	YankID, YankKey, YankJSON, YankTrace   key.Binding
@@ -44,6 +47,7 @@ func DefaultKeyMap() *KeyMap {
 		PrevView:  bind(k("shift+tab"), "shift+tab", "prev view"),
 		Filter:    bind(k("/"), "/", "filter"),
 		Back:      bind(k("esc"), "esc", "back"),
+		Command:   bind(k(":"), ":", "command"),
 		Yank:      bind(k("y"), "y", "yank…"),
 		Export:    bind(k("e"), "e", "export"),
 		Go:        bind(k("g"), "g", "go to…"),
@@ -56,9 +60,15 @@ func DefaultKeyMap() *KeyMap {
 		PageUp:   bind(k("pgup", "ctrl+b"), "pgup", "page up"),
 		PageDown: bind(k("pgdown", "ctrl+f"), "pgdn", "page down"),
 		Home:     bind(k("home"), "home", "newest"),
+		HalfDown: bind(k("ctrl+d"), "ctrl+d/u", "half page"),
+		HalfUp:   bind(k("ctrl+u"), "ctrl+u", "half page up"),
+		Top:      bind(k("g"), "g", "top (no second key here)"),
 		End:      bind(k("end", "G"), "end/G", "oldest loaded"),
 		Enter:    bind(k("enter"), "enter", "open"),
 		Pause:    bind(k("space", "p"), "space", "pause/follow"),
+
+		ScrollLeft:  bind(k("left"), "←/→", "scroll text"),
+		ScrollRight: bind(k("right"), "→", "scroll text"),
 
 		Fold:        bind(k("space", "enter"), "space", "fold"),
 		Expand:      bind(k("right", "l"), "→/l", "unfold"),
@@ -72,9 +82,12 @@ func DefaultKeyMap() *KeyMap {
 		Retry:       bind(k("r"), "r", "refetch"),
 		NextEvent:   bind(k("]"), "]", "next event"),
 		PrevEvent:   bind(k("["), "[", "prev event"),
+		Similar:     bind(k("S"), "S", "similar events"),
 
-		NextField: bind(k("down"), "↓/enter", "next field"),
-		PrevField: bind(k("up"), "↑", "prev field"),
+		NextField: bind(k("down", "tab"), "tab/↓", "next field"),
+		PrevField: bind(k("up", "shift+tab"), "shift+tab/↑", "prev field"),
+		FormHelp:  bind(k("f1"), "f1", "help"),
+		Reset:     bind(k("ctrl+r"), "ctrl+r", "clear the form"),
 		Submit:    bind(k("ctrl+s"), "ctrl+s", "record"),
 		LineBreak: bind(k("ctrl+j", "alt+enter"), "ctrl+j", "line break"),
 		Choice:    bind(k("left", "right"), "←/→", "change"),
@@ -95,7 +108,7 @@ func DefaultKeyMap() *KeyMap {
 
 // ListKeys are the movement keys every list view shares.
 func (km *KeyMap) ListKeys() []key.Binding {
-	return []key.Binding{km.Up, km.Down, km.PageUp, km.PageDown, km.Home, km.End}
+	return []key.Binding{km.Up, km.Down, km.PageUp, km.PageDown, km.HalfDown, km.Home, km.End}
 }
 
 // Binding is a binding made on the spot, for help that names a key in

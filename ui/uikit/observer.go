@@ -36,6 +36,9 @@ func (o Observer) Outage(out ingest.Outage) {
 	o.send(ObservedMsg{StatusMsg{"outage: " + out.String(), true}})
 }
 
+// Notice puts text in the status line (a follower's side work failing).
+func (o Observer) Notice(text string, isErr bool) { o.send(ObservedMsg{StatusMsg{text, isErr}}) }
+
 // Recovered: see Outage.
 func (o Observer) Recovered(s ingest.Stage) {
 	o.send(ObservedMsg{StatusMsg{s.String() + ": server answering again, resuming", false}})

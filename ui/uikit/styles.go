@@ -30,6 +30,7 @@ type Styles struct {
 	Error    lipgloss.Style
 	Selected lipgloss.Style
 	Match    lipgloss.Style
+	CurMatch lipgloss.Style // the match n and N are on
 	Border   lipgloss.Style
 
 	Status struct{ Info, Error lipgloss.Style }
@@ -64,10 +65,13 @@ func NewStyles(p themes.Palette) *Styles {
 	s.TabOn = fg(p.Accent).Bold(true).Underline(true).Padding(0, 1)
 	s.Selected = base.Foreground(p.SelectionFg).Background(p.SelectionBg).Bold(true)
 	s.Match = base.Background(p.Match).Underline(true)
+	s.CurMatch = base.Foreground(p.SelectionFg).Background(p.SelectionBg).Underline(true).Bold(true)
 	if p.Mono {
-		// Without colour, selection and matches must still be visible.
+		// Without colour, selection and matches must still be visible,
+		// the current match apart from the others.
 		s.Selected = base.Reverse(true)
 		s.Match = base.Underline(true).Bold(true)
+		s.CurMatch = base.Reverse(true).Underline(true).Bold(true)
 		s.TabOn = base.Bold(true).Underline(true).Padding(0, 1)
 	}
 	s.Status.Info = fg(p.Accent)

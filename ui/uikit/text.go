@@ -77,6 +77,62 @@ func PadLines(s string, w, h int) string {
 	return strings.Join(lines, "\n")
 }
 
+// IndexFold is the rune index of the first term in s, case aside; -1
+// when there is none. Rune by rune, so that it indexes s itself (a
+// lower-cased copy can have other offsets).
+func IndexFold(s, term string) int {
+	hay, needle := []rune(strings.ToLower(s)), []rune(strings.ToLower(term))
+	if len(hay) != len([]rune(s)) || len(needle) == 0 {
+		return -1 // a rune changed its length in lower case: no offset to trust
+	}
+	for i := 0; i+len(needle) <= len(hay); i++ {
+		if string(hay[i:i+len(needle)]) == string(needle) {
+			return i
+		}
+	}
+	return -1
+}
+
+// Highlight styles every term in s (plain text), case aside.
+func Highlight(s, term string, style lipgloss.Style) string {
+	var b strings.Builder
+	rs, n := []rune(s), len([]rune(term))
+	for {
+		i := IndexFold(string(rs), term)
+		if i < 0 || n == 0 {
+			b.WriteString(string(rs))
+			return b.String()
+		}
+		b.WriteString(string(rs[:i]) + style.Render(string(rs[i:i+n])))
+		rs = rs[i+n:]
+	}
+}
+
+// OneLine is text for one line of a list: its line breaks shown as ↵ (as
+// the record form shows them), then cleaned like all event text.
+func OneLine(s string) string { return Clean(lineBreaks.Replace(s)) }
+
+var lineBreaks = strings.NewReplacer("\r\n", "↵", "\n", "↵", "\r", "↵")
+
+// Plural is n and noun, with an s unless n is one: "1 event", "3 events".
+func Plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
+}
+
+// TruncMiddle cuts s to w cells in its middle: "turn-0004" in 7 is
+// "tu…0004", for values that share a start and differ at the end.
+func TruncMiddle(s string, w int) string {
+	if Width(s) <= w || w < 3 {
+		return Trunc(s, w)
+	}
+	left := (w - 1) / 3
+	right := w - 1 - left
+	return ansi.Truncate(s, left, "") + "…" + ansi.TruncateLeft(s, Width(s)-right, "")
+}
+
 // WrapText wraps clean text to w cells, keeping its own line breaks.
 func WrapText(s string, w int) []string {
 	if w <= 0 {

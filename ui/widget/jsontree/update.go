@@ -10,6 +10,12 @@ import (
 func (j *Model) Move(delta int) { j.cur.Move(delta, len(j.lines)) }
 
 // scroll keeps the cursor line in sight.
+// Top puts the cursor on the first line (another document is shown).
+func (j *Model) Top() {
+	j.cur.Reset()
+	j.scroll()
+}
+
 func (j *Model) scroll() { j.cur.Scroll(len(j.lines)) }
 
 // container is the node folding acts on at the cursor: the line's own

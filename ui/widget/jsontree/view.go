@@ -33,14 +33,16 @@ func (j *Model) line(i int) string {
 	var b strings.Builder
 	b.WriteString(gut)
 	b.WriteString(strings.Repeat("  ", l.depth))
+	cur := len(j.matches) > 0 && l.node == j.matches[j.mi]
 	for _, s := range l.segs {
-		b.WriteString(j.paint(s))
+		b.WriteString(j.paint(s, cur))
 	}
 	return b.String()
 }
 
-// paint styles one piece, underlining search hits in it.
-func (j *Model) paint(s seg) string {
+// paint styles one piece, underlining search hits in it; cur: the piece
+// is of the current match, whose hits stand out from the others'.
+func (j *Model) paint(s seg, cur bool) string {
 	st := j.c.Styles
 	style := map[role]lipgloss.Style{
 		rPlain: lipgloss.NewStyle(), rKey: st.JSON.Key, rString: st.JSON.String,
@@ -58,6 +60,10 @@ func (j *Model) paint(s seg) string {
 	// lower-cased string need not be offsets into the text.
 	runes, term := []rune(text), lowerRunes(j.term)
 	lower := lowerRunes(text)
+	hit := st.Match
+	if cur {
+		hit = st.CurMatch
+	}
 	var b strings.Builder
 	for {
 		k := runeIndex(lower, term)
@@ -66,7 +72,7 @@ func (j *Model) paint(s seg) string {
 			return b.String()
 		}
 		b.WriteString(style.Render(string(runes[:k])))
-		b.WriteString(st.Match.Render(string(runes[k : k+len(term)])))
+		b.WriteString(hit.Render(string(runes[k : k+len(term)])))
 		runes, lower = runes[k+len(term):], lower[k+len(term):]
 	}
 }

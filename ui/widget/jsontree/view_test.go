@@ -18,7 +18,7 @@ func TestSearchHighlightKeepsRunesWhole(t *testing.T) {
 	c := &uikit.Common{Styles: uikit.NewStyles(themes.Dark())}
 	j := New(c, map[string]bool{})
 	j.term = "û"
-	out := j.paint(seg{"ȺÛİq", rString})
+	out := j.paint(seg{"ȺÛİq", rString}, false)
 	if !utf8.ValidString(out) || ansi.Strip(out) != "ȺÛİq" {
 		t.Fatalf("highlight cut runes: %q", out)
 	}

@@ -103,6 +103,10 @@ func Step(msg tea.KeyPressMsg, km *uikit.KeyMap, page, n int) (delta int, ok boo
 		return -page, true
 	case key.Matches(msg, km.PageDown):
 		return page, true
+	case key.Matches(msg, km.HalfUp):
+		return -max(1, page/2), true
+	case key.Matches(msg, km.HalfDown):
+		return max(1, page/2), true
 	case key.Matches(msg, km.Home):
 		return -n, true
 	case key.Matches(msg, km.End):

@@ -84,15 +84,15 @@ func (b *Window[T]) Reset(rows []T, next query.Cursor) {
 // the last row. It returns how many rows were evicted from the top, so the
 // caller can shift its selection.
 func (b *Window[T]) AppendOlder(after query.Cursor, rows []T, next query.Cursor) int {
+	cut := b.TopCut(len(rows))
 	b.marks = append(b.marks, mark{len(b.rows), after})
 	b.rows = append(b.rows, rows...)
 	b.next, b.end = next, next == ""
-	return b.trimTop()
+	return b.trimTop(cut)
 }
 
-// trimTop evicts whole pages from the top until at most cap rows are left.
-func (b *Window[T]) trimTop() int {
-	cut := b.TopCut(0)
+// trimTop evicts the cut rows above a page start from the top.
+func (b *Window[T]) trimTop(cut int) int {
 	if cut <= 0 {
 		return 0
 	}
@@ -117,21 +117,24 @@ func (b *Window[T]) trimTop() int {
 }
 
 // TopCut is how many rows AppendOlder evicts once n more rows are appended as
-// one page: up to the first page start at or after the excess.
+// one page: up to the first page start at or after the excess, but never
+// the last page held, where the selection that asked for the next page
+// is (the window then holds more than its capacity until the next page).
 func (b *Window[T]) TopCut(n int) int {
 	excess := len(b.rows) + n - b.cap
 	if excess <= 0 {
 		return 0
 	}
+	last := 0 // where the last page held starts
+	if len(b.marks) > 0 {
+		last = b.marks[len(b.marks)-1].idx
+	}
 	for _, m := range b.marks {
 		if m.idx >= excess {
-			return m.idx
+			return min(m.idx, last)
 		}
 	}
-	if n > 0 && len(b.rows) >= excess {
-		return len(b.rows) // the appended page's own start
-	}
-	return 0
+	return last
 }
 
 // KeptAfterPrepend is how many of the rows now held stay once n rows are

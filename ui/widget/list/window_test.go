@@ -57,3 +57,17 @@ func TestWindowPrependNewerNeedsAPageBoundary(t *testing.T) {
 		t.Fatal("dropped rows from the bottom where no page starts")
 	}
 }
+
+// A page appended never evicts the page above it, which holds the
+// selection that asked for it, however large that page has grown (the
+// head page takes the tail's rows).
+func TestWindowKeepsThePageAboveAnAppend(t *testing.T) {
+	w := NewWindow(20, strconv.Itoa)
+	w.Reset(page(0, 12), cursorAt(12)) // a head page of 10, grown by 2
+	if cut := w.AppendOlder(cursorAt(12), page(12, 10), cursorAt(22)); cut != 0 || w.Index("11") < 0 {
+		t.Fatalf("appending evicted %d rows, the last row of the page above with them", cut)
+	}
+	if cut := w.AppendOlder(cursorAt(22), page(22, 10), cursorAt(32)); cut != 12 || w.Index("21") < 0 {
+		t.Fatalf("the next append evicted %d rows (want the head page's 12), the page above it kept: %v", cut, w.Index("21") >= 0)
+	}
+}

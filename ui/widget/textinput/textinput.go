@@ -53,7 +53,7 @@ func (in *Model) Update(msg tea.Msg) bool {
 	switch msg := msg.(type) {
 	case tea.PasteMsg:
 		if in.Multiline {
-			return in.insert(strings.ReplaceAll(msg.Content, "\r\n", "\n"))
+			return in.insert(lineBreaks.Replace(msg.Content))
 		}
 		return in.insert(strings.Join(strings.Fields(msg.Content), " "))
 	case tea.KeyPressMsg:
@@ -61,6 +61,10 @@ func (in *Model) Update(msg tea.Msg) bool {
 	}
 	return false
 }
+
+// lineBreaks turns a paste's CRLF and lone CR (what terminals send for a
+// pasted line break) into the \n the field keeps.
+var lineBreaks = strings.NewReplacer("\r\n", "\n", "\r", "\n")
 
 func (in *Model) key(msg tea.KeyPressMsg) bool {
 	before := string(in.val)
@@ -134,6 +138,9 @@ func (in *Model) View(st *uikit.Styles, w int) string {
 			return uikit.Clean(strings.ReplaceAll(string(rs), "\n", "↵"))
 		}
 		return uikit.Clean(string(rs))
+	}
+	if !in.focused { // no cursor to keep in view: the value from its start
+		return st.Accent.Render(in.Prompt) + uikit.Trunc(show(in.val), room)
 	}
 	before := show(in.val[:in.pos])
 	at, after := " ", ""

@@ -66,3 +66,32 @@ func TestViewCleansAndKeepsTheCursorInSight(t *testing.T) {
 		t.Fatalf("view %q", v)
 	}
 }
+
+// Terminals send a paste's line breaks as CR (tmux paste-buffer -p does):
+// a multi-line field keeps them as line breaks, never as raw CRs.
+func TestPasteCarriageReturnsAreLineBreaks(t *testing.T) {
+	for _, paste := range []string{"line one\rline two\r", "line one\r\nline two\r\n", "line one\nline two\n"} {
+		in := Model{Multiline: true}
+		in.Focus()
+		in.Update(tea.PasteMsg{Content: paste})
+		if got, want := in.Value(), "line one\nline two\n"; got != want {
+			t.Errorf("paste %q: value %q, want %q", paste, got, want)
+		}
+	}
+	one := Model{}
+	one.Update(tea.PasteMsg{Content: "line one\rline two"})
+	if got := one.Value(); got != "line one line two" {
+		t.Errorf("one-line field: %q", got)
+	}
+}
+
+// A field without the focus shows the start of a long value, not its end
+// (where the cursor was left).
+func TestBlurredFieldShowsItsStart(t *testing.T) {
+	in := Model{}
+	in.SetValue("Decide how to handle: a long perception of the agent")
+	got := ansi.Strip(in.View(uikit.NewStyles(themes.Dark()), 20))
+	if !strings.HasPrefix(got, "Decide how") {
+		t.Fatalf("blurred field shows %q", got)
+	}
+}
