@@ -58,6 +58,10 @@ type reader struct {
 	binary int
 }
 
+// ErrNotText is wrapped by the error of a read stopped because its input is
+// not text (binary or compressed data, a device).
+var ErrNotText = errors.New("not text")
+
 // BinaryLines is how many lines in a row holding control bytes (below
 // U+0020 but tab and carriage return, which JSON text never holds raw)
 // stop a read: the input turned out not to be text, and each line would
@@ -77,7 +81,7 @@ func checkText(br *bufio.Reader, name string) error {
 	}
 	head, _ := br.Peek(min(br.Buffered(), textHead))
 	if n := controlBytes(head); len(head) >= 512 && n*100 > len(head) {
-		return fmt.Errorf("%s: not text: %d of its first %d bytes are control characters, which JSON never holds; nothing read from it", name, n, len(head))
+		return fmt.Errorf("%s: %w: %d of its first %d bytes are control characters, which JSON never holds; nothing read from it", name, ErrNotText, n, len(head))
 	}
 	return nil
 }
@@ -102,7 +106,7 @@ func (r *reader) countBinary(ln int, data []byte) error {
 	if r.binary++; r.binary < BinaryLines {
 		return nil
 	}
-	return fmt.Errorf("%s:%d: not text: %d lines in a row hold control characters, which JSON never holds; stopped here (the lines before were read)", r.name, ln, BinaryLines)
+	return fmt.Errorf("%s:%d: %w: %d lines in a row hold control characters, which JSON never holds; stopped here (the lines before were read)", r.name, ln, ErrNotText, BinaryLines)
 }
 
 // value is a value being assembled from lines.
