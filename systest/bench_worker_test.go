@@ -62,6 +62,8 @@ func timeWorkers(b *testing.B, bin, brokers, input string, n, workers int, store
 	runEngram(b, bin, append(append([]string{"produce"}, kargs...), input)...)
 	args := append(append([]string{}, stores...), kargs...)
 	start := time.Now()
+	var firstAt time.Time
+	var first int64
 	var ws []*worker
 	for range workers { // one at a time: the first makes the bucket
 		w := startWorker(b, bin, b.TempDir(), args)
@@ -73,9 +75,14 @@ func timeWorkers(b *testing.B, bin, brokers, input string, n, workers int, store
 		for _, w := range ws {
 			sum += w.ingested()
 		}
+		if sum > 0 && firstAt.IsZero() {
+			firstAt, first = time.Now(), sum
+		}
 		return sum >= int64(n)
 	})
 	elapsed := time.Since(start)
+	steady := float64(int64(n)-first) / time.Since(firstAt).Seconds()
+	b.Logf("%d worker(s): %.0f/s from start (process, group join), %.0f/s once consuming", workers, float64(n)/elapsed.Seconds(), steady)
 	for _, w := range ws {
 		w.cmd.Process.Signal(syscall.SIGTERM)
 		w.cmd.Wait()
