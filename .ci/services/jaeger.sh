@@ -156,20 +156,35 @@ cmd_start() {
     fi
   done
   write_config
+  # Once seen here: the process gone right after start-up with nothing in
+  # its log (while the other servers were starting beside it). A second
+  # try has always come up; a second failure is an error.
+  local attempt rc
+  for attempt in 1 2; do
+    launch_jaeger && rc=0 || rc=$?
+    if [[ $rc == 0 ]]; then
+      log "ready (pid $(cat "$JAEGER_PID")) in $(elapsed_since "$t0")s"
+      return 0
+    fi
+    [[ $attempt == 1 && $rc == 1 ]] && log "jaeger exited during start-up; starting it once more" && sleep 1
+  done
+  if [[ $rc == 1 ]]; then die "jaeger exited during start-up" "$JAEGER_LOG"; fi
+  die "not answering after 30s" "$JAEGER_LOG"
+}
+
+# launch_jaeger starts it and waits: 0 ready, 1 exited, 2 not answering.
+launch_jaeger() {
   log "starting on 127.0.0.1 (OTLP $JAEGER_OTLP_GRPC_PORT/$JAEGER_OTLP_HTTP_PORT, query $JAEGER_QUERY_PORT), traces in memory"
   # setsid: own session, so the caller's shell ending does not take it down.
   setsid "$BIN" --config "file:$JAEGER_DIR/config.yaml" </dev/null >>"$JAEGER_LOG" 2>&1 &
   echo $! >"$JAEGER_PID"
   local i
   for ((i = 0; i < 300; i++)); do
-    jaeger_ok && {
-      log "ready (pid $(cat "$JAEGER_PID")) in $(elapsed_since "$t0")s"
-      return 0
-    }
-    pid_alive "$JAEGER_PID" "$JAEGER_DIR" || die "jaeger exited during start-up" "$JAEGER_LOG"
+    jaeger_ok && return 0
+    pid_alive "$JAEGER_PID" "$JAEGER_DIR" || return 1
     sleep 0.1
   done
-  die "not answering after 30s" "$JAEGER_LOG"
+  return 2
 }
 
 cmd_stop() {
