@@ -50,6 +50,17 @@ pid_alive() {
   [[ -z "$word" ]] || tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "$word"
 }
 
+# started_alive PIDFILE: true while the process just started (its pid in
+# PIDFILE) exists. For the start-up wait, not pid_alive: between the fork
+# and the exec of the server its command line is still the script's, which
+# does not hold the word pid_alive looks for (that raced under load, and a
+# server starting fine was reported as "exited during start-up").
+started_alive() {
+  local pid
+  pid="$(cat "$1" 2>/dev/null)" || return 1
+  [[ "$pid" =~ ^[0-9]+$ ]] && kill -0 "$pid" 2>/dev/null
+}
+
 # stop_pidfile PIDFILE WORD [TIMEOUT_SECONDS]: TERM the process, KILL it after
 # the timeout, remove the pid file. Only ever signals the pid recorded by us,
 # and only while its command line still contains WORD.

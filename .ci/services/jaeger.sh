@@ -156,9 +156,9 @@ cmd_start() {
     fi
   done
   write_config
-  # Once seen here: the process gone right after start-up with nothing in
-  # its log (while the other servers were starting beside it). A second
-  # try has always come up; a second failure is an error.
+  # A second try if the process is gone right after start-up (a safety
+  # net: the one failure seen was the start-up check's race, now fixed in
+  # started_alive); a second failure is an error.
   local attempt rc
   for attempt in 1 2; do
     launch_jaeger && rc=0 || rc=$?
@@ -181,7 +181,7 @@ launch_jaeger() {
   local i
   for ((i = 0; i < 300; i++)); do
     jaeger_ok && return 0
-    pid_alive "$JAEGER_PID" "$JAEGER_DIR" || return 1
+    started_alive "$JAEGER_PID" || return 1
     sleep 0.1
   done
   return 2

@@ -268,7 +268,7 @@ cmd_start() {
       log "up in $(elapsed_since "$t0")s (pid $(cat "$KAFKA_PIDFILE"))"
       return 0
     fi
-    pid_alive "$KAFKA_PIDFILE" "$KAFKA_DIR" || die "Kafka exited during start-up" "$KAFKA_LOG"
+    started_alive "$KAFKA_PIDFILE" || die "Kafka exited during start-up" "$KAFKA_LOG"
     sleep 0.2
   done
   die "Kafka not answering on port $KAFKA_PORT after ${KAFKA_START_TIMEOUT}s (still running as pid $(cat "$KAFKA_PIDFILE"); stop it with $0 stop)" "$KAFKA_LOG"

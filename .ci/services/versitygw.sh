@@ -100,7 +100,7 @@ start_instance() {
       log "$name: ready (pid $(cat "$pf"))"
       return 0
     }
-    pid_alive "$pf" "$VGW_DIR" || die "$name: versitygw exited during start-up" "$lf"
+    started_alive "$pf" || die "$name: versitygw exited during start-up" "$lf"
     sleep 0.1
   done
   die "$name: not answering on port $port after 30s" "$lf"
