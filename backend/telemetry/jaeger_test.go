@@ -249,6 +249,9 @@ func TestJaegerIngestSpans(t *testing.T) {
 func TestJaegerTraceparent(t *testing.T) {
 	j := needJaeger(t)
 	if j.otlpGRPC == "" {
+		if os.Getenv("ENGRAM_REQUIRE_SERVICES") == "1" {
+			t.Fatal("ENGRAM_TEST_OTLP_GRPC_ENDPOINT is not set but ENGRAM_REQUIRE_SERVICES=1")
+		}
 		t.Skip("ENGRAM_TEST_OTLP_GRPC_ENDPOINT not set")
 	}
 	tel, _ := jaegerTelemetry(t, telemetry.Config{Endpoint: j.otlpGRPC, Protocol: "grpc"})
