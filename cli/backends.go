@@ -346,10 +346,26 @@ func transient(err error) bool {
 	return resp.StatusCode == 429 || (resp.StatusCode >= 500 && resp.StatusCode != 501)
 }
 
+// rankWindow reads search.rank_window: a positive number, or all (-1).
+func rankWindow(v string) (int, error) {
+	if v == "all" {
+		return -1, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("search.rank_window %q: want a positive whole number or all", v)
+	}
+	return n, nil
+}
+
 // openQueryReader opens the read side of the configured index, scoped to
 // the configured tenant.
 func openQueryReader(ctx context.Context, conf *resolved, e *env) (query.Reader, error) {
-	opts := query.Options{Tenant: conf.get("tenant")}
+	window, err := rankWindow(conf.get("search.rank_window"))
+	if err != nil {
+		return nil, err
+	}
+	opts := query.Options{Tenant: conf.get("tenant"), RankWindow: window}
 	switch kind := conf.get("index"); kind {
 	case "sqlite", "":
 	case "opensearch":

@@ -15,7 +15,6 @@ import (
 
 	"github.com/charmbracelet/x/term"
 
-	"engram/backend/sqliteindex"
 	"engram/model"
 	"engram/query"
 	"engram/query/expr"
@@ -104,7 +103,7 @@ func runTurns(ctx context.Context, e *env, args []string) error {
 	var turns []query.TurnSummary
 	var after query.Cursor
 	for o.limit <= 0 || len(turns) < o.limit {
-		n := sqliteindex.MaxTurnsLimit
+		n := query.MaxPage
 		if o.limit > 0 {
 			n = min(n, o.limit-len(turns))
 		}
@@ -197,19 +196,27 @@ func runSearch(ctx context.Context, e *env, args []string) error {
 // table of every match (--limit 0), are printed a page at a time as the
 // pages come, so memory does not grow with the number of matches.
 func searchAll(ctx context.Context, e *env, o *queryOpts, r query.Reader, src string) error {
+	var (
+		rk  *query.Ranking
+		err error
+	)
 	if !o.json && o.limit > 0 {
 		var docs []*model.IndexDoc
-		err := searchPages(ctx, r, src, o.limit, func(page []*model.IndexDoc) error {
+		rk, err = searchPages(ctx, r, src, o.limit, func(page []*model.IndexDoc) error {
 			docs = append(docs, page...)
 			return nil
 		})
 		if err != nil {
 			return exprError(e, src, err)
 		}
-		return writeDocs(e, o, docs, nil)
+		if err := writeDocs(e, o, docs, nil); err != nil {
+			return err
+		}
+		noteRanking(e, rk)
+		return nil
 	}
 	width, seen := termWidth(e), 0
-	err := searchPages(ctx, r, src, o.limit, func(page []*model.IndexDoc) error {
+	rk, err = searchPages(ctx, r, src, o.limit, func(page []*model.IndexDoc) error {
 		seen += len(page)
 		return writePage(e, o.json, page, width, seen == len(page))
 	})
@@ -219,35 +226,50 @@ func searchAll(ctx context.Context, e *env, o *queryOpts, r query.Reader, src st
 	if seen == 0 && !o.json {
 		fmt.Fprintln(e.stderr, "no events")
 	}
+	noteRanking(e, rk)
 	return nil
+}
+
+// noteRanking says on stderr what a ranked search ranked, when it matched
+// anything.
+func noteRanking(e *env, rk *query.Ranking) {
+	if rk != nil && (rk.Window == 0 || rk.Ranked > 0) {
+		fmt.Fprintln(e.stderr, "engram: "+rk.Note())
+	}
 }
 
 // searchPages calls fn with each page of the documents matching src, up
 // to limit of them (every one when limit <= 0); a page is let go of once
-// fn returns.
-func searchPages(ctx context.Context, r query.Reader, src string, limit int, fn func([]*model.IndexDoc) error) error {
-	var after query.Cursor
+// fn returns. It returns the first page's Ranking.
+func searchPages(ctx context.Context, r query.Reader, src string, limit int, fn func([]*model.IndexDoc) error) (*query.Ranking, error) {
+	var (
+		after query.Cursor
+		rk    *query.Ranking
+	)
 	for seen := 0; limit <= 0 || seen < limit; {
-		n := sqliteindex.MaxLimit
+		n := query.MaxPage
 		if limit > 0 {
 			n = min(n, limit-seen)
 		}
 		p, err := r.Search(ctx, src, after, n)
 		if err != nil {
-			return err
+			return nil, err
+		}
+		if after == "" {
+			rk = p.Ranking
 		}
 		if len(p.Docs) > 0 {
 			if err := fn(p.Docs); err != nil {
-				return err
+				return nil, err
 			}
 		}
 		seen += len(p.Docs)
 		if p.Next == "" {
-			return nil
+			break
 		}
 		after = p.Next
 	}
-	return nil
+	return rk, nil
 }
 
 // writePage prints one page of a streamed listing: JSON lines, or table

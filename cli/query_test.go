@@ -154,3 +154,40 @@ func TestReadersNeverCreateOpenSearchIndex(t *testing.T) {
 		t.Fatalf("HEAD /%s = %d: a reader created the index", name, status)
 	}
 }
+
+// TestSearchRankWindow: a ranked search says what it ranked, and
+// --rank-window bounds it to the newest matches.
+func TestSearchRankWindow(t *testing.T) {
+	c := newCLI(t)
+	if _, stderr, code := c.run(demoLines(60), "ingest"); code != 0 {
+		t.Fatalf("ingest: %d %s", code, stderr)
+	}
+	out, stderr, code := c.run("", "search", "--json", "--limit", "0", "--rank-window", "all", "the")
+	all := jsonDocs(t, out)
+	if code != 0 || len(all) < 10 {
+		t.Fatalf("search the: code %d, %d results: %s", code, len(all), stderr)
+	}
+	if !strings.Contains(stderr, "ranked every match by relevance") {
+		t.Errorf("--rank-window all: stderr %q", stderr)
+	}
+	out, stderr, code = c.run("", "search", "--json", "--limit", "0", "--rank-window", "4", "the")
+	if got := jsonDocs(t, out); code != 0 || len(got) != 4 {
+		t.Fatalf("--rank-window 4: code %d, %d results", code, len(got))
+	}
+	if !strings.Contains(stderr, "ranked the newest 4 matches by relevance; older documents may match too") {
+		t.Errorf("--rank-window 4: stderr %q", stderr)
+	}
+	_, stderr, _ = c.run("", "search", "--json", "--limit", "0", "--rank-window", "1000", "the")
+	if want := fmt.Sprintf("ranked all %d matches by relevance", len(all)); !strings.Contains(stderr, want) {
+		t.Errorf("--rank-window 1000: stderr %q, want %q", stderr, want)
+	}
+	_, stderr, _ = c.run("", "search", "agent:agent-a")
+	if strings.Contains(stderr, "ranked") {
+		t.Errorf("a search without words is newest first, but says %q", stderr)
+	}
+	for _, bad := range []string{"0", "-3", "many"} {
+		if _, stderr, code := c.run("", "search", "--rank-window", bad, "the"); code == 0 || !strings.Contains(stderr, "search.rank_window") {
+			t.Errorf("--rank-window %s: code %d, stderr %q", bad, code, stderr)
+		}
+	}
+}

@@ -82,6 +82,7 @@ var settingsTable = []setting{
 	{key: "archive", flag: "archive", env: []string{"ENGRAM_ARCHIVE"}, def: "dir", usage: "archive backend: dir (embedded) or s3", choices: []string{"dir", "s3"}},
 	{key: "index", flag: "index", env: []string{"ENGRAM_INDEX"}, def: "sqlite", usage: "index backend: sqlite (embedded) or opensearch", choices: []string{"sqlite", "opensearch"}},
 	{key: "tenant", flag: "tenant", env: []string{"ENGRAM_TENANT"}, usage: "scope every read and write to this tenant"},
+	{key: "search.rank_window", flag: "rank-window", env: []string{"ENGRAM_RANK_WINDOW"}, def: "2000", usage: "a search with words ranks the newest N matches by relevance; all ranks every match (slow for common words on the embedded index)"},
 	{key: "s3.endpoint", flag: "s3-endpoint", env: []string{"S3_ENDPOINT"}, usage: "S3 endpoint, host:port or URL (empty: AWS)"},
 	{key: "s3.bucket", flag: "s3-bucket", env: []string{"S3_BUCKET"}, usage: "S3 bucket of the archive"},
 	{key: "s3.region", flag: "s3-region", env: []string{"S3_REGION", "AWS_REGION"}, usage: "S3 region"},

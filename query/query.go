@@ -7,6 +7,7 @@ package query
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"engram/model"
@@ -21,7 +22,34 @@ type Page struct {
 	Docs []*model.IndexDoc
 	// Next continues the listing; "" when there is nothing more.
 	Next Cursor
+	// Ranking, for a search ranked by relevance, says what it ranked
+	// (nil for a listing newest first).
+	Ranking *Ranking
 }
+
+// Ranking is what a ranked search considered. Ranking every match costs
+// time in proportion to how many documents match — seconds for a common
+// word over a million documents — so by default a ranked search ranks the
+// newest matches only (Options.RankWindow).
+type Ranking struct {
+	// Window is the most matches ranked, newest first: 0 means every
+	// match was ranked.
+	Window int
+	// Ranked is how many matches the window held (0 when Window is 0).
+	Ranked int
+	// Cut: the window was full, so older documents may match that were
+	// not ranked.
+	Cut bool
+}
+
+// MaxPage is the largest page every Reader serves whole, documents or
+// turns (a larger limit may be cut to a backend's own maximum): what a
+// caller paging through a listing asks for.
+const MaxPage = 1000
+
+// DefaultRankWindow is how many of the newest matches a ranked search
+// ranks unless Options.RankWindow says otherwise.
+const DefaultRankWindow = 2000
 
 // TurnSummary is one row per turn (schema.md section 2 turn key).
 type TurnSummary struct {
@@ -67,7 +95,8 @@ type Reader interface {
 	// timestamp, then eventId.
 	Turn(ctx context.Context, key string) ([]*model.IndexDoc, error)
 	// Search is the documents matching expr: ranked by text relevance when
-	// it has free words, else newest first.
+	// it has free words (Page.Ranking says what was ranked), else newest
+	// first.
 	Search(ctx context.Context, expr string, after Cursor, limit int) (Page, error)
 	// Similar is the k nearest documents to eventID's embedding.
 	Similar(ctx context.Context, eventID string, k int) ([]Scored, error)
@@ -83,6 +112,22 @@ type Reader interface {
 type Options struct {
 	// Tenant, when set, hides every document of other tenants.
 	Tenant string
+	// RankWindow bounds a ranked search to the newest RankWindow matching
+	// documents: 0 is DefaultRankWindow, a negative value ranks every
+	// match. (Where the index bounds the work itself, as OpenSearch's
+	// top-k retrieval does, it may be ignored: Page.Ranking says.)
+	RankWindow int
+}
+
+// Window is the rank window o asks for: 0 for every match.
+func (o Options) Window() int {
+	switch {
+	case o.RankWindow < 0:
+		return 0
+	case o.RankWindow == 0:
+		return DefaultRankWindow
+	}
+	return o.RankWindow
 }
 
 // Matcher is the part of a Reader that Filter needs.
@@ -111,4 +156,16 @@ func Filter(ctx context.Context, m Matcher, expr string, docs []*model.IndexDoc)
 		}
 	}
 	return out, nil
+}
+
+// Note says in a line what a ranked search ranked.
+func (r Ranking) Note() string {
+	switch {
+	case r.Window == 0:
+		return "ranked every match by relevance"
+	case !r.Cut:
+		return fmt.Sprintf("ranked all %s matches by relevance", Thousands(int64(r.Ranked)))
+	}
+	return fmt.Sprintf("ranked the newest %s matches by relevance; older documents may match too (--rank-window all ranks every match)",
+		Thousands(int64(r.Window)))
 }

@@ -256,7 +256,12 @@ func (r *Reader) Search(ctx context.Context, s string, after query.Cursor, limit
 	if err != nil {
 		return query.Page{}, err
 	}
-	return r.page("search", ps, limit, kindScored)
+	pg, err := r.page("search", ps, limit, kindScored)
+	// Every match is ranked: OpenSearch's top-k retrieval (with
+	// track_total_hits off) skips the documents that cannot make the page,
+	// so the cost does not grow with the matches as SQLite's does.
+	pg.Ranking = &query.Ranking{}
+	return pg, err
 }
 
 // maxIDBytes is the longest document id OpenSearch takes.

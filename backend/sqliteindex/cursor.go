@@ -13,7 +13,8 @@ import (
 // Cursors are base64url text: "s<seq>" for listings in ingestion order
 // (the last seq returned, or for turns the last turn's last_seq) and
 // "r<rank bits hex>.<seq>" for a ranked search (bm25 and seq of the last
-// document returned).
+// document returned), "w<top>.<rank bits hex>.<seq>" for one ranking a
+// window of the newest matches at or below seq top.
 
 var errCursor = errors.New("sqlite: invalid cursor")
 
@@ -75,4 +76,26 @@ func parseRank(c query.Cursor) (rank float64, seq int64, err error) {
 		return 0, 0, errCursor
 	}
 	return rank, n, nil
+}
+
+func windowCursor(top int64, offset int) query.Cursor {
+	s := "w" + strconv.FormatInt(top, 10) + "." + strconv.Itoa(offset)
+	return query.Cursor(base64.RawURLEncoding.EncodeToString([]byte(s)))
+}
+
+func parseWindow(c query.Cursor) (top int64, offset int, err error) {
+	s, err := decode(c)
+	if err != nil || s[0] != 'w' {
+		return 0, 0, errCursor
+	}
+	t, o, ok := strings.Cut(s[1:], ".")
+	if !ok {
+		return 0, 0, errCursor
+	}
+	top, err1 := strconv.ParseInt(t, 10, 64)
+	offset, err2 := strconv.Atoi(o)
+	if err1 != nil || err2 != nil || top < 0 || offset < 0 {
+		return 0, 0, errCursor
+	}
+	return top, offset, nil
 }

@@ -94,6 +94,7 @@ func BenchmarkReader(b *testing.B) {
 		b.Fatal(err)
 	}
 	rng := rand.New(rand.NewPCG(3, 3))
+	t0 := time.Date(2026, 4, 8, 0, 0, 0, 0, time.UTC) // as benchDB writes them
 	// Query words: the 11th to 200th most frequent, in about 0.5% to 13% of
 	// the summaries (the ten most frequent are left out, as stop words).
 	words := querytest.BenchWords[10:200]
@@ -163,6 +164,38 @@ func BenchmarkReader(b *testing.B) {
 	})
 	run("SearchText", func() error {
 		_, err := r.Search(ctx, words[rng.IntN(len(words))], "", 50)
+		return err
+	})
+	// The most frequent words: the first is in 86% of the summaries, the
+	// tenth in 14% (BenchmarkQueryBinary in systest logs them all).
+	common := querytest.BenchWords[:10]
+	day := func() string {
+		d := t0.AddDate(0, 0, rng.IntN(30))
+		return fmt.Sprintf("since:%s until:%s", d.Format(time.DateOnly), d.AddDate(0, 0, 1).Format(time.DateOnly))
+	}
+	run("SearchCommon", func() error {
+		_, err := r.Search(ctx, common[rng.IntN(len(common))], "", 20)
+		return err
+	})
+	run("SearchCommonPair", func() error {
+		_, err := r.Search(ctx, common[rng.IntN(5)]+" "+common[5+rng.IntN(5)], "", 20)
+		return err
+	})
+	run("SearchCommonFiltered", func() error {
+		_, err := r.Search(ctx, fmt.Sprintf("%s agent:agent-%d", common[rng.IntN(len(common))], rng.IntN(20)), "", 20)
+		return err
+	})
+	run("SearchCommonDay", func() error {
+		_, err := r.Search(ctx, common[rng.IntN(len(common))]+" "+day(), "", 20)
+		return err
+	})
+	// The inspector's filter bar: the first page, newest first.
+	run("RecentCommon", func() error {
+		_, err := r.Recent(ctx, common[rng.IntN(len(common))], "", 50)
+		return err
+	})
+	run("RecentCommonDay", func() error {
+		_, err := r.Recent(ctx, common[rng.IntN(len(common))]+" "+day(), "", 50)
 		return err
 	})
 	run("Turns", func() error {

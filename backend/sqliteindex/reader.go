@@ -37,6 +37,9 @@ type Reader struct {
 	q      *sql.DB
 	tenant string
 	path   string
+	// window is how many of the newest matches a ranked search ranks (0:
+	// all); see Search.
+	window int
 	// now is the clock relative times resolve against.
 	now func() time.Time
 }
@@ -50,7 +53,7 @@ func OpenReader(path string, opts query.Options) (*Reader, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Reader{db: db, q: db.SQL(), tenant: opts.Tenant, path: path, now: time.Now}, nil
+	return &Reader{db: db, q: db.SQL(), tenant: opts.Tenant, path: path, window: opts.Window(), now: time.Now}, nil
 }
 
 // Describe names the index and the tenant scope.
@@ -104,7 +107,7 @@ func (r *Reader) bySeq(ctx context.Context, p *plan, after query.Cursor, limit i
 		return query.Page{}, err
 	}
 	limit = pageLimit(limit, MaxLimit)
-	if err := r.pickTimeDriver(ctx, r.q, p); err != nil {
+	if err := r.boundTime(ctx, r.q, p); err != nil {
 		return query.Page{}, err
 	}
 	if err := r.tune(ctx, r.q, p, limit+1); err != nil {
@@ -132,28 +135,6 @@ type querier interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
-// pickTimeDriver makes a plan that would scan all of docs drive from its
-// time range instead, when the range holds few documents.
-func (r *Reader) pickTimeDriver(ctx context.Context, q querier, p *plan) error {
-	if !p.hasTime {
-		return nil
-	}
-	if p.tsLo >= p.tsHi {
-		p.none = true // an empty range
-	}
-	if p.none || p.drive != fullScan {
-		return nil
-	}
-	var n int
-	if err := q.QueryRowContext(ctx, timeCount, p.tsLo, p.tsHi, maxTimeDriven+1).Scan(&n); err != nil {
-		return fmt.Errorf("sqlite: %w", err)
-	}
-	if n <= maxTimeDriven {
-		p.drive = p.timeDriver()
-	}
-	return nil
-}
-
 // tune decides, for a plan driven by the full-text index, how to probe its
 // most selective equality: per candidate (an index lookup each, about
 // 0.45 µs) or as a set listed once (about 0.15 µs per member, then
@@ -165,18 +146,26 @@ func (r *Reader) tune(ctx context.Context, q querier, p *plan, want int) error {
 	if p.none || p.match == "" || p.eqs == 0 || p.probes[0].in == "" {
 		return nil
 	}
-	var matches int64
-	if err := q.QueryRowContext(ctx, "SELECT count(*) FROM docs_fts WHERE docs_fts MATCH ?", p.match).Scan(&matches); err != nil {
-		return fmt.Errorf("sqlite: %w", err)
-	}
-	limit := float64(matches) * 2.5
+	limit := math.Inf(1)
 	if want > 0 {
 		var n sql.NullInt64
 		if err := q.QueryRowContext(ctx, "SELECT max(seq) FROM docs").Scan(&n); err != nil {
 			return fmt.Errorf("sqlite: %w", err)
 		}
-		limit = math.Min(limit, math.Sqrt(2.5*float64(want)*float64(n.Int64)))
+		limit = math.Sqrt(2.5 * float64(want) * float64(n.Int64))
 	}
+	// Counting every match of a common word walks its whole doclist:
+	// only the matches that could lower the limit are counted.
+	count, cargs := "SELECT count(*) FROM docs_fts WHERE docs_fts MATCH ?", []any{p.match}
+	if !math.IsInf(limit, 1) {
+		count = "SELECT count(*) FROM (SELECT 1 FROM docs_fts WHERE docs_fts MATCH ? LIMIT ?)"
+		cargs = append(cargs, int64(limit/2.5)+1)
+	}
+	var matches int64
+	if err := q.QueryRowContext(ctx, count, cargs...).Scan(&matches); err != nil {
+		return fmt.Errorf("sqlite: %w", err)
+	}
+	limit = math.Min(limit, float64(matches)*2.5)
 	c := p.probes[0]
 	var size int64
 	if err := q.QueryRowContext(ctx, c.count, append(append([]any{}, c.args...), int64(limit)+1)...).Scan(&size); err != nil {
@@ -277,54 +266,6 @@ func (r *Reader) Tail(ctx context.Context, after query.Cursor, limit int) (query
 		p.Next = seqCursor(seqs[len(seqs)-1])
 	}
 	return p, nil
-}
-
-// Search is the documents matching s: ranked by bm25 when s has free words
-// (ties newest first), else newest first.
-func (r *Reader) Search(ctx context.Context, s string, after query.Cursor, limit int) (query.Page, error) {
-	e, err := parse(s)
-	if err != nil {
-		return query.Page{}, err
-	}
-	if !e.HasText() {
-		return r.bySeq(ctx, newPlan(e, r.now(), r.tenant, false), after, limit)
-	}
-	p := newPlan(e, r.now(), r.tenant, true)
-	limit = pageLimit(limit, MaxLimit)
-	var rank float64
-	var seq int64
-	if after != "" {
-		if rank, seq, err = parseRank(after); err != nil {
-			return query.Page{}, err
-		}
-	}
-	if err := r.tune(ctx, r.q, p, 0); err != nil {
-		return query.Page{}, err
-	}
-	if p.none {
-		return query.Page{}, nil
-	}
-	f, fargs := p.filter("f.rowid")
-	args := append([]any{p.match}, fargs...)
-	page := ""
-	if after != "" {
-		page = " AND (bm25(docs_fts) > ? OR (bm25(docs_fts) = ? AND f.rowid < ?))"
-		args = append(args, rank, rank, seq)
-	}
-	// Probes run before bm25, which is computed for matching documents only.
-	inner := "SELECT f.rowid AS seq, bm25(docs_fts) AS r FROM docs_fts f" + p.join("f.rowid", false) +
-		" WHERE docs_fts MATCH ? AND " + f + page + " ORDER BY r, f.rowid DESC LIMIT ?"
-	q := "SELECT d.seq, " + r.db.DocColumns(ctx) + ", p.r FROM (" + inner + ") p JOIN docs d ON d.seq = p.seq ORDER BY p.r, p.seq DESC"
-	docs, seqs, ranks, err := r.docs(ctx, q, append(args, limit+1)...)
-	if err != nil {
-		return query.Page{}, err
-	}
-	pg := query.Page{Docs: docs}
-	if len(docs) > limit {
-		pg.Docs = docs[:limit]
-		pg.Next = rankCursor(ranks[limit-1], seqs[limit-1])
-	}
-	return pg, nil
 }
 
 // Document is one index document by event id.

@@ -37,16 +37,17 @@ func write(t testing.TB, db *DB, docs []*model.IndexDoc) {
 
 func TestContract(t *testing.T) { runContract(t) }
 
-// TestContractPlans runs the contract with each way of probing equalities
-// and with and without the time driver forced, so every SQL shape is
-// checked against the reference.
+// TestContractPlans runs the contract with each way of probing equalities,
+// with and without the time driver forced and with and without time
+// ranges bounding the seqs, so every SQL shape is checked against the
+// reference.
 func TestContractPlans(t *testing.T) {
-	defer func(m, n int) { probeMode, maxTimeDriven = m, n }(probeMode, maxTimeDriven)
+	defer func(m, n, b int) { probeMode, maxTimeDriven, maxTimeBounded = m, n, b }(probeMode, maxTimeDriven, maxTimeBounded)
 	for _, c := range []struct {
-		name       string
-		mode, time int
-	}{{"exists", probeAlwaysExists, 0}, {"in", probeAlwaysIn, 1 << 30}} {
-		probeMode, maxTimeDriven = c.mode, c.time
+		name          string
+		mode, time, b int
+	}{{"exists", probeAlwaysExists, 0, 1 << 30}, {"in", probeAlwaysIn, 1 << 30, 1 << 30}, {"unbounded time", 0, 0, 0}} {
+		probeMode, maxTimeDriven, maxTimeBounded = c.mode, c.time, c.b
 		t.Run(c.name, runContract)
 	}
 }

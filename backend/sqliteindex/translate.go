@@ -66,6 +66,8 @@ type plan struct {
 	// [tsLo, tsHi) (ms); see timeDriver.
 	hasTime    bool
 	tsLo, tsHi int64
+	// seqLo, seqHi bound the seqs the driver walks (Reader.boundTime).
+	seqLo, seqHi int64
 }
 
 // keyword fields: column, index keyed by (column, seq) or at least
@@ -111,7 +113,7 @@ type planner struct {
 }
 
 func newPlan(e *expr.Expr, now time.Time, tenant string, ranked bool) *plan {
-	pl := &planner{p: &plan{}, now: now}
+	pl := &planner{p: &plan{seqHi: math.MaxInt64}, now: now}
 	if tenant != "" {
 		pl.eq(expr.FieldTenant, tenant)
 	}
@@ -346,7 +348,7 @@ func (p *plan) join(seqCol string, fromDocs bool) string {
 // that would otherwise scan all of docs: the documents in the range are
 // then listed and sorted, which is cheap when there are few (a quiet
 // "since:15m" on a large index would otherwise read every row). The caller
-// counts them first (at most maxTimeDriven).
+// counts them first (at most maxTimeDriven; see Reader.boundTime).
 func (p *plan) timeDriver() *driver {
 	return &driver{from: "docs d INDEXED BY docs_ts", where: "d.ts_unix_ms >= ? AND d.ts_unix_ms < ?",
 		args: []any{p.tsLo, p.tsHi}, seqCol: "d.seq", docs: true, prio: 50}
@@ -356,19 +358,15 @@ func (p *plan) timeDriver() *driver {
 // variable for tests).
 var maxTimeDriven = 5000
 
-// timeCount counts the documents in the plan's time range, up to
-// maxTimeDriven+1 (an index-only scan).
-const timeCount = "SELECT count(*) FROM (SELECT 1 FROM docs INDEXED BY docs_ts WHERE ts_unix_ms >= ? AND ts_unix_ms < ? LIMIT ?)"
-
 // newest is the narrow step of a newest-first listing: the seqs (column
 // seq) of the matching documents below before, at most limit.
 func (p *plan) newest(before int64, limit int) (string, []any) {
 	d := p.drive
 	f, fargs := p.filter(d.seqCol)
 	q := "SELECT " + d.seqCol + " AS seq FROM " + d.from + p.join(d.seqCol, d.docs) +
-		" WHERE " + d.where + " AND " + d.seqCol + " < ? AND " + f +
+		" WHERE " + d.where + " AND " + d.seqCol + " BETWEEN ? AND ? AND " + f +
 		" ORDER BY " + d.seqCol + " DESC LIMIT ?"
-	args := append(append(append([]any{}, d.args...), before), fargs...)
+	args := append(append(append([]any{}, d.args...), p.seqLo, min(before-1, p.seqHi)), fargs...)
 	return q, append(args, limit)
 }
 

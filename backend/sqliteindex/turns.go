@@ -111,7 +111,7 @@ func (r *Reader) filteredTurns(ctx context.Context, p *plan, before int64, limit
 	}
 	defer tx.Rollback()
 
-	if err := r.pickTimeDriver(ctx, tx, p); err != nil {
+	if err := r.boundTime(ctx, tx, p); err != nil {
 		return query.TurnPage{}, err
 	}
 	if err := r.tune(ctx, tx, p, 4*(limit+1)); err != nil {

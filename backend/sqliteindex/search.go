@@ -1,0 +1,237 @@
+package sqliteindex
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"engram/model"
+	"engram/query"
+)
+
+// Search is the documents matching s: ranked by bm25 when s has free words
+// (ties newest first), else newest first. A ranked search ranks the newest
+// r.window matching documents (every match when r.window is 0): bm25 costs
+// about 3 µs a document, so ranking every match of a word in most of a
+// million documents takes seconds, while a page needs only the best few.
+func (r *Reader) Search(ctx context.Context, s string, after query.Cursor, limit int) (query.Page, error) {
+	e, err := parse(s)
+	if err != nil {
+		return query.Page{}, err
+	}
+	if !e.HasText() {
+		return r.bySeq(ctx, newPlan(e, r.now(), r.tenant, false), after, limit)
+	}
+	p := newPlan(e, r.now(), r.tenant, true)
+	limit = pageLimit(limit, MaxLimit)
+	if r.window > 0 {
+		return r.searchWindow(ctx, p, after, limit)
+	}
+	return r.searchAll(ctx, p, after, limit)
+}
+
+// searchAll ranks every match.
+func (r *Reader) searchAll(ctx context.Context, p *plan, after query.Cursor, limit int) (query.Page, error) {
+	all := &query.Ranking{}
+	var rank float64
+	var seq int64
+	if after != "" {
+		var err error
+		if rank, seq, err = parseRank(after); err != nil {
+			return query.Page{}, err
+		}
+	}
+	if err := r.boundTime(ctx, r.q, p); err != nil {
+		return query.Page{}, err
+	}
+	if err := r.tune(ctx, r.q, p, 0); err != nil {
+		return query.Page{}, err
+	}
+	if p.none {
+		return query.Page{Ranking: all}, nil
+	}
+	f, fargs := p.filter("f.rowid")
+	args := append([]any{p.match, p.seqLo, p.seqHi}, fargs...)
+	page := ""
+	if after != "" {
+		page = " AND (bm25(docs_fts) > ? OR (bm25(docs_fts) = ? AND f.rowid < ?))"
+		args = append(args, rank, rank, seq)
+	}
+	// Probes run before bm25, which is computed for matching documents only.
+	inner := "SELECT f.rowid AS seq, bm25(docs_fts) AS r FROM docs_fts f" + p.join("f.rowid", false) +
+		" WHERE docs_fts MATCH ? AND f.rowid BETWEEN ? AND ? AND " + f + page + " ORDER BY r, f.rowid DESC LIMIT ?"
+	q := "SELECT d.seq, " + r.db.DocColumns(ctx) + ", p.r FROM (" + inner + ") p JOIN docs d ON d.seq = p.seq ORDER BY p.r, p.seq DESC"
+	docs, seqs, ranks, err := r.docs(ctx, q, append(args, limit+1)...)
+	if err != nil {
+		return query.Page{}, err
+	}
+	pg := query.Page{Docs: docs, Ranking: all}
+	if len(docs) > limit {
+		pg.Docs = docs[:limit]
+		pg.Next = rankCursor(ranks[limit-1], seqs[limit-1])
+	}
+	return pg, nil
+}
+
+// ranked is a matching document and its bm25 (lower is better).
+type ranked struct {
+	seq  int64
+	rank float64
+}
+
+// before orders a ranking: better bm25, then the newer document.
+func (a ranked) before(b ranked) bool {
+	if a.rank != b.rank {
+		return a.rank < b.rank
+	}
+	return a.seq > b.seq
+}
+
+// searchWindow ranks the newest r.window matches at or below the window's
+// top seq, the newest document when the first page was asked for: later
+// pages rank the same window, whatever was indexed since (bm25's
+// statistics move with every document indexed, so the order within the
+// window can shift a little between pages written in between).
+func (r *Reader) searchWindow(ctx context.Context, p *plan, after query.Cursor, limit int) (query.Page, error) {
+	var (
+		top   int64
+		start int
+	)
+	if after != "" {
+		var err error
+		if top, start, err = parseWindow(after); err != nil {
+			return query.Page{}, err
+		}
+	} else if err := r.q.QueryRowContext(ctx, "SELECT coalesce(max(seq), 0) FROM docs").Scan(&top); err != nil {
+		return query.Page{}, fmt.Errorf("sqlite: %w", err)
+	}
+	ranking := &query.Ranking{Window: r.window}
+	if err := r.boundTime(ctx, r.q, p); err != nil {
+		return query.Page{}, err
+	}
+	if err := r.tune(ctx, r.q, p, r.window); err != nil {
+		return query.Page{}, err
+	}
+	if p.none {
+		return query.Page{Ranking: ranking}, nil
+	}
+	cands, err := r.window1(ctx, p, top)
+	if err != nil {
+		return query.Page{}, err
+	}
+	ranking.Ranked, ranking.Cut = len(cands), len(cands) == r.window
+	slices.SortFunc(cands, func(a, b ranked) int {
+		if a.before(b) {
+			return -1
+		}
+		return 1
+	})
+	cands = cands[min(start, len(cands)):min(len(cands), start+limit+1)]
+	docs, err := r.docsBySeq(ctx, cands)
+	if err != nil {
+		return query.Page{}, err
+	}
+	pg := query.Page{Docs: docs, Ranking: ranking}
+	if len(cands) > limit {
+		pg.Docs = docs[:limit]
+		pg.Next = windowCursor(top, start+limit)
+	}
+	return pg, nil
+}
+
+// window1 is the newest r.window documents at or below top that match p,
+// with their bm25: the full-text index yields them newest first, so the
+// scan stops at the window, and bm25 is computed for those only.
+func (r *Reader) window1(ctx context.Context, p *plan, top int64) ([]ranked, error) {
+	f, fargs := p.filter("f.rowid")
+	q := "SELECT f.rowid, bm25(docs_fts) FROM docs_fts f" + p.join("f.rowid", false) +
+		" WHERE docs_fts MATCH ? AND f.rowid BETWEEN ? AND ? AND " + f + " ORDER BY f.rowid DESC LIMIT ?"
+	args := append(append([]any{p.match, p.seqLo, min(top, p.seqHi)}, fargs...), r.window)
+	rows, err := r.q.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: %w", err)
+	}
+	defer rows.Close()
+	out := make([]ranked, 0, min(r.window, 256))
+	for rows.Next() {
+		var c ranked
+		if err := rows.Scan(&c.seq, &c.rank); err != nil {
+			return nil, fmt.Errorf("sqlite: %w", err)
+		}
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: %w", err)
+	}
+	return out, nil
+}
+
+// docsBySeq reads the documents of cands, in their order (a document
+// deleted meanwhile is left out).
+func (r *Reader) docsBySeq(ctx context.Context, cands []ranked) ([]*model.IndexDoc, error) {
+	if len(cands) == 0 {
+		return nil, nil
+	}
+	seqs := make([]int64, len(cands))
+	for i, c := range cands {
+		seqs[i] = c.seq
+	}
+	list, _ := json.Marshal(seqs)
+	docs, got, _, err := r.docs(ctx, "SELECT d.seq, "+r.db.DocColumns(ctx)+" FROM docs d WHERE d.seq IN (SELECT value FROM json_each(?))", string(list))
+	if err != nil {
+		return nil, err
+	}
+	bySeq := make(map[int64]*model.IndexDoc, len(docs))
+	for i, d := range docs {
+		bySeq[got[i]] = d
+	}
+	out := make([]*model.IndexDoc, 0, len(cands))
+	for _, c := range cands {
+		if d := bySeq[c.seq]; d != nil {
+			out = append(out, d)
+		}
+	}
+	return out, nil
+}
+
+// maxTimeBounded is the most documents in a time range whose seqs
+// boundTime finds (a variable for tests): counting them walks the
+// timestamp index, about 0.2 µs an entry.
+var maxTimeBounded = 100_000
+
+// boundTime bounds the seqs a plan with a time range walks (seqLo,
+// seqHi) to those of the documents in the range, when it holds at most
+// maxTimeBounded: a newest-first walk of a common word then starts at the
+// range instead of testing every newer match's timestamp (a row read
+// each). The bounds go into the scan's one range on seq: given a second
+// upper bound, the full-text index may pick the wrong one.
+func (r *Reader) boundTime(ctx context.Context, q querier, p *plan) error {
+	if !p.hasTime || p.none {
+		return nil
+	}
+	if p.tsLo >= p.tsHi {
+		p.none = true // an empty range
+		return nil
+	}
+	var (
+		n      int
+		lo, hi sql.NullInt64
+	)
+	err := q.QueryRowContext(ctx, "SELECT count(*), min(rowid), max(rowid) FROM (SELECT rowid FROM docs INDEXED BY docs_ts WHERE ts_unix_ms >= ? AND ts_unix_ms < ? LIMIT ?)",
+		p.tsLo, p.tsHi, maxTimeBounded+1).Scan(&n, &lo, &hi)
+	if err != nil {
+		return fmt.Errorf("sqlite: %w", err)
+	}
+	switch {
+	case n == 0:
+		p.none = true
+	case n > maxTimeBounded:
+	case p.drive == fullScan && n <= maxTimeDriven:
+		p.drive = p.timeDriver()
+	default:
+		p.seqLo, p.seqHi = lo.Int64, hi.Int64
+	}
+	return nil
+}
