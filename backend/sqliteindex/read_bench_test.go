@@ -21,7 +21,7 @@ import (
 // Zipf distribution over 2,000 words, 8-dimensional embeddings, timestamps
 // over 30 days. Built once into $TMPDIR and reused.
 const (
-	benchDocs    = 1_000_000
+	benchDocs    = querytest.BenchCorpusDocs
 	benchVersion = "1" // change when the generator changes
 )
 
@@ -51,20 +51,16 @@ func benchDB(b *testing.B) string {
 	if err != nil {
 		b.Fatal(err)
 	}
-	rng := rand.New(rand.NewPCG(1, 1))
-	zipf := rand.NewZipf(rng, 1.1, 1, uint64(len(querytest.BenchWords)-1))
-	t0 := time.Date(2026, 4, 8, 0, 0, 0, 0, time.UTC)
-	const batch = 10000
-	for i := 0; i < benchDocs; i += batch {
-		docs := make([]*model.IndexDoc, batch)
-		for k := range docs {
-			docs[k] = querytest.BenchDoc(rng, zipf, i+k, t0, 2592*time.Millisecond)
-		}
+	err = querytest.BenchCorpus(benchDocs, func(docs []*model.IndexDoc) error {
 		for _, r := range db.Write(context.Background(), docs) {
 			if r.Err != nil {
-				b.Fatal(r.Err)
+				return r.Err
 			}
 		}
+		return nil
+	})
+	if err != nil {
+		b.Fatal(err)
 	}
 	if err := db.Close(); err != nil {
 		b.Fatal(err)
@@ -94,7 +90,7 @@ func BenchmarkReader(b *testing.B) {
 		b.Fatal(err)
 	}
 	rng := rand.New(rand.NewPCG(3, 3))
-	t0 := time.Date(2026, 4, 8, 0, 0, 0, 0, time.UTC) // as benchDB writes them
+	t0 := querytest.BenchCorpusStart
 	// Query words: the 11th to 200th most frequent, in about 0.5% to 13% of
 	// the summaries (the ten most frequent are left out, as stop words).
 	words := querytest.BenchWords[10:200]

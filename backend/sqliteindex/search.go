@@ -11,11 +11,12 @@ import (
 	"engram/query"
 )
 
-// Search is the documents matching s: ranked by bm25 when s has free words
+// Search is the documents matching s: ranked by BM25 when s has free words
 // (ties newest first), else newest first. A ranked search ranks the newest
-// r.window matching documents (every match when r.window is 0): bm25 costs
-// about 3 µs a document, so ranking every match of a word in most of a
-// million documents takes seconds, while a page needs only the best few.
+// r.window matching documents (every match when r.window is 0, by FTS5's
+// bm25()): ranking every match of a word in most of a million documents
+// takes a second, while a page needs only the best few. See rank.go for
+// how a window is ranked.
 func (r *Reader) Search(ctx context.Context, s string, after query.Cursor, limit int) (query.Page, error) {
 	e, err := parse(s)
 	if err != nil {
@@ -117,7 +118,11 @@ func (r *Reader) searchWindow(ctx context.Context, p *plan, after query.Cursor, 
 	if p.none {
 		return query.Page{Ranking: ranking}, nil
 	}
-	cands, err := r.window1(ctx, p, top)
+	sc, err := r.newScorer(ctx, p)
+	if err != nil {
+		return query.Page{}, err
+	}
+	cands, err := r.window1(ctx, p, top, sc)
 	if err != nil {
 		return query.Page{}, err
 	}
@@ -142,11 +147,11 @@ func (r *Reader) searchWindow(ctx context.Context, p *plan, after query.Cursor, 
 }
 
 // window1 is the newest r.window documents at or below top that match p,
-// with their bm25: the full-text index yields them newest first, so the
-// scan stops at the window, and bm25 is computed for those only.
-func (r *Reader) window1(ctx context.Context, p *plan, top int64) ([]ranked, error) {
+// ranked by sc: the full-text index yields them newest first, so the scan
+// stops at the window.
+func (r *Reader) window1(ctx context.Context, p *plan, top int64, sc *scorer) ([]ranked, error) {
 	f, fargs := p.filter("f.rowid")
-	q := "SELECT f.rowid, bm25(docs_fts) FROM docs_fts f" + p.join("f.rowid", false) +
+	q := "SELECT f.rowid, highlight(docs_fts, 0, char(1), char(2)) FROM docs_fts f" + p.join("f.rowid", false) +
 		" WHERE docs_fts MATCH ? AND f.rowid BETWEEN ? AND ? AND " + f + " ORDER BY f.rowid DESC LIMIT ?"
 	args := append(append([]any{p.match, p.seqLo, min(top, p.seqHi)}, fargs...), r.window)
 	rows, err := r.q.QueryContext(ctx, q, args...)
@@ -156,16 +161,39 @@ func (r *Reader) window1(ctx context.Context, p *plan, top int64) ([]ranked, err
 	defer rows.Close()
 	out := make([]ranked, 0, min(r.window, 256))
 	for rows.Next() {
-		var c ranked
-		if err := rows.Scan(&c.seq, &c.rank); err != nil {
+		var (
+			c    ranked
+			text sql.RawBytes
+		)
+		if err := rows.Scan(&c.seq, &text); err != nil {
 			return nil, fmt.Errorf("sqlite: %w", err)
 		}
+		c.rank = sc.rank(string(text))
 		out = append(out, c)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("sqlite: %w", err)
 	}
 	return out, nil
+}
+
+// newScorer gathers what ranking p's matches takes: the index's
+// statistics and each phrase's idf.
+func (r *Reader) newScorer(ctx context.Context, p *plan) (*scorer, error) {
+	st, err := r.stats(ctx)
+	if err != nil {
+		return nil, err
+	}
+	sc := &scorer{st: st}
+	for _, ph := range p.phrases {
+		v, err := r.idf(ctx, ftsString(ph), st)
+		if err != nil {
+			return nil, err
+		}
+		sc.phrases = append(sc.phrases, tokens(ph))
+		sc.idf = append(sc.idf, v)
+	}
+	return sc, nil
 }
 
 // docsBySeq reads the documents of cands, in their order (a document

@@ -53,8 +53,9 @@ type plan struct {
 	// none: nothing can match (a positive word without a token).
 	none bool
 	// match is the FTS5 query of the positive words and phrases, "" when
-	// there are none.
-	match string
+	// there are none; phrases are those words and phrases as written.
+	match   string
+	phrases []string
 	drive *driver
 	// driveProbe is the driver's own condition as a probe (nil for the
 	// full-text and full scans).
@@ -187,6 +188,7 @@ func (pl *planner) text(t expr.Term) {
 		pl.p.none = true
 	default:
 		pl.words = append(pl.words, ftsString(t.Value))
+		pl.p.phrases = append(pl.p.phrases, t.Value)
 	}
 }
 

@@ -100,3 +100,30 @@ func BenchDoc(rng *rand.Rand, zipf *rand.Zipf, i int, start time.Time, step time
 	}
 	return d
 }
+
+// Benchmark index: BenchCorpusDocs documents of BenchDoc, the same for
+// every benchmark that builds it; BenchCorpusStart is the first timestamp
+// (one document every 2.592 s: 30 days).
+const BenchCorpusDocs = 1_000_000
+
+var BenchCorpusStart = time.Date(2026, 4, 8, 0, 0, 0, 0, time.UTC)
+
+// BenchCorpus calls write with the first n documents of the benchmark
+// data set, in batches of 10,000: summaries of 8 to 14 words drawn from a
+// Zipf distribution (s = 1.1) over BenchWords, so the most frequent words
+// are in most documents, as "error" or "timeout" are in agents' logs.
+func BenchCorpus(n int, write func([]*model.IndexDoc) error) error {
+	rng := rand.New(rand.NewPCG(1, 1))
+	zipf := rand.NewZipf(rng, 1.1, 1, uint64(len(BenchWords)-1))
+	const batch = 10000
+	for i := 0; i < n; i += batch {
+		docs := make([]*model.IndexDoc, min(batch, n-i))
+		for k := range docs {
+			docs[k] = BenchDoc(rng, zipf, i+k, BenchCorpusStart, 2592*time.Millisecond)
+		}
+		if err := write(docs); err != nil {
+			return err
+		}
+	}
+	return nil
+}
