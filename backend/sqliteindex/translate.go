@@ -56,7 +56,7 @@ type plan struct {
 	// there are none; phrases are those words and phrases as written.
 	match   string
 	phrases []string
-	drive *driver
+	drive   *driver
 	// driveProbe is the driver's own condition as a probe (nil for the
 	// full-text and full scans).
 	driveProbe *cond
