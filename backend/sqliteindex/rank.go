@@ -17,9 +17,8 @@ import (
 // in 86% of a million documents, ~40 ns each here, most of a search's
 // time. The window is ranked instead by the same formula (k1 = 1.2,
 // b = 0.75, FTS5's idf) with
-//   - each phrase's document count estimated from its newest dfSample
-//     matches (exact when it has fewer; else their density over the seqs
-//     they span, times the documents indexed),
+//   - each phrase's document count estimated from the newest dfSample
+//     seqs (a walk of at most that many entries of its doclist),
 //   - the document count and mean length from FTS5's averages record,
 //   - each document's phrase instances from highlight(), which FTS5 finds
 //     from the row's position lists without any walk, and its length in
@@ -34,14 +33,16 @@ const (
 	markOpen, markClose = '\x01', '\x02'
 )
 
-// dfSample is how many of a phrase's newest matches estimate its document
+// dfSample is how many of the newest seqs estimate a phrase's document
 // count (a variable for tests).
 var dfSample = 20000
 
-// ftsStats is the index's document count and mean document length.
+// ftsStats is the index's document count, mean document length and
+// newest seq.
 type ftsStats struct {
-	docs  float64
-	avgdl float64
+	docs   float64
+	avgdl  float64
+	maxSeq int64
 }
 
 // stats reads FTS5's averages record (row 1 of docs_fts_data): a varint
@@ -60,7 +61,11 @@ func (r *Reader) stats(ctx context.Context) (ftsStats, error) {
 	if n == 0 || m == 0 || rows == 0 {
 		return ftsStats{}, nil
 	}
-	return ftsStats{docs: float64(rows), avgdl: float64(tokens) / float64(rows)}, nil
+	st := ftsStats{docs: float64(rows), avgdl: float64(tokens) / float64(rows)}
+	if err := r.q.QueryRowContext(ctx, "SELECT coalesce(max(seq), 0) FROM docs").Scan(&st.maxSeq); err != nil {
+		return ftsStats{}, fmt.Errorf("sqlite: %w", err)
+	}
+	return st, nil
 }
 
 // varint reads an SQLite varint (big-endian groups of 7 bits, the ninth
@@ -80,21 +85,19 @@ func varint(b []byte) (uint64, int) {
 }
 
 // idf is FTS5's inverse document frequency of an FTS5 phrase string,
-// with its document count estimated as the comment at the top says.
+// its document count counted among the newest dfSample seqs and scaled to
+// the index (exact when the index has no more); a phrase absent from them
+// counts as in one document.
 func (r *Reader) idf(ctx context.Context, phrase string, st ftsStats) (float64, error) {
-	var (
-		n   int64
-		low sql.NullInt64
-		top sql.NullInt64
-	)
-	err := r.q.QueryRowContext(ctx, "SELECT count(*), min(rowid), max(rowid) FROM (SELECT rowid FROM docs_fts WHERE docs_fts MATCH ? ORDER BY rowid DESC LIMIT ?)",
-		phrase, dfSample).Scan(&n, &low, &top)
+	var n int64
+	err := r.q.QueryRowContext(ctx, "SELECT count(*) FROM docs_fts WHERE docs_fts MATCH ? AND rowid > ?",
+		phrase, st.maxSeq-int64(dfSample)).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("sqlite: %w", err)
 	}
 	df := float64(n)
-	if n == int64(dfSample) && top.Int64 > low.Int64 {
-		df = math.Min(st.docs, df*st.docs/float64(top.Int64-low.Int64+1))
+	if st.maxSeq > int64(dfSample) {
+		df = math.Min(st.docs, math.Max(1, df*float64(st.maxSeq)/float64(dfSample)))
 	}
 	v := math.Log((st.docs - df + 0.5) / (df + 0.5))
 	if v <= 0 {

@@ -99,34 +99,38 @@ func TestRankIsBM25(t *testing.T) {
 	}
 }
 
-// TestIDFEstimate: a phrase with more matches than dfSample has its
-// document count estimated from the density of its newest matches.
+// TestIDFEstimate: on a larger index than dfSample seqs, a phrase's
+// document count is its count among the newest dfSample seqs, scaled.
 func TestIDFEstimate(t *testing.T) {
 	defer func(n int) { dfSample = n }(dfSample)
-	dfSample = 10
+	dfSample = 40
 	db, path := openIndex(t)
 	var docs []*model.IndexDoc
 	for i := range 200 {
 		d := testDoc(fmt.Sprintf("e-%03d", i))
 		d.Summary = "filler"
-		if i%4 == 0 {
-			d.Summary = "common filler"
+		if i%4 == 0 || i < 100 && i%2 == 0 {
+			d.Summary = "common filler" // 75 documents, 10 of the newest 40
 		}
 		docs = append(docs, d)
 	}
 	write(t, db, docs)
 	r := openWindowed(t, path, 1000)
 	st, err := r.stats(context.Background())
-	if err != nil {
-		t.Fatal(err)
+	if err != nil || st.maxSeq != 200 {
+		t.Fatalf("stats %+v, %v", st, err)
 	}
-	v, err := r.idf(context.Background(), `"common"`, st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// 10 matches over 37 seqs: 54 of 200 documents (50 exactly).
-	df := 10 * 200 / 37.0
-	if want := math.Log((200 - df + 0.5) / (df + 0.5)); math.Abs(v-want) > 1e-9 {
-		t.Errorf("idf %v, want %v", v, want)
+	for _, c := range []struct {
+		phrase string
+		df     float64
+	}{{`"common"`, 10 * 200 / 40.0}, {`"absent"`, 1}, {`"filler"`, 200}} {
+		v, err := r.idf(context.Background(), c.phrase, st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := math.Max(1e-6, math.Log((200-c.df+0.5)/(c.df+0.5)))
+		if math.Abs(v-want) > 1e-9 {
+			t.Errorf("%s: idf %v, want %v", c.phrase, v, want)
+		}
 	}
 }
