@@ -37,9 +37,13 @@ type Ranking struct {
 	Window int
 	// Ranked is how many matches the window held (0 when Window is 0).
 	Ranked int
-	// Cut: the window was full, so older documents may match that were
-	// not ranked.
+	// Cut: the window was full, or Scanned documents holding the words
+	// were tested against the filters without filling it, so older
+	// documents may match that were not ranked.
 	Cut bool
+	// Scanned, when the walk of a filtered search stopped short of a full
+	// window, is how many documents holding the words it tested.
+	Scanned int
 }
 
 // MaxPage is the largest page every Reader serves whole, documents or
@@ -165,6 +169,10 @@ func (r Ranking) Note() string {
 		return "ranked every match by relevance"
 	case !r.Cut:
 		return fmt.Sprintf("ranked all %s matches by relevance", Thousands(int64(r.Ranked)))
+	}
+	if r.Scanned > 0 {
+		return fmt.Sprintf("ranked the %s matches among the newest %s documents holding the words; older documents may match too (--rank-window all ranks every match)",
+			Thousands(int64(r.Ranked)), Thousands(int64(r.Scanned)))
 	}
 	return fmt.Sprintf("ranked the newest %s matches by relevance; older documents may match too (--rank-window all ranks every match)",
 		Thousands(int64(r.Window)))

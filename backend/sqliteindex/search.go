@@ -118,6 +118,10 @@ func (r *Reader) searchWindow(ctx context.Context, p *plan, after query.Cursor, 
 	if p.none {
 		return query.Page{Ranking: ranking}, nil
 	}
+	scanned, err := r.boundCandidates(ctx, p, top)
+	if err != nil {
+		return query.Page{}, err
+	}
 	sc, err := r.newScorer(ctx, p)
 	if err != nil {
 		return query.Page{}, err
@@ -126,7 +130,13 @@ func (r *Reader) searchWindow(ctx context.Context, p *plan, after query.Cursor, 
 	if err != nil {
 		return query.Page{}, err
 	}
-	ranking.Ranked, ranking.Cut = len(cands), len(cands) == r.window
+	ranking.Ranked = len(cands)
+	switch {
+	case len(cands) == r.window:
+		ranking.Cut = true
+	case scanned > 0:
+		ranking.Cut, ranking.Scanned = true, scanned
+	}
 	slices.SortFunc(cands, func(a, b ranked) int {
 		if a.before(b) {
 			return -1
@@ -144,6 +154,37 @@ func (r *Reader) searchWindow(ctx context.Context, p *plan, after query.Cursor, 
 		pg.Next = windowCursor(top, start+limit)
 	}
 	return pg, nil
+}
+
+// candidatesPerMatch bounds the walk of a filtered window: at most this
+// many documents holding the words per match of the window are tested
+// against the filters (each test is an index lookup or a row read, a few
+// µs: a filter that passes 1 document in 100 would otherwise walk 200,000).
+const candidatesPerMatch = 5
+
+// boundCandidates raises p.seqLo so that a window with filters tests at
+// most candidatesPerMatch·r.window documents holding the words, the
+// newest at or below top, and returns that bound when it applies (0 when
+// fewer documents hold the words, or there is no filter).
+func (r *Reader) boundCandidates(ctx context.Context, p *plan, top int64) (int, error) {
+	if len(p.probes) == 0 && len(p.rows) == 0 {
+		return 0, nil
+	}
+	c := candidatesPerMatch * r.window
+	var (
+		n     int
+		floor sql.NullInt64
+	)
+	err := r.q.QueryRowContext(ctx, "SELECT count(*), min(rowid) FROM (SELECT rowid FROM docs_fts WHERE docs_fts MATCH ? AND rowid BETWEEN ? AND ? ORDER BY rowid DESC LIMIT ?)",
+		p.match, p.seqLo, min(top, p.seqHi), c).Scan(&n, &floor)
+	if err != nil {
+		return 0, fmt.Errorf("sqlite: %w", err)
+	}
+	if n < c {
+		return 0, nil
+	}
+	p.seqLo = max(p.seqLo, floor.Int64)
+	return c, nil
 }
 
 // window1 is the newest r.window documents at or below top that match p,

@@ -155,3 +155,37 @@ func TestWindowCursor(t *testing.T) {
 		}
 	}
 }
+
+// TestSearchWindowScanned: a filtered window tests at most
+// candidatesPerMatch documents holding the words per match of the window,
+// and says how many it tested when it stopped short.
+func TestSearchWindowScanned(t *testing.T) {
+	db, path := openIndex(t)
+	var docs []*model.IndexDoc
+	for i := range 100 {
+		d := testDoc(fmt.Sprintf("s-%03d", i))
+		d.TurnID = d.EventID
+		d.Summary = "alpha " + strings.Repeat("x ", i%3)
+		if i%10 == 0 {
+			d.EventType = model.TypeToolResult
+		}
+		docs = append(docs, d)
+	}
+	write(t, db, docs)
+	r := openWindowed(t, path, 4) // tests the newest 20 alpha documents
+	got, rk := searchIDs(t, r, "alpha type:tool_result", 10, nil)
+	slices.Sort(got)
+	if want := []string{"s-080", "s-090"}; !slices.Equal(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+	if *rk != (query.Ranking{Window: 4, Ranked: 2, Cut: true, Scanned: 20}) {
+		t.Errorf("ranking reported as %+v", rk)
+	}
+	if note := rk.Note(); !strings.Contains(note, "ranked the 2 matches among the newest 20 documents holding the words") {
+		t.Errorf("note %q", note)
+	}
+	// Without a filter the window fills first: nothing is said of a scan.
+	if _, rk := searchIDs(t, r, "alpha", 10, nil); *rk != (query.Ranking{Window: 4, Ranked: 4, Cut: true}) {
+		t.Errorf("unfiltered ranking reported as %+v", rk)
+	}
+}
