@@ -21,6 +21,8 @@ type Record struct {
 	Value     []byte
 	Headers   []Header
 	Timestamp time.Time
+	// Control: a transaction marker (only with WatchOptions.KeepControl).
+	Control bool
 
 	kr *kgo.Record // for marking; nil for records built by callers
 }
@@ -52,7 +54,7 @@ type Produced struct {
 func fromKgo(kr *kgo.Record) *Record {
 	r := &Record{
 		Topic: kr.Topic, Partition: kr.Partition, Offset: kr.Offset,
-		Key: kr.Key, Value: kr.Value, Timestamp: kr.Timestamp, kr: kr,
+		Key: kr.Key, Value: kr.Value, Timestamp: kr.Timestamp, Control: kr.Attrs.IsControl(), kr: kr,
 	}
 	if len(kr.Headers) > 0 {
 		r.Headers = make([]Header, len(kr.Headers))

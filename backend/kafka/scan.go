@@ -9,7 +9,7 @@ import (
 // first offset still stored to the end offsets of that moment, without
 // joining a group or committing: what verify reads of a notification topic.
 func Scan(ctx context.Context, cfg Config, topic string, fn func(*Record) error) error {
-	w, err := NewWatch(ctx, cfg, WatchOptions{Topics: []string{topic}, From: FromStart})
+	w, err := NewWatch(ctx, cfg, WatchOptions{Topics: []string{topic}, From: FromStart, KeepControl: true})
 	if err != nil {
 		return err
 	}
@@ -39,8 +39,10 @@ func Scan(ctx context.Context, cfg Config, topic string, fn func(*Record) error)
 			if !ok || r.Offset >= e {
 				continue
 			}
-			if err := fn(r); err != nil {
-				return err
+			if !r.Control {
+				if err := fn(r); err != nil {
+					return err
+				}
 			}
 			if r.Offset+1 >= e {
 				delete(left, r.Partition)

@@ -26,6 +26,10 @@ type WatchOptions struct {
 	Last int64
 	// MaxBatch is the most records one Poll returns; default 500.
 	MaxBatch int
+	// KeepControl returns transaction markers too (Record.Control): a
+	// reader that stops at an end offset needs them, as a marker may be
+	// the last offset before it.
+	KeepControl bool
 }
 
 // Watch reads topics without joining any consumer group and without
@@ -83,7 +87,11 @@ func NewWatch(ctx context.Context, cfg Config, opts WatchOptions) (*Watch, error
 	if err != nil {
 		return nil, err
 	}
-	cl, err := kgo.NewClient(append(base, kgo.ConsumePartitions(parts))...)
+	base = append(base, kgo.ConsumePartitions(parts))
+	if opts.KeepControl {
+		base = append(base, kgo.KeepControlRecords())
+	}
+	cl, err := kgo.NewClient(base...)
 	if err != nil {
 		return nil, fmt.Errorf("kafka: %w", err)
 	}
