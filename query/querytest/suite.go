@@ -511,6 +511,14 @@ func (s *suite) testRanking(t *testing.T) {
 	if err != nil || len(p.Docs) != 1 || !strings.Contains(p.Docs[0].Summary, UniqueWord) || p.Next != "" {
 		t.Errorf("Search(%q) = %v, %v; want the one document", UniqueWord, ids(p.Docs), err)
 	}
+	// A ranked search says what it ranked; here every match (the data set
+	// is smaller than any window), so nothing was cut.
+	if p.Ranking == nil || p.Ranking.Cut || p.Ranking.Window > 0 && p.Ranking.Ranked != 1 {
+		t.Errorf("Search(%q) ranking = %+v; want one of every match, not cut", UniqueWord, p.Ranking)
+	}
+	if p, err := s.all.Search(s.ctx, "type:"+model.TypeToolResult, "", 3); err != nil || p.Ranking != nil {
+		t.Errorf("Search without words: ranking %+v, %v; want none (newest first)", p.Ranking, err)
+	}
 }
 
 func (s *suite) checkSimilar(t *testing.T, r query.Reader, docs []*model.IndexDoc, target *model.IndexDoc, k int) {
