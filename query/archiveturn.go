@@ -310,6 +310,17 @@ func (a *ArchiveTurns) remember(t *ArchiveTurn) {
 	for _, d := range t.Docs {
 		a.turns[d.EventID] = t
 	}
+	// And under its key, for the chain of a row listed by Turns (a turn
+	// key is an event id only when the turn is that event alone).
+	a.turns[t.Key] = t
+}
+
+// Cached is the turn found before under key (a turn key or the event id of
+// a member), nil when there is none.
+func (a *ArchiveTurns) Cached(key string) *ArchiveTurn {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.turns[key]
 }
 
 // withFields is a copy of d with the extension fields its archived event
@@ -376,8 +387,12 @@ type TurnReader struct {
 
 var _ Reader = TurnReader{}
 
-// Turn is the index's turn, or the archive's for a lone plain document.
+// Turn is the index's turn, or the archive's for a lone plain document
+// (or for a turn key the archive listed, see Turns).
 func (r TurnReader) Turn(ctx context.Context, key string) ([]*model.IndexDoc, error) {
+	if t := r.Archived.Cached(key); t != nil {
+		return t.Docs, nil
+	}
 	docs, err := r.Reader.Turn(ctx, key)
 	if err != nil || !NeedsArchive(docs) {
 		return docs, err
@@ -387,6 +402,32 @@ func (r TurnReader) Turn(ctx context.Context, key string) ([]*model.IndexDoc, er
 		return nil, err
 	}
 	return t.Docs, nil
+}
+
+// Turns is the index's list of turns, or, when some documents lack the
+// turn key (Coverage), the archive's (ArchiveTurns.Turns), with Note
+// saying so.
+func (r TurnReader) Turns(ctx context.Context, src string, after Cursor, limit int) (TurnPage, error) {
+	if !IsArchiveTurnsCursor(after) && (after != "" || !r.lacksTurnKeys(ctx)) {
+		return r.Reader.Turns(ctx, src, after, limit)
+	}
+	p, err := r.Archived.Turns(ctx, src, after, limit)
+	p.Note = r.Archived.TurnsNote()
+	return p, err
+}
+
+// lacksTurnKeys: some documents have no turn_id (written without the
+// extensions), so the index's turns are single events there. When the
+// index cannot tell, its own answer stands.
+func (r TurnReader) lacksTurnKeys(ctx context.Context) bool {
+	c, err := r.Coverage(ctx)
+	return err == nil && (c.Lacking["turn_id"] > 0 || slices.Contains(c.Unmapped, "turn_id") && c.Total > 0)
+}
+
+// FindTurn is the turn of the event eventID from the archive (the
+// inspector's detail shows it for a document without a turn key).
+func (r TurnReader) FindTurn(ctx context.Context, eventID string) (*ArchiveTurn, error) {
+	return r.Archived.Find(ctx, eventID)
 }
 
 // Coverage is the wrapped reader's (an error when it cannot tell).

@@ -119,7 +119,7 @@ func (m *Model) fullHelp() string {
 	if m.focus != viewRecord {
 		out += "\n\n" + st.Muted.Render(indent(traceHelp, 1))
 	}
-	return out
+	return out + m.coverageHelp()
 }
 
 // actionKeys are the global actions that work in the focused view now,

@@ -24,7 +24,7 @@ func (v *Model) View() string {
 	} else {
 		body = v.one.View()
 	}
-	lines := append(append([]string{v.title()}, v.facts()...), v.archiveLine(), body, v.searchLine())
+	lines := append(append(append([]string{v.title()}, v.facts()...), v.turnLines()...), v.archiveLine(), body, v.searchLine())
 	return uikit.PadLines(strings.Join(lines, "\n"), v.w, v.h)
 }
 
