@@ -80,7 +80,7 @@ type Model struct {
 	countKnown bool
 	// cov is which extension fields the documents carry (coverage.go),
 	// nil until the reader has said, or when it cannot.
-	cov *query.Coverage
+	cov        *query.Coverage
 	spinning   bool
 	themeFixed bool
 

@@ -42,8 +42,8 @@ type Model struct {
 // New lists nothing until shown.
 func New(c *uikit.Common) *Model {
 	return &Model{
-		c:     c,
-		buf:   list.NewWindow(c.Opts.BufferRows, func(t query.TurnSummary) string { return t.Key }),
+		c:      c,
+		buf:    list.NewWindow(c.Opts.BufferRows, func(t query.TurnSummary) string { return t.Key }),
 		chain:  newChainView(c),
 		hidden: true,
 	}
