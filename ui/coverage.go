@@ -71,6 +71,22 @@ func (m *Model) filterWarning() string {
 	return strings.Join(m.cov.Warnings(query.ExtensionTerms(m.filter.applied)), " · ")
 }
 
+// withCoverageHelp ends the full help (keys, then trace) with what
+// works on an index written without engram's extensions; when the window
+// cannot hold both, that takes the place of the trace paragraph (such an
+// index holds no trace ids anyway).
+func (m *Model) withCoverageHelp(keys, trace string) string {
+	cov := m.coverageHelp()
+	if cov == "" {
+		return keys + trace
+	}
+	bodyH := m.h - 3 // header, status and footer lines
+	if strings.Count(keys+trace+cov, "\n")+1 <= bodyH {
+		return keys + trace + cov
+	}
+	return keys + cov
+}
+
 // coverageHelp explains, in the full help, what works on an index written
 // without engram's extensions and what does not.
 func (m *Model) coverageHelp() string {
@@ -79,20 +95,23 @@ func (m *Model) coverageHelp() string {
 		return ""
 	}
 	st := m.c.Styles
-	text := []string{
-		uikit.Thousands(c.Plain) + " of " + uikit.Thousands(c.Total) + " documents were written without engram's extension fields " +
-			"(by the source system's worker): they have no tool, success, latency, tenant, trace or turn.",
-		"Works: filters on type, agent, session, tag, text, time, importance, confidence, reward; the detail reads the full event from the archive.",
-		"From the archive: the Turns view groups events by the turn their archived events name (context.turnId, else traceId), " +
-			"and the detail of such an event shows its chain; each turn reads the session's events within " +
-			query.DefaultTurnWindow.String() + " of one of them, at most " + uikit.Thousands(query.DefaultTurnMaxEvents) + ".",
-		"Does not work: filters on tool, success, latency, tenant, trace and turn find none of these documents (the status line says so).",
-		"To upgrade without downtime: engram reindex --into NAME --swap-alias ALIAS.",
+	// Short enough for one line each at 80 columns: the help of the
+	// stream leaves five lines there.
+	rows := [][2]string{
+		{"works", "type agent session tag text time importance; archived events"},
+		{"archive", "turns and a detail's chain: a session's events ±" + query.DefaultTurnWindow.String() +
+			", ≤" + uikit.Thousands(query.DefaultTurnMaxEvents) + " read"},
+		{"finds none", "tool success latency tenant trace turn · engram reindex --into"},
 	}
-	out := "\n\n" + st.Title.Render(" This index") + "\n"
-	for _, p := range text {
-		for _, l := range uikit.WrapText(p, max(20, m.w-3)) {
-			out += "\n " + st.Muted.Render(l)
+	const labelW = 11
+	out := "\n\n" + st.Title.Render(" This index") + st.Muted.Render(" · "+c.Mark())
+	for _, r := range rows {
+		for i, l := range uikit.WrapText(r[1], max(20, m.w-labelW-3)) {
+			label := ""
+			if i == 0 {
+				label = r[0]
+			}
+			out += "\n " + st.Accent.Render(uikit.Fit(label, labelW)) + " " + st.Muted.Render(l)
 		}
 	}
 	return out

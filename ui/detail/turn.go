@@ -116,6 +116,18 @@ func chainSteps(st *uikit.Styles, docs []*model.IndexDoc, at, w int) string {
 		}
 		return st.Phase[ph].Render(s)
 	}
+	full := make([]string, len(docs))
+	glyphs := make([]string, len(docs))
+	for i, d := range docs {
+		full[i], glyphs[i] = step(i), st.Phase[d.Phase()].Render(uikit.PhaseGlyph(d.Phase()))
+	}
+	glyphs[at] = full[at]
+	for _, all := range [][]string{full, glyphs} {
+		if s := strings.Join(all, " → "); uikit.Width(s) <= w {
+			return s
+		}
+	}
+	// Too long even as glyphs: the steps around this one.
 	from, to := at, at+1
 	parts := func() string {
 		var p []string

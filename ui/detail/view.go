@@ -53,7 +53,9 @@ func (v *Model) facts() []string {
 	}
 	add("agent", d.AgentID)
 	add("session", d.SessionID)
-	add("turn", d.TurnKey())
+	if !v.archTurn.want { // else the chain line names the archive's turn
+		add("turn", d.TurnKey())
+	}
 	add("trace", d.TraceID)
 	add("span", v.SpanID())
 	add("tool", d.Tool)
