@@ -118,9 +118,17 @@ func (a *ArchiveTurns) Find(ctx context.Context, eventID string) (*ArchiveTurn, 
 	if err != nil {
 		return nil, err
 	}
+	return a.findFrom(ctx, anchor)
+}
+
+// findFrom is Find from the index document of the event.
+func (a *ArchiveTurns) findFrom(ctx context.Context, anchor *model.IndexDoc) (*ArchiveTurn, error) {
+	if t := a.Cached(anchor.EventID); t != nil {
+		return t, nil
+	}
 	at, err := model.ParseTimestamp(anchor.Timestamp)
 	if err != nil {
-		return nil, fmt.Errorf("event %s: timestamp %s: %w", model.Quote(eventID), model.Quote(anchor.Timestamp), err)
+		return nil, fmt.Errorf("event %s: timestamp %s: %w", model.Quote(anchor.EventID), model.Quote(anchor.Timestamp), err)
 	}
 	af, err := a.fields(ctx, anchor)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"engram/model"
@@ -13,11 +14,15 @@ import (
 
 // DefaultTurnsPage bounds a page of turns listed from the archive
 // (ArchiveTurns.Turns): each turn listed costs a Find, so a page costs at
-// most one read of this many documents (more only while every document
-// read belongs to a turn already listed), one window search per turn and
-// at most DefaultTurnMaxEvents archived events read per turn, each object
-// read once for all of them (the cache).
+// most this many turns' Finds (one window search and at most
+// DefaultTurnMaxEvents archived events read each, every object read once
+// for all of them: the cache), found among at most turnsWalk times as many
+// documents read from the index.
 const DefaultTurnsPage = 50
+
+// turnsWalk bounds the documents one page walks, in pages: most of them
+// may belong to turns already listed (three events a turn is common).
+const turnsWalk = 4
 
 // maxSkip bounds the event ids an archive turns cursor carries.
 const maxSkip = 512
@@ -79,8 +84,14 @@ func (a *ArchiveTurns) Turns(ctx context.Context, src string, after Cursor, limi
 		skip[id] = true
 	}
 	var out []TurnSummary
-	for {
-		p, err := a.Reader.Recent(ctx, src, cur.Inner, limit)
+	// Never more documents than turns still wanted: each may start one.
+	for walked := 0; ; {
+		p, err := a.Reader.Recent(ctx, src, cur.Inner, limit-len(out))
+		if err != nil {
+			return TurnPage{}, err
+		}
+		walked += len(p.Docs)
+		found, err := a.turnsOf(ctx, p.Docs, skip)
 		if err != nil {
 			return TurnPage{}, err
 		}
@@ -90,10 +101,15 @@ func (a *ArchiveTurns) Turns(ctx context.Context, src string, after Cursor, limi
 				delete(skip, d.EventID)
 				continue
 			}
-			key, docs, err := a.turnOf(ctx, d)
-			if err != nil {
-				return TurnPage{}, err
+			t := found[d.EventID]
+			if t == nil {
+				// Its turn's key was searched for from an earlier document,
+				// whose window did not reach it: search from this one.
+				if t, err = a.findFrom(ctx, d); err != nil {
+					return TurnPage{}, fmt.Errorf("the turn of %s from the archive: %w", model.Quote(d.EventID), err)
+				}
 			}
+			key, docs := t.Key, t.Docs
 			out = append(out, Summarize(key, docs))
 			for _, m := range docs {
 				if m.EventID != d.EventID {
@@ -102,7 +118,7 @@ func (a *ArchiveTurns) Turns(ctx context.Context, src string, after Cursor, limi
 			}
 		}
 		cur.Inner = p.Next
-		if len(out) > 0 || p.Next == "" {
+		if len(out) == limit || p.Next == "" || walked >= turnsWalk*limit && len(out) > 0 {
 			break
 		}
 	}
@@ -114,17 +130,67 @@ func (a *ArchiveTurns) Turns(ctx context.Context, src string, after Cursor, limi
 	return TurnPage{Turns: out, Next: next}, nil
 }
 
-// turnOf is the documents of d's turn from the archive, or d alone when
-// the archive has no event for it.
-func (a *ArchiveTurns) turnOf(ctx context.Context, d *model.IndexDoc) (string, []*model.IndexDoc, error) {
-	t, err := a.Find(ctx, d.EventID)
-	if IsLayersDisagree(err) {
-		return d.TurnKey(), []*model.IndexDoc{d}, nil
+// turnsOf finds the turns of docs (but those in skip), by the event id of
+// the first document met of each: their archived events are read first,
+// concurrently, so that a turn is searched for once however many of its
+// events the page holds, and then the turns are searched for
+// DefaultTurnWorkers at a time (each search is one index request). A
+// document whose archived event is missing is a turn of its own.
+func (a *ArchiveTurns) turnsOf(ctx context.Context, docs []*model.IndexDoc, skip map[string]bool) (map[string]*ArchiveTurn, error) {
+	var todo []*model.IndexDoc
+	for _, d := range docs {
+		if !skip[d.EventID] {
+			todo = append(todo, d)
+		}
 	}
+	fs, err := a.readAll(ctx, todo)
 	if err != nil {
-		return "", nil, fmt.Errorf("the turn of %s from the archive: %w", model.Quote(d.EventID), err)
+		return nil, err
 	}
-	return t.Key, t.Docs, nil
+	var firsts []*model.IndexDoc
+	met := map[string]bool{}
+	out := map[string]*ArchiveTurn{}
+	for i, d := range todo {
+		switch {
+		case fs[i] == nil:
+			out[d.EventID] = &ArchiveTurn{Key: d.TurnKey(), Docs: []*model.IndexDoc{d}}
+		case !met[fs[i].turnKey()]:
+			met[fs[i].turnKey()] = true
+			firsts = append(firsts, d)
+		}
+	}
+	turns := make([]*ArchiveTurn, len(firsts))
+	errs := make([]error, len(firsts))
+	parallel(len(firsts), a.workers(), func(i int) {
+		turns[i], errs[i] = a.findFrom(ctx, firsts[i])
+	})
+	for i, d := range firsts {
+		if errs[i] != nil {
+			return nil, fmt.Errorf("the turn of %s from the archive: %w", model.Quote(d.EventID), errs[i])
+		}
+		out[d.EventID] = turns[i]
+	}
+	return out, nil
+}
+
+// parallel runs fn(0..n-1), workers at a time.
+func parallel(n, workers int, fn func(i int)) {
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(workers, n) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				fn(i)
+			}
+		}()
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
 }
 
 // memberTimes is the timestamp of each cached turn member.
