@@ -223,3 +223,20 @@ func TestSourceFlow(t *testing.T) {
 	tm.Send(keyMsg("q"))
 	tm.WaitFinished(t, teatest.WithFinalTimeout(5*time.Second))
 }
+
+// TestHeaderMarkNeverCutsTheTabs: the header drops the count before the
+// tabs give way (seen in tmux at 80 columns, paused: the right part fitted
+// to the cell with no space left, so "Pipeline" was cut).
+func TestHeaderMarkNeverCutsTheTabs(t *testing.T) {
+	r, _, a := sourceWorld(15)
+	d := testDeps(r, a)
+	o := testOpts(t)
+	o.ReadOnly = true
+	m := newTestModel(t, d, o, 80, 24)
+	m.count = 900
+	press(t, m, "tab", "space")
+	head := strings.SplitN(screen(m), "\n", 2)[0]
+	if !strings.Contains(head, "Pipeline ") || !strings.Contains(head, "⚠ source-written · ‖ paused") {
+		t.Errorf("header: %q", head)
+	}
+}

@@ -95,7 +95,7 @@ func (m *Model) header() string {
 		keeps = append(keeps, parts[1:])
 	}
 	for _, keep := range append(keeps, parts[len(parts)-1:]) {
-		if uikit.Width(left)+uikit.Width(right) > m.w {
+		if uikit.Width(left)+1+uikit.Width(right) > m.w { // at least one space between
 			right = st.Muted.Render(strings.Join(keep, " · ") + " ")
 		}
 	}
