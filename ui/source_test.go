@@ -147,6 +147,10 @@ func TestSourceTurnsFromTheArchive(t *testing.T) {
 		t.Fatalf("chain: open %v, %d steps", open, len(steps))
 	}
 	mustContain(t, screen(m), "from the archive", "observation → action → outcome")
+	// A step's detail (the document filled in from the archive) names the
+	// archive's turn too.
+	press(t, m, "down", "enter")
+	mustContain(t, screen(m), "turn turn-0004 from the archive · step 2 of 3", "tool shell")
 }
 
 // TestSourceTurnsLeavingCancels: a listing from the archive still reading

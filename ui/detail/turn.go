@@ -38,7 +38,10 @@ func (v *Model) openTurn(doc *model.IndexDoc) tea.Cmd {
 	t.stop()
 	t.req++
 	f, ok := uikit.ArchiveTurnOf(v.c.Deps.Reader)
-	t.want = ok && query.NeedsArchive([]*model.IndexDoc{doc})
+	// Written without the extensions (no ingested_at): its turn is the
+	// archive's, whether the document is the index's own (no turn key) or
+	// a chain's step filled in from the archive (found again, cached).
+	t.want = ok && doc.IngestedAt == ""
 	t.turn, t.err = nil, nil
 	if !t.want {
 		return nil
