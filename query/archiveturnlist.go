@@ -255,6 +255,6 @@ func Summarize(key string, docs []*model.IndexDoc) TurnSummary {
 // TurnsNote says how a page of turns from the archive was found, for the
 // inspector's Turns view.
 func (a *ArchiveTurns) TurnsNote() string {
-	return fmt.Sprintf("turns from the archive: each one's events are the session's within %s of one of them, at most %d read",
+	return fmt.Sprintf("turns from the archive (a session's events within ±%s of one, ≤%d read each)",
 		a.windowWidth().Round(time.Second), a.maxEvents())
 }
