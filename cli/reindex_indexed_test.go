@@ -3,13 +3,11 @@ package cli
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"engram/backend/dirarchive"
 	"engram/backend/kafka"
 	"engram/backend/osindex/ostest"
 	"engram/model"
@@ -39,16 +37,7 @@ func TestReindexIntoCatchesUpFromIndexed(t *testing.T) {
 	if len(late) != 3 {
 		t.Fatalf("data set: %d stragglers", len(late))
 	}
-	c := newCLI(t)
-	c.env["OPENSEARCH_URL"] = u
-	ar, err := dirarchive.Open(filepath.Join(c.data, "archive"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	dep := &deployment{t: t, url: u, old: ostest.Index(t, "engram-idxcatch-"), archive: ar}
-	dep.alias = dep.old + "-current"
-	ostest.MustAdmin(t, u, "PUT", "/"+dep.old, ostest.SourceIndexBody)
-	ostest.MustAdmin(t, u, "POST", "/_aliases", fmt.Sprintf(`{"actions":[{"add":{"index":%q,"alias":%q}}]}`, dep.old, dep.alias))
+	c, dep := newDeployment(t, u, "engram-idxcatch-")
 	pub, err := kafka.NewPublisher(kcfg)
 	if err != nil {
 		t.Fatal(err)

@@ -230,31 +230,18 @@ func quoteValue(s string) string {
 func (a *ArchiveTurns) readAll(ctx context.Context, docs []*model.IndexDoc) ([]*archivedFields, error) {
 	out := make([]*archivedFields, len(docs))
 	errs := make([]error, len(docs))
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for range min(a.workers(), len(docs)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				if ctx.Err() != nil {
-					errs[i] = ctx.Err()
-					continue
-				}
-				f, err := a.fields(ctx, docs[i])
-				var dis *LayersDisagreeError
-				if errors.As(err, &dis) {
-					continue // no archived event to tell: not in the turn
-				}
-				out[i], errs[i] = f, err
-			}
-		}()
-	}
-	for i := range docs {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
+	parallel(len(docs), a.workers(), func(i int) {
+		if ctx.Err() != nil {
+			errs[i] = ctx.Err()
+			return
+		}
+		f, err := a.fields(ctx, docs[i])
+		var dis *LayersDisagreeError
+		if errors.As(err, &dis) {
+			return // no archived event to tell: not in the turn
+		}
+		out[i], errs[i] = f, err
+	})
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
