@@ -389,6 +389,11 @@ func (r TurnReader) Turn(ctx context.Context, key string) ([]*model.IndexDoc, er
 		return t.Docs, nil
 	}
 	docs, err := r.Reader.Turn(ctx, key)
+	if (errors.Is(err, backend.ErrNotFound) || err == nil && len(docs) == 0) && r.lacksTurnKeys(ctx) {
+		// A turnId the index cannot look up: say why, and what works.
+		return nil, fmt.Errorf("turn %s: %w in the index, whose documents have no turn key (written without engram's extensions): "+
+			"the archive finds a turn only around one of its events (open one: its detail shows the chain)", model.Quote(key), backend.ErrNotFound)
+	}
 	if err != nil || !NeedsArchive(docs) {
 		return docs, err
 	}

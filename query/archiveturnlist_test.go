@@ -2,12 +2,14 @@ package query_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"engram/backend"
 	"engram/model"
 	"engram/query"
 	"engram/query/expr"
@@ -111,6 +113,9 @@ func TestArchiveTurnList(t *testing.T) {
 	docs, err := tr.Turn(ctx, "turn-05")
 	if err != nil || len(docs) != 3 || docs[0].EventID != "t05-0" || docs[2].EventID != "t05-2" {
 		t.Errorf("Turn(turn-05) = %v, %v", docs, err)
+	}
+	if _, err := tr.Turn(ctx, "turn-unknown"); !errors.Is(err, backend.ErrNotFound) || !strings.Contains(err.Error(), "around one of its events") {
+		t.Errorf("a turn key the index cannot look up: %v", err)
 	}
 	// A filter walks only the matching documents; the rows are still the
 	// whole turns.

@@ -244,3 +244,14 @@ func TestHeaderMarkNeverCutsTheTabs(t *testing.T) {
 		t.Errorf("header: %q", head)
 	}
 }
+
+// TestSourceTurnByKeySaysWhatWorks: :turn with a turnId the index cannot
+// look up says why, whole (wrapped), and what to do instead.
+func TestSourceTurnByKeySaysWhatWorks(t *testing.T) {
+	r, _, a := sourceWorld(15)
+	m := newTestModel(t, testDeps(r, a), testOpts(t), 80, 24)
+	press(t, m, ":")
+	typeText(t, m, "turn turn-0001")
+	press(t, m, "enter")
+	mustContain(t, screen(m), "no turn key", "its detail shows the chain")
+}

@@ -144,8 +144,13 @@ func (v *chainView) View() string {
 	switch {
 	case v.loading:
 		body = []string{" " + v.c.Spin.View() + st.Muted.Render(" loading the turn…")}
-	case v.err != nil:
-		body = []string{" " + st.Error.Render("✗ "+uikit.ErrorText(v.err))}
+	case v.err != nil: // wrapped: it may say what to do instead
+		for i, l := range uikit.WrapText("✗ "+uikit.ErrorText(v.err), max(10, v.w-3)) {
+			if i > 0 {
+				l = "  " + l
+			}
+			body = append(body, " "+st.Error.Render(l))
+		}
 	case len(v.docs) == 0:
 		body = []string{st.Muted.Render(" this turn has no events")}
 	default:
