@@ -32,6 +32,10 @@ const (
 	// starts over.
 	turnCacheTurns   = 1024
 	turnCacheObjects = 16384
+	// turnCacheKeys bounds the event id remembered of each turn key, so
+	// that a row listed long ago (its turn gone from the cache) still
+	// opens: the turn is found again from that event.
+	turnCacheKeys = 1 << 16
 )
 
 // ArchiveTurns finds turns in the archive, the truth layer, for documents
@@ -51,6 +55,7 @@ type ArchiveTurns struct {
 	mu    sync.Mutex
 	turns map[string]*ArchiveTurn // by the event id of each member
 	objs  map[string]archivedFields
+	keys  map[string]string // turn key → the event id of one member
 }
 
 // ArchiveTurn is a turn found in the archive.
@@ -308,6 +313,20 @@ func (a *ArchiveTurns) remember(t *ArchiveTurn) {
 	// And under its key, for the chain of a row listed by Turns (a turn
 	// key is an event id only when the turn is that event alone).
 	a.turns[t.Key] = t
+	if len(t.Docs) > 0 {
+		if a.keys == nil || len(a.keys) >= turnCacheKeys {
+			a.keys = map[string]string{}
+		}
+		a.keys[t.Key] = t.Docs[0].EventID
+	}
+}
+
+// memberOf is the event id of a member of the turn key found before, ""
+// when none was.
+func (a *ArchiveTurns) memberOf(key string) string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.keys[key]
 }
 
 // Cached is the turn found before under key (a turn key or the event id of
@@ -386,6 +405,13 @@ var _ Reader = TurnReader{}
 // (or for a turn key the archive listed, see Turns).
 func (r TurnReader) Turn(ctx context.Context, key string) ([]*model.IndexDoc, error) {
 	if t := r.Archived.Cached(key); t != nil {
+		return t.Docs, nil
+	}
+	if id := r.Archived.memberOf(key); id != "" {
+		t, err := r.Archived.Find(ctx, id)
+		if err != nil {
+			return nil, err
+		}
 		return t.Docs, nil
 	}
 	docs, err := r.Reader.Turn(ctx, key)

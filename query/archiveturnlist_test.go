@@ -146,3 +146,40 @@ type fullIndex struct{ coveredIndex }
 func (fullIndex) Coverage(context.Context) (query.Coverage, error) {
 	return query.Coverage{Total: 1, Lacking: map[string]int64{}}, nil
 }
+
+// TestArchiveTurnRowOpensAfterTheCacheTurnsOver: the chain of a row listed
+// long ago opens though its turn has left the turn cache (bounded): it is
+// found again from an event of it.
+func TestArchiveTurnRowOpensAfterTheCacheTurnsOver(t *testing.T) {
+	base := time.Now().Add(-time.Hour).Truncate(time.Millisecond)
+	var evs []ev
+	for k := range 400 { // 400 turns × 4 cache entries: past the bound
+		for i, typ := range []string{model.TypeUserInput, model.TypeAgentAction, model.TypeToolResult} {
+			evs = append(evs, ev{id: fmt.Sprintf("t%03d-%d", k, i), typ: typ, session: fmt.Sprintf("s%03d", k),
+				turn: fmt.Sprintf("turn-%03d", k), at: time.Duration(k*3+i) * time.Second})
+		}
+	}
+	r, a := fixture(t, base, evs)
+	at := &query.ArchiveTurns{Reader: r, Archive: a}
+	tr := query.TurnReader{Reader: coveredIndex{turnIndex{r}}, Archived: at}
+	ctx := context.Background()
+	var after query.Cursor
+	n := 0
+	for {
+		p, err := tr.Turns(ctx, "", after, 50)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n += len(p.Turns)
+		if after = p.Next; after == "" {
+			break
+		}
+	}
+	if n != 400 || at.Cached("turn-399") != nil {
+		t.Fatalf("%d turns listed; the first still cached: %v", n, at.Cached("turn-399") != nil)
+	}
+	docs, err := tr.Turn(ctx, "turn-399")
+	if err != nil || len(docs) != 3 || docs[0].EventID != "t399-0" {
+		t.Errorf("Turn(turn-399) after the cache turned over: %d docs, %v", len(docs), err)
+	}
+}
