@@ -255,3 +255,17 @@ func TestSourceTurnByKeySaysWhatWorks(t *testing.T) {
 	press(t, m, "enter")
 	mustContain(t, screen(m), "no turn key", "its detail shows the chain")
 }
+
+// TestSourceMarkPartial: once engram's worker writes to the index, the
+// mark counts the documents still without the extensions, on the next
+// refresh.
+func TestSourceMarkPartial(t *testing.T) {
+	r, src, a := sourceWorld(15)
+	m := newTestModel(t, testDeps(r, a), testOpts(t), 120, 30)
+	d := model.NewIndexDoc(testEvent(15, testBase), 0)
+	d.IngestedAt = "2026-05-08T11:00:00Z"
+	src.add(d)
+	mustContain(t, screen(m), "⚠ source-written")
+	send(t, m, coverageTickMsg{})
+	mustContain(t, screen(m), "⚠ 15 of 16 source-written")
+}
