@@ -49,11 +49,15 @@ func (m *Model) onCoverage(msg coverageMsg) tea.Cmd {
 }
 
 // coverageMark is the header's note on an index some of whose documents
-// lack engram's extension fields ("" for any other).
-func (m *Model) coverageMark() string {
+// lack engram's extension fields ("" for any other); short is for a
+// narrow header (the help says the rest).
+func (m *Model) coverageMark(short bool) string {
 	c := m.cov
 	if c == nil || !c.Partial() {
 		return ""
+	}
+	if short {
+		return m.c.Styles.Warning.Render("⚠ src-written")
 	}
 	if c.Plain == c.Total {
 		return m.c.Styles.Warning.Render("⚠ source-written")

@@ -269,3 +269,16 @@ func TestSourceMarkPartial(t *testing.T) {
 	send(t, m, coverageTickMsg{})
 	mustContain(t, screen(m), "⚠ 15 of 16 source-written")
 }
+
+// TestHeaderMarkShortensBeforeItGoes: with the Record tab at 80 columns
+// the mark is shortened rather than dropped (seen in tmux).
+func TestHeaderMarkShortensBeforeItGoes(t *testing.T) {
+	r, _, a := sourceWorld(15)
+	d := testDeps(r, a)
+	d.Recorder = PipelineRecorder{}
+	m := newTestModel(t, d, testOpts(t), 80, 24)
+	head := strings.SplitN(screen(m), "\n", 2)[0]
+	if !strings.Contains(head, "Record  Pipeline ") || !strings.Contains(head, "⚠ src-written · ● following") {
+		t.Errorf("header: %q", head)
+	}
+}

@@ -68,7 +68,7 @@ func (m *Model) header() string {
 		left += m.tab(id)
 	}
 	parts := []string{m.follow()}
-	if mark := m.coverageMark(); mark != "" {
+	if mark := m.coverageMark(false); mark != "" {
 		parts = append([]string{mark}, parts...)
 	}
 	if m.countKnown {
@@ -87,12 +87,13 @@ func (m *Model) header() string {
 	}
 	full := append([]string{where}, parts...)
 	right := st.Muted.Render(strings.Join(full, " · ") + " ")
-	// Narrower windows drop the backend, then the count, then the mark of
-	// a source-written index: never the follow state, which says whether
-	// the rows move.
+	// Narrower windows drop the backend, then the count, then shorten and
+	// drop the mark of a source-written index: never the follow state,
+	// which says whether the rows move.
 	keeps := [][]string{parts}
-	if m.countKnown && m.coverageMark() != "" {
-		keeps = append(keeps, parts[1:])
+	if short := m.coverageMark(true); short != "" {
+		mark := parts[len(parts)-2:]
+		keeps = append(keeps, mark, []string{short, mark[1]})
 	}
 	for _, keep := range append(keeps, parts[len(parts)-1:]) {
 		if uikit.Width(left)+1+uikit.Width(right) > m.w { // at least one space between
