@@ -23,17 +23,3 @@ func warnCoverage(ctx context.Context, e *env, r query.Reader, src string) {
 		fmt.Fprintln(e.stderr, "engram: warning: "+safeLine(w))
 	}
 }
-
-// coverageMark is the inspector's header note for an index some of whose
-// documents lack the extensions ("" otherwise, or when r cannot tell).
-func coverageMark(ctx context.Context, r query.Reader) string {
-	fc, ok := r.(query.FieldCoverage)
-	if !ok {
-		return ""
-	}
-	c, err := fc.Coverage(ctx)
-	if err != nil {
-		return ""
-	}
-	return c.Mark()
-}

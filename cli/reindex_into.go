@@ -30,7 +30,9 @@ var beforeCatchUp func()
 // source system's) without downtime. NAME is created like the configured
 // index (CreateLike) and filled from the archive (resumable: its own
 // checkpoint); then the archive is listed again from shortly before the
-// start, for the events the deployment wrote meanwhile; with --swap-alias,
+// start, for the events the deployment wrote meanwhile (and, when Kafka is
+// configured, memory.indexed is read from where it ended at the start:
+// indexedCatchUp); with --swap-alias,
 // the alias is moved onto NAME in one request once NAME holds at least as
 // many documents as the index it replaces, and listed once more after the
 // swap, for the events written to the old index until then. The old index
@@ -46,6 +48,9 @@ func runReindexInto(ctx context.Context, e *env, conf *resolved, o *reindexOpts,
 			return errors.New(conf.redact(err.Error()))
 		}
 	}
+	// Before anything is read: the notifications of the events written
+	// from now on are the catch-up's.
+	indexed := startIndexedCatchUp(ctx, e, conf)
 	if _, err := src.CreateLike(ctx, o.into); err != nil {
 		return errors.New(conf.redact(err.Error()))
 	}
@@ -59,7 +64,9 @@ func runReindexInto(ctx context.Context, e *env, conf *resolved, o *reindexOpts,
 	defer dst.Close()
 
 	rep := newReporter(e, false, nil)
-	pass := func(what, from string, restart bool) (ingest.ReindexSummary, error) {
+	// keys, when set, are the archive keys of a catch-up from
+	// memory.indexed: indexed without listing or checkpoint.
+	pass := func(what, from string, restart bool, keys ...string) (ingest.ReindexSummary, error) {
 		rc := ingest.ReindexConfig{
 			Archive: st.archive, Index: dst, From: from, To: to,
 			Checkpoint: filepath.Join(st.data, "reindex.into-"+safeName(o.into)+"."+checkpointName(from, to)+".checkpoint"),
@@ -69,7 +76,13 @@ func runReindexInto(ctx context.Context, e *env, conf *resolved, o *reindexOpts,
 				rep.line(fmt.Sprintf("%s: %d objects, %d created, %d already indexed", what, s.Objects, s.Created, s.Existing))
 			},
 		}
-		sum, err := ingest.Reindex(ctx, rc)
+		var sum ingest.ReindexSummary
+		var err error
+		if keys != nil {
+			sum, err = ingest.ReindexKeys(ctx, rc, keys)
+		} else {
+			sum, err = ingest.Reindex(ctx, rc)
+		}
 		rep.line("")
 		for _, msg := range sum.Errors {
 			fmt.Fprintln(e.stderr, safeLine(msg))
@@ -96,8 +109,10 @@ func runReindexInto(ctx context.Context, e *env, conf *resolved, o *reindexOpts,
 		if to != "" && catchFrom >= to {
 			return nil // the range asked for ends before the upgrade began
 		}
-		_, err := pass(what+catchFrom, catchFrom, true)
-		return err
+		if _, err := pass(what+catchFrom, catchFrom, true); err != nil {
+			return err
+		}
+		return catchUpIndexed(ctx, e, indexed, what, pass)
 	}
 	if err := catchUp("catch-up from "); err != nil {
 		return err
@@ -155,4 +170,29 @@ func safeName(s string) string {
 		}
 		return r
 	}, s)
+}
+
+// catchUpIndexed indexes the events memory.indexed announced since the
+// last read (nothing when Kafka is not configured): those the listing
+// from the start's day does not reach, stamped before it.
+func catchUpIndexed(ctx context.Context, e *env, c *indexedCatchUp, what string,
+	pass func(what, from string, restart bool, keys ...string) (ingest.ReindexSummary, error)) error {
+	if c == nil {
+		return nil
+	}
+	where := c.where()
+	keys, notes, bad, err := c.keys(ctx)
+	if err != nil {
+		return fmt.Errorf("%s%s: %w", what, where, err)
+	}
+	fmt.Fprintf(e.stderr, "engram: %s%s: %d notifications, %d archive keys", what, safeLine(where), notes, len(keys))
+	if bad > 0 {
+		fmt.Fprintf(e.stderr, " (%d named no archive key)", bad)
+	}
+	fmt.Fprintln(e.stderr)
+	if len(keys) == 0 {
+		return nil
+	}
+	_, err = pass(what+where, "", true, keys...)
+	return err
 }

@@ -67,6 +67,23 @@ type deployment struct {
 	sourceFields []string
 }
 
+// newDeployment is a CLI whose data directory holds the deployment's
+// archive, and the deployment's index (the source system's mapping) behind
+// its alias, empty, on the cluster at u.
+func newDeployment(t *testing.T, u, prefix string) (*cli, *deployment) {
+	c := newCLI(t)
+	c.env["OPENSEARCH_URL"] = u
+	ar, err := dirarchive.Open(filepath.Join(c.data, "archive"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dep := &deployment{t: t, url: u, old: ostest.Index(t, prefix), archive: ar}
+	dep.alias = dep.old + "-current"
+	ostest.MustAdmin(t, u, "PUT", "/"+dep.old, ostest.SourceIndexBody)
+	ostest.MustAdmin(t, u, "POST", "/_aliases", fmt.Sprintf(`{"actions":[{"add":{"index":%q,"alias":%q}}]}`, dep.old, dep.alias))
+	return c, dep
+}
+
 // write archives docs' events and indexes them as the source worker does:
 // index actions, no extension fields, its own extra fields.
 func (dep *deployment) write(docs []*model.IndexDoc) {
@@ -129,16 +146,7 @@ func TestSourceDeployment(t *testing.T) {
 	if len(late) == 0 || len(straggler) == 0 {
 		t.Fatalf("data set: %d late, %d straggler", len(late), len(straggler))
 	}
-	c := newCLI(t)
-	c.env["OPENSEARCH_URL"] = u
-	ar, err := dirarchive.Open(filepath.Join(c.data, "archive"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	dep := &deployment{t: t, url: u, old: ostest.Index(t, "engram-srcdep-"), archive: ar}
-	dep.alias = dep.old + "-current"
-	ostest.MustAdmin(t, u, "PUT", "/"+dep.old, ostest.SourceIndexBody)
-	ostest.MustAdmin(t, u, "POST", "/_aliases", fmt.Sprintf(`{"actions":[{"add":{"index":%q,"alias":%q}}]}`, dep.old, dep.alias))
+	c, dep := newDeployment(t, u, "engram-srcdep-")
 	dep.write(base)
 	osFlags := []string{"--index", "opensearch", "--opensearch-index", dep.alias}
 	cmd := func(args ...string) (string, string, int) {

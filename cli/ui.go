@@ -138,10 +138,6 @@ func openUIDeps(ctx context.Context, o *uiOpts, fs *flag.FlagSet, e *env) (ui.De
 	}
 	closers = append(closers, r.Close)
 	d.Reader = r
-	mark := coverageMark(ctx, r)
-	if m := mark; m != "" {
-		d.Backend += " · " + m // an index the source system wrote: filters on extension fields find nothing there
-	}
 	if o.readonly {
 		b := &backends{data: dataDir(conf.get("data"), e.getenv)}
 		if err := b.openArchive(ctx, conf, e); err != nil {
@@ -150,9 +146,12 @@ func openUIDeps(ctx context.Context, o *uiOpts, fs *flag.FlagSet, e *env) (ui.De
 		}
 		d.Archive = b.archive
 	}
-	if mark != "" && d.Archive != nil {
-		// No turn keys in the index: the Turns view's chain comes from the
-		// archive (query.ArchiveTurns), as engram turn's does.
+	if _, ok := r.(query.FieldCoverage); ok && d.Archive != nil {
+		// An index that can say its documents lack the turn key (one the
+		// source system wrote): the Turns view and the detail find turns
+		// in the archive (query.ArchiveTurns), as engram turn does. The
+		// inspector asks the coverage itself, off its UI goroutine, and
+		// marks the header.
 		d.Reader = query.TurnReader{Reader: r, Archived: &query.ArchiveTurns{Reader: r, Archive: d.Archive}}
 	}
 	return d, closeAll

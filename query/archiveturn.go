@@ -32,6 +32,10 @@ const (
 	// starts over.
 	turnCacheTurns   = 1024
 	turnCacheObjects = 16384
+	// turnCacheKeys bounds the event id remembered of each turn key, so
+	// that a row listed long ago (its turn gone from the cache) still
+	// opens: the turn is found again from that event.
+	turnCacheKeys = 1 << 16
 )
 
 // ArchiveTurns finds turns in the archive, the truth layer, for documents
@@ -51,6 +55,7 @@ type ArchiveTurns struct {
 	mu    sync.Mutex
 	turns map[string]*ArchiveTurn // by the event id of each member
 	objs  map[string]archivedFields
+	keys  map[string]string // turn key → the event id of one member
 }
 
 // ArchiveTurn is a turn found in the archive.
@@ -118,9 +123,17 @@ func (a *ArchiveTurns) Find(ctx context.Context, eventID string) (*ArchiveTurn, 
 	if err != nil {
 		return nil, err
 	}
+	return a.findFrom(ctx, anchor)
+}
+
+// findFrom is Find from the index document of the event.
+func (a *ArchiveTurns) findFrom(ctx context.Context, anchor *model.IndexDoc) (*ArchiveTurn, error) {
+	if t := a.Cached(anchor.EventID); t != nil {
+		return t, nil
+	}
 	at, err := model.ParseTimestamp(anchor.Timestamp)
 	if err != nil {
-		return nil, fmt.Errorf("event %s: timestamp %s: %w", model.Quote(eventID), model.Quote(anchor.Timestamp), err)
+		return nil, fmt.Errorf("event %s: timestamp %s: %w", model.Quote(anchor.EventID), model.Quote(anchor.Timestamp), err)
 	}
 	af, err := a.fields(ctx, anchor)
 	if err != nil {
@@ -222,31 +235,18 @@ func quoteValue(s string) string {
 func (a *ArchiveTurns) readAll(ctx context.Context, docs []*model.IndexDoc) ([]*archivedFields, error) {
 	out := make([]*archivedFields, len(docs))
 	errs := make([]error, len(docs))
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for range min(a.workers(), len(docs)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				if ctx.Err() != nil {
-					errs[i] = ctx.Err()
-					continue
-				}
-				f, err := a.fields(ctx, docs[i])
-				var dis *LayersDisagreeError
-				if errors.As(err, &dis) {
-					continue // no archived event to tell: not in the turn
-				}
-				out[i], errs[i] = f, err
-			}
-		}()
-	}
-	for i := range docs {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
+	parallel(len(docs), a.workers(), func(i int) {
+		if ctx.Err() != nil {
+			errs[i] = ctx.Err()
+			return
+		}
+		f, err := a.fields(ctx, docs[i])
+		var dis *LayersDisagreeError
+		if errors.As(err, &dis) {
+			return // no archived event to tell: not in the turn
+		}
+		out[i], errs[i] = f, err
+	})
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -310,6 +310,31 @@ func (a *ArchiveTurns) remember(t *ArchiveTurn) {
 	for _, d := range t.Docs {
 		a.turns[d.EventID] = t
 	}
+	// And under its key, for the chain of a row listed by Turns (a turn
+	// key is an event id only when the turn is that event alone).
+	a.turns[t.Key] = t
+	if len(t.Docs) > 0 {
+		if a.keys == nil || len(a.keys) >= turnCacheKeys {
+			a.keys = map[string]string{}
+		}
+		a.keys[t.Key] = t.Docs[0].EventID
+	}
+}
+
+// memberOf is the event id of a member of the turn key found before, ""
+// when none was.
+func (a *ArchiveTurns) memberOf(key string) string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.keys[key]
+}
+
+// Cached is the turn found before under key (a turn key or the event id of
+// a member), nil when there is none.
+func (a *ArchiveTurns) Cached(key string) *ArchiveTurn {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.turns[key]
 }
 
 // withFields is a copy of d with the extension fields its archived event
@@ -376,9 +401,25 @@ type TurnReader struct {
 
 var _ Reader = TurnReader{}
 
-// Turn is the index's turn, or the archive's for a lone plain document.
+// Turn is the index's turn, or the archive's for a lone plain document
+// (or for a turn key the archive listed, see Turns).
 func (r TurnReader) Turn(ctx context.Context, key string) ([]*model.IndexDoc, error) {
+	if t := r.Archived.Cached(key); t != nil {
+		return t.Docs, nil
+	}
+	if id := r.Archived.memberOf(key); id != "" {
+		t, err := r.Archived.Find(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		return t.Docs, nil
+	}
 	docs, err := r.Reader.Turn(ctx, key)
+	if (errors.Is(err, backend.ErrNotFound) || err == nil && len(docs) == 0) && r.lacksTurnKeys(ctx) {
+		// A turnId the index cannot look up: say why, and what works.
+		return nil, fmt.Errorf("turn %s: %w in the index, whose documents have no turn key (written without engram's extensions): "+
+			"the archive finds a turn only around one of its events (open one: its detail shows the chain)", model.Quote(key), backend.ErrNotFound)
+	}
 	if err != nil || !NeedsArchive(docs) {
 		return docs, err
 	}
@@ -387,6 +428,32 @@ func (r TurnReader) Turn(ctx context.Context, key string) ([]*model.IndexDoc, er
 		return nil, err
 	}
 	return t.Docs, nil
+}
+
+// Turns is the index's list of turns, or, when some documents lack the
+// turn key (Coverage), the archive's (ArchiveTurns.Turns), with Note
+// saying so.
+func (r TurnReader) Turns(ctx context.Context, src string, after Cursor, limit int) (TurnPage, error) {
+	if !IsArchiveTurnsCursor(after) && (after != "" || !r.lacksTurnKeys(ctx)) {
+		return r.Reader.Turns(ctx, src, after, limit)
+	}
+	p, err := r.Archived.Turns(ctx, src, after, limit)
+	p.Note = r.Archived.TurnsNote()
+	return p, err
+}
+
+// lacksTurnKeys: some documents have no turn_id (written without the
+// extensions), so the index's turns are single events there. When the
+// index cannot tell, its own answer stands.
+func (r TurnReader) lacksTurnKeys(ctx context.Context) bool {
+	c, err := r.Coverage(ctx)
+	return err == nil && (c.Lacking["turn_id"] > 0 || slices.Contains(c.Unmapped, "turn_id") && c.Total > 0)
+}
+
+// FindTurn is the turn of the event eventID from the archive (the
+// inspector's detail shows it for a document without a turn key).
+func (r TurnReader) FindTurn(ctx context.Context, eventID string) (*ArchiveTurn, error) {
+	return r.Archived.Find(ctx, eventID)
 }
 
 // Coverage is the wrapped reader's (an error when it cannot tell).

@@ -65,9 +65,24 @@ func CoverageWarnings(ctx context.Context, r Reader, src string) ([]string, erro
 	if !ok || src == "" {
 		return nil, nil
 	}
+	fields := ExtensionTerms(src)
+	if len(fields) == 0 {
+		return nil, nil
+	}
+	c, err := fc.Coverage(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return c.Warnings(fields), nil
+}
+
+// ExtensionTerms are the filter fields of ExtensionFields that src tests,
+// once each, in their order; nil when src does not parse (its syntax
+// error is reported where it is applied).
+func ExtensionTerms(src string) []string {
 	e, err := expr.Parse(src)
 	if err != nil {
-		return nil, nil // the command reports the syntax error itself
+		return nil
 	}
 	var fields []string
 	seen := map[string]bool{}
@@ -84,14 +99,7 @@ func CoverageWarnings(ctx context.Context, r Reader, src string) ([]string, erro
 			fields = append(fields, f)
 		}
 	}
-	if len(fields) == 0 {
-		return nil, nil
-	}
-	c, err := fc.Coverage(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return c.Warnings(fields), nil
+	return fields
 }
 
 // Warnings are the warnings for filters on the given filter fields.

@@ -71,6 +71,9 @@ type TurnSummary struct {
 type TurnPage struct {
 	Turns []TurnSummary
 	Next  Cursor
+	// Note, when set, says how the turns were found (from the archive,
+	// for an index without turn keys: TurnReader).
+	Note string
 }
 
 // Scored is a document with its similarity score (higher is closer).

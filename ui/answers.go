@@ -37,7 +37,14 @@ func (m *Model) onAnswer(msg tea.Msg) tea.Cmd {
 		return m.followTick()
 	case followedMsg:
 		return m.onFollowed(msg)
+	case coverageMsg:
+		return m.onCoverage(msg)
+	case coverageTickMsg:
+		return loadCoverage(m.c.Ctx, m.c.Deps.Reader)
 	case uikit.OpenDetailMsg:
+		if m.focus == viewTurns {
+			m.turns.Hidden()
+		}
 		m.back, m.focus = m.focus, viewDetail
 		return m.detail.Open(msg.Doc, msg.Nav)
 	case stream.SeekDoneMsg:

@@ -65,11 +65,15 @@ func matcher(expr string) (func(*model.IndexDoc) bool, error) {
 		if !ok {
 			word := strings.ToLower(w)
 			tests = append(tests, func(d *model.IndexDoc) bool { return strings.Contains(strings.ToLower(d.Summary), word) })
+		} else if t, ok := timeTest(field, val); ok {
+			tests = append(tests, t)
 		} else {
+			val = strings.Trim(val, `"`) // quoted by ArchiveTurns' window search
 			get := map[string]func(*model.IndexDoc) string{
 				"type":    func(d *model.IndexDoc) string { return d.EventType },
 				"agent":   func(d *model.IndexDoc) string { return d.AgentID },
 				"session": func(d *model.IndexDoc) string { return d.SessionID },
+				"tool":    func(d *model.IndexDoc) string { return d.Tool },
 				"turn":    (*model.IndexDoc).TurnKey,
 			}[field]
 			if get == nil {
@@ -88,6 +92,32 @@ func matcher(expr string) (func(*model.IndexDoc) bool, error) {
 		return true
 	}, nil
 }
+
+// timeTest is since:/until: with an RFC 3339 time (what ArchiveTurns asks).
+func timeTest(field, val string) (func(*model.IndexDoc) bool, bool) {
+	at, err := time.Parse(time.RFC3339Nano, val)
+	if err != nil || field != "since" && field != "until" {
+		return nil, false
+	}
+	return func(d *model.IndexDoc) bool {
+		ts, err := time.Parse(time.RFC3339Nano, d.Timestamp)
+		if err != nil {
+			return false
+		}
+		if field == "since" {
+			return !ts.Before(at)
+		}
+		return ts.Before(at)
+	}, true
+}
+
+// Search is Recent (no ranking here).
+func (r *memReader) Search(ctx context.Context, expr string, after query.Cursor, limit int) (query.Page, error) {
+	return r.Recent(ctx, expr, after, limit)
+}
+
+func (r *memReader) Describe() string { return "memory" }
+func (r *memReader) Close() error     { return nil }
 
 func (r *memReader) Recent(ctx context.Context, expr string, after query.Cursor, limit int) (query.Page, error) {
 	r.mu.Lock()

@@ -116,10 +116,11 @@ func (m *Model) fullHelp() string {
 		}
 		out += "\n\n" + st.Title.Render(title) + "\n\n" + indent(m.helpColumns(chords, m.w-1), 1)
 	}
+	trace := ""
 	if m.focus != viewRecord {
-		out += "\n\n" + st.Muted.Render(indent(traceHelp, 1))
+		trace = "\n\n" + st.Muted.Render(indent(traceHelp, 1))
 	}
-	return out
+	return m.withCoverageHelp(out, trace)
 }
 
 // actionKeys are the global actions that work in the focused view now,

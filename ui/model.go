@@ -8,6 +8,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"engram/ingest/follow"
+	"engram/query"
 	"engram/themes"
 	"engram/ui/detail"
 	"engram/ui/pipeline"
@@ -77,6 +78,9 @@ type Model struct {
 
 	count      int64
 	countKnown bool
+	// cov is which extension fields the documents carry (coverage.go),
+	// nil until the reader has said, or when it cannot.
+	cov        *query.Coverage
 	spinning   bool
 	themeFixed bool
 
@@ -149,7 +153,7 @@ func (m *Model) Init() tea.Cmd {
 	if m.fatal != nil {
 		return tea.Batch(cmds...)
 	}
-	cmds = append(cmds, m.stream.Init(), uikit.LoadCount(m.c.Ctx, m.c.Deps.Reader))
+	cmds = append(cmds, m.stream.Init(), uikit.LoadCount(m.c.Ctx, m.c.Deps.Reader), loadCoverage(m.c.Ctx, m.c.Deps.Reader))
 	if len(m.followers) > 0 {
 		cmds = append(cmds, m.c.After(m.c.Opts.Poll, followTickMsg{}))
 	}
@@ -259,6 +263,9 @@ func (m *Model) views() []viewID {
 func (m *Model) setFocus(id viewID) tea.Cmd {
 	if m.focus == viewDetail && id != viewDetail {
 		m.detail.Close()
+	}
+	if m.focus == viewTurns && id != viewTurns {
+		m.turns.Hidden() // its loads from the archive stop
 	}
 	if id != viewDetail {
 		m.back = id

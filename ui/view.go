@@ -68,6 +68,9 @@ func (m *Model) header() string {
 		left += m.tab(id)
 	}
 	parts := []string{m.follow()}
+	if mark := m.coverageMark(false); mark != "" {
+		parts = append([]string{mark}, parts...)
+	}
 	if m.countKnown {
 		docs := uikit.Thousands(m.count) + " docs"
 		if m.count == 1 {
@@ -84,10 +87,16 @@ func (m *Model) header() string {
 	}
 	full := append([]string{where}, parts...)
 	right := st.Muted.Render(strings.Join(full, " · ") + " ")
-	// Narrower windows drop the backend, then the count: never the follow
-	// state, which says whether the rows move.
-	for _, keep := range [][]string{parts, parts[len(parts)-1:]} {
-		if uikit.Width(left)+uikit.Width(right) > m.w {
+	// Narrower windows drop the backend, then the count, then shorten and
+	// drop the mark of a source-written index: never the follow state,
+	// which says whether the rows move.
+	keeps := [][]string{parts}
+	if short := m.coverageMark(true); short != "" {
+		mark := parts[len(parts)-2:]
+		keeps = append(keeps, mark, []string{short, mark[1]})
+	}
+	for _, keep := range append(keeps, parts[len(parts)-1:]) {
+		if uikit.Width(left)+1+uikit.Width(right) > m.w { // at least one space between
 			right = st.Muted.Render(strings.Join(keep, " · ") + " ")
 		}
 	}
@@ -142,6 +151,8 @@ func (m *Model) statusLines() []string {
 		// Drawn from the state, not sent as a status: a message could
 		// land after the seek's own last word.
 		text = "looking further for a row that shares it…"
+	case m.status == "" && m.filterWarning() != "":
+		style, text = st.Status.Warning, m.filterWarning()
 	case m.status == "":
 		return []string{""}
 	case m.statusErr:

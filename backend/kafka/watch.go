@@ -30,6 +30,9 @@ type WatchOptions struct {
 	// reader that stops at an end offset needs them, as a marker may be
 	// the last offset before it.
 	KeepControl bool
+	// At, when it names a partition, starts it at that offset (kept
+	// within what the partition stores), whatever From and Last say.
+	At map[string]map[int32]int64
 }
 
 // Watch reads topics without joining any consumer group and without
@@ -78,6 +81,9 @@ func NewWatch(ctx context.Context, cfg Config, opts WatchOptions) (*Watch, error
 				at = max(start[t][p], e-opts.Last)
 			case opts.From == FromStart:
 				at = start[t][p]
+			}
+			if o, ok := opts.At[t][p]; ok {
+				at = min(max(o, start[t][p]), e)
 			}
 			from[t][p] = at
 			parts[t][p] = kgo.NewOffset().At(at)

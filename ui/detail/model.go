@@ -39,6 +39,8 @@ type Model struct {
 
 	searching bool
 	input     textinput.Model
+
+	archTurn archTurn // the chain from the archive (turn.go)
 }
 
 // Lines above the JSON: title, facts (one line, or more when they wrap),
@@ -47,7 +49,7 @@ func (v *Model) headH() int {
 	if v.doc == nil {
 		return 3
 	}
-	return 2 + len(v.facts())
+	return 2 + len(v.facts()) + len(v.turnLines())
 }
 
 // New shows no event yet.
@@ -87,6 +89,7 @@ func (v *Model) Open(doc *model.IndexDoc, nav uikit.Navigator) tea.Cmd {
 	}
 	other := v.doc == nil || v.doc.EventID != doc.EventID
 	v.doc, v.nav = doc, nav
+	turn := v.openTurn(doc)
 	v.layout()
 	v.arch, v.archTree, v.archErr = nil, nil, nil
 	b, _ := json.Marshal(doc)
@@ -109,12 +112,13 @@ func (v *Model) Open(doc *model.IndexDoc, nav uikit.Navigator) tea.Cmd {
 			p.Top()
 		}
 	}
-	return fetchArchive(ctx, v.c.Deps.Archive, doc, v.c.Opts.ArchiveLimit, v.req)
+	return tea.Batch(fetchArchive(ctx, v.c.Deps.Archive, doc, v.c.Opts.ArchiveLimit, v.req), turn)
 }
 
 // Close stops a fetch still running (the view is left); its answer is
 // then dropped, and coming back fetches again.
 func (v *Model) Close() {
+	v.archTurn.stop()
 	if v.cancel != nil {
 		v.cancel()
 		v.cancel = nil
@@ -125,8 +129,8 @@ func (v *Model) Close() {
 	}
 }
 
-// Busy: the archived event is being fetched.
-func (v *Model) Busy() bool { return v.fetching }
+// Busy: the archived event, or its turn, is being fetched.
+func (v *Model) Busy() bool { return v.fetching || v.archTurn.loading }
 
 // Shown is called when the view is focused. With no event it opens d (the
 // stream's selection, if any) with nav; an event left while its archive
@@ -137,6 +141,8 @@ func (v *Model) Shown(d *model.IndexDoc, nav uikit.Navigator) tea.Cmd {
 		return v.Open(d, nav)
 	case v.doc != nil && !v.fetching && v.arch == nil && v.archErr == nil:
 		return v.Open(v.doc, v.nav)
+	case v.doc != nil && v.archTurn.want && !v.archTurn.loading && v.archTurn.turn == nil && v.archTurn.err == nil:
+		return v.openTurn(v.doc) // left while its turn was being found
 	}
 	return nil
 }

@@ -37,6 +37,9 @@ func (v *Model) Update(msg tea.Msg) tea.Cmd {
 		}
 	case archiveMsg:
 		v.onArchive(msg)
+	case turnMsg:
+		v.onTurn(msg)
+		v.layout() // the chain line may take another height
 	}
 	return nil
 }

@@ -24,7 +24,7 @@ func (v *Model) View() string {
 	} else {
 		body = v.one.View()
 	}
-	lines := append(append([]string{v.title()}, v.facts()...), v.archiveLine(), body, v.searchLine())
+	lines := append(append(append([]string{v.title()}, v.facts()...), v.turnLines()...), v.archiveLine(), body, v.searchLine())
 	return uikit.PadLines(strings.Join(lines, "\n"), v.w, v.h)
 }
 
@@ -53,7 +53,9 @@ func (v *Model) facts() []string {
 	}
 	add("agent", d.AgentID)
 	add("session", d.SessionID)
-	add("turn", d.TurnKey())
+	if !v.archTurn.want { // else the chain line names the archive's turn
+		add("turn", d.TurnKey())
+	}
 	add("trace", d.TraceID)
 	add("span", v.SpanID())
 	add("tool", d.Tool)

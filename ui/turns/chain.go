@@ -1,6 +1,7 @@
 package turns
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"time"
@@ -23,6 +24,11 @@ type chainView struct {
 	err           error
 	cur           list.Cursor // selected step; first step drawn
 	w, h          int
+	// searched says how the archive found the turn ("" when the index
+	// holds it); cancel ends the load, stopped says Hidden ended it.
+	searched string
+	cancel   context.CancelFunc
+	stopped  bool
 }
 
 // Each step takes this many lines: its head, summary, facts and the arrow
@@ -43,10 +49,32 @@ func (v *chainView) visible() int { return max(1, (v.h-2)/stepH) }
 
 // load opens the chain of a turn.
 func (v *chainView) load(key string) tea.Cmd {
-	v.open, v.loading, v.key = true, true, key
-	v.docs, v.err = nil, nil
+	v.stop()
+	v.open, v.loading, v.key, v.stopped = true, true, key, false
+	v.docs, v.err, v.searched = nil, nil, ""
 	v.cur.Reset()
-	return loadChain(v.c.Ctx, v.c.Deps.Reader, key)
+	ctx, cancel := context.WithCancel(v.c.Ctx)
+	v.cancel = cancel
+	return loadChain(ctx, v.c.Deps.Reader, key)
+}
+
+// stop ends a load in flight (the view is left).
+func (v *chainView) stop() {
+	if v.cancel != nil {
+		v.cancel()
+		v.cancel = nil
+	}
+	if v.loading {
+		v.loading, v.stopped = false, true
+	}
+}
+
+// resume loads again the chain stop ended.
+func (v *chainView) resume() tea.Cmd {
+	if !v.stopped {
+		return nil
+	}
+	return v.load(v.key)
 }
 
 func (v *chainView) onChain(msg chainMsg) tea.Cmd {
@@ -54,7 +82,11 @@ func (v *chainView) onChain(msg chainMsg) tea.Cmd {
 		return nil
 	}
 	v.loading = false
-	v.docs, v.err = msg.docs, msg.err
+	if v.cancel != nil {
+		v.cancel()
+		v.cancel = nil
+	}
+	v.docs, v.err, v.searched = msg.docs, msg.err, msg.searched
 	return nil
 }
 
@@ -112,18 +144,30 @@ func (v *chainView) View() string {
 	switch {
 	case v.loading:
 		body = []string{" " + v.c.Spin.View() + st.Muted.Render(" loading the turn…")}
-	case v.err != nil:
-		body = []string{" " + st.Error.Render("✗ "+uikit.ErrorText(v.err))}
+	case v.err != nil: // wrapped: it may say what to do instead
+		for i, l := range uikit.WrapText("✗ "+uikit.ErrorText(v.err), max(10, v.w-3)) {
+			if i > 0 {
+				l = "  " + l
+			}
+			body = append(body, " "+st.Error.Render(l))
+		}
 	case len(v.docs) == 0:
 		body = []string{st.Muted.Render(" this turn has no events")}
 	default:
 		title += st.Muted.Render(fmt.Sprintf(" · %s · %s", uikit.Plural(len(v.docs), "event"), chainPhases(v.docs)))
+		if v.searched != "" {
+			title += st.Muted.Render(" · from the archive")
+		}
 		from, to := v.cur.Visible(len(v.docs))
 		for i := from; i < to; i++ {
 			body = append(body, v.stepLines(i)...)
 		}
 	}
-	return uikit.PadLines(title+"\n\n"+strings.Join(body, "\n"), v.w, v.h)
+	under := ""
+	if v.searched != "" && !v.loading && v.err == nil {
+		under = st.Muted.Render(uikit.Fit(" ⛁ "+uikit.Clean(v.searched), v.w))
+	}
+	return uikit.PadLines(title+"\n"+under+"\n"+strings.Join(body, "\n"), v.w, v.h)
 }
 
 // chainPhases summarises the chain: "observation → action → outcome".

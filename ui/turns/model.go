@@ -4,6 +4,8 @@
 package turns
 
 import (
+	"context"
+
 	tea "charm.land/bubbletea/v2"
 
 	"engram/model"
@@ -27,14 +29,23 @@ type Model struct {
 	stamp int
 
 	chain *chainView
+
+	// ctx ends the list's loads in flight when the view is hidden (a
+	// listing from the archive reads many objects); hidden says it is.
+	ctx    context.Context
+	cancel context.CancelFunc
+	hidden bool
+	// note says how the turns were found, when not by the index alone.
+	note string
 }
 
 // New lists nothing until shown.
 func New(c *uikit.Common) *Model {
 	return &Model{
-		c:     c,
-		buf:   list.NewWindow(c.Opts.BufferRows, func(t query.TurnSummary) string { return t.Key }),
-		chain: newChainView(c),
+		c:      c,
+		buf:    list.NewWindow(c.Opts.BufferRows, func(t query.TurnSummary) string { return t.Key }),
+		chain:  newChainView(c),
+		hidden: true,
 	}
 }
 
@@ -50,31 +61,75 @@ func (v *Model) SetSize(w, h int) {
 
 func (v *Model) rowsH() int { return max(1, v.h-2) }
 
-// reload lists the turns again from the newest.
+// reload lists the turns again from the newest, ending the loads still
+// running.
 func (v *Model) reload(stamp int) tea.Cmd {
+	v.stop()
 	v.seq++
 	v.loading, v.loadingOlder, v.loadingNewer = true, false, false
 	v.stamp = stamp
-	return loadTurns(v.c.Ctx, v.c.Deps.Reader, v.expr, v.seq, "", false, nil, v.c.Opts.PageSize)
+	return loadTurns(v.loadCtx(), v.c.Deps.Reader, v.expr, v.seq, "", false, nil, v.c.Opts.PageSize)
+}
+
+// loadCtx is the context of the list's loads, made anew after stop.
+func (v *Model) loadCtx() context.Context {
+	if v.ctx == nil {
+		v.ctx, v.cancel = context.WithCancel(v.c.Ctx)
+	}
+	return v.ctx
+}
+
+// stop ends the list's loads in flight; their answers are then dropped.
+func (v *Model) stop() {
+	if v.cancel != nil {
+		v.cancel()
+	}
+	v.ctx, v.cancel = nil, nil
 }
 
 // Shown is called when the view is focused, with the number of new
-// documents the tail has seen: a list older than that is reloaded.
+// documents the tail has seen: a list older than that is reloaded, and a
+// chain whose load Hidden stopped is loaded again.
 func (v *Model) Shown(stamp int) tea.Cmd {
-	if v.chain.open || v.loading || v.loaded && stamp == v.stamp {
+	v.hidden = false
+	if v.chain.open {
+		return v.chain.resume()
+	}
+	if v.loading || v.loaded && stamp == v.stamp {
 		return nil
 	}
 	return v.reload(stamp)
 }
 
+// Hidden is called when the view is left: what it was loading stops
+// (cancelled, so a listing from the archive reads no more) and is loaded
+// again when it is shown.
+func (v *Model) Hidden() {
+	v.hidden = true
+	v.chain.stop()
+	if !v.loading && !v.loadingOlder && !v.loadingNewer {
+		return
+	}
+	v.stop()
+	v.seq++
+	if v.loading {
+		v.loaded = false
+	}
+	v.loading, v.loadingOlder, v.loadingNewer = false, false, false
+}
+
 // SetFilter lists the turns under expr (the stream has shown that it
-// works); the expression already applied changes nothing.
+// works); the expression already applied changes nothing. Hidden, the
+// view lists them when shown.
 func (v *Model) SetFilter(expr string, stamp int) tea.Cmd {
 	if expr == v.expr {
 		return nil
 	}
 	v.expr = expr
 	v.loaded = false
+	if v.hidden {
+		return nil
+	}
 	return v.reload(stamp)
 }
 
@@ -106,6 +161,9 @@ func (v *Model) Current() *model.IndexDoc {
 	}
 	return v.chain.selected()
 }
+
+// Note says how the turns shown were found ("" by the index).
+func (v *Model) Note() string { return v.note }
 
 // Position is the first row drawn and the selected row.
 func (v *Model) Position() (top, sel int) { return v.cur.Top(), v.cur.Sel() }

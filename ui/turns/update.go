@@ -77,7 +77,7 @@ func (v *Model) move(delta int) tea.Cmd {
 	}
 	if !v.loadingOlder && !v.buf.End() && v.cur.Sel() >= v.buf.Len()-half {
 		v.loadingOlder = true
-		cmds = append(cmds, loadTurns(v.c.Ctx, v.c.Deps.Reader, v.expr, v.seq, v.buf.Next(), true, nil, v.c.Opts.PageSize))
+		cmds = append(cmds, loadTurns(v.loadCtx(), v.c.Deps.Reader, v.expr, v.seq, v.buf.Next(), true, nil, v.c.Opts.PageSize))
 	}
 	if !v.loadingNewer && !v.buf.AtHead() && v.cur.Sel() < half {
 		ev := v.buf.Above()
@@ -85,7 +85,7 @@ func (v *Model) move(delta int) tea.Cmd {
 			return v.reload(v.stamp)
 		}
 		v.loadingNewer = true
-		cmds = append(cmds, loadTurns(v.c.Ctx, v.c.Deps.Reader, v.expr, v.seq, "", false, &ev, 0))
+		cmds = append(cmds, loadTurns(v.loadCtx(), v.c.Deps.Reader, v.expr, v.seq, "", false, &ev, 0))
 	}
 	return tea.Batch(cmds...)
 }
@@ -125,6 +125,7 @@ func (v *Model) onTurns(msg turnsMsg) tea.Cmd {
 			keep = t.Key
 		}
 		v.loading, v.loaded = false, true
+		v.note = msg.page.Note
 		v.buf.Reset(msg.page.Turns, msg.page.Next)
 		v.cur.Reset()
 		v.cur.Select(max(0, v.buf.Index(keep)))
@@ -143,11 +144,13 @@ type turnsMsg struct {
 	err   error
 }
 
-// chainMsg is the causal chain of one turn.
+// chainMsg is the causal chain of one turn; searched says how the archive
+// found it ("" when the index holds it).
 type chainMsg struct {
-	key  string
-	docs []*model.IndexDoc
-	err  error
+	key      string
+	docs     []*model.IndexDoc
+	err      error
+	searched string
 }
 
 func loadTurns(ctx context.Context, r uikit.Reader, expr string, seq uint64, after query.Cursor, older bool, ev *list.Evicted, limit int) tea.Cmd {
@@ -163,6 +166,15 @@ func loadTurns(ctx context.Context, r uikit.Reader, expr string, seq uint64, aft
 func loadChain(ctx context.Context, r uikit.Reader, key string) tea.Cmd {
 	return func() tea.Msg {
 		docs, err := r.Turn(ctx, key)
-		return chainMsg{key, docs, err}
+		msg := chainMsg{key: key, docs: docs, err: err}
+		// Documents without ingested_at were written without the
+		// extensions: their chain came from the archive (query.TurnReader),
+		// whose cached answer says how it was searched.
+		if f, ok := uikit.ArchiveTurnOf(r); ok && err == nil && len(docs) > 0 && docs[0].IngestedAt == "" {
+			if t, ferr := f.FindTurn(ctx, docs[0].EventID); ferr == nil {
+				msg.searched = t.Searched
+			}
+		}
+		return msg
 	}
 }

@@ -34,6 +34,14 @@ func (v *Model) View() string {
 	if v.expr != "" {
 		pos += " · filter: " + uikit.Clean(v.expr)
 	}
+	if v.note != "" && v.buf.Len() > 0 {
+		// The whole note when it fits, else the gist (the help has the rest).
+		if note := pos + " · " + uikit.Clean(v.note); uikit.Width(note) <= v.w {
+			pos = note
+		} else {
+			pos += " · turns from the archive"
+		}
+	}
 	b.WriteString("\n" + st.Muted.Render(uikit.Fit(pos, v.w)))
 	return b.String()
 }

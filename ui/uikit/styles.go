@@ -33,7 +33,7 @@ type Styles struct {
 	CurMatch lipgloss.Style // the match n and N are on
 	Border   lipgloss.Style
 
-	Status struct{ Info, Error lipgloss.Style }
+	Status struct{ Info, Warning, Error lipgloss.Style }
 	Table  struct{ Head lipgloss.Style }
 	Phase  [3]lipgloss.Style // by model.Phase
 	JSON   struct {
@@ -75,6 +75,7 @@ func NewStyles(p themes.Palette) *Styles {
 		s.TabOn = base.Bold(true).Underline(true).Padding(0, 1)
 	}
 	s.Status.Info = fg(p.Accent)
+	s.Status.Warning = fg(p.Warning)
 	s.Status.Error = fg(p.Error).Bold(true)
 	s.Table.Head = fg(p.Muted).Bold(true)
 	s.Phase = [3]lipgloss.Style{fg(p.Observation), fg(p.Action), fg(p.Outcome)}
