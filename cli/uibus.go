@@ -56,8 +56,16 @@ func (b *kafkaBus) names() []string {
 func (b *kafkaBus) Stats(ctx context.Context) (uikit.BusStats, error) {
 	s := uikit.BusStats{Group: b.cfg.Group}
 	lag, lerr := b.admin.GroupLag(ctx, b.cfg.Group)
-	s.GroupErr = lerr
-	s.GroupState, s.Members = lag.State, lag.Members
+	noGroup := kafka.NoGroup(lerr)
+	switch {
+	case noGroup:
+		// No worker has joined yet: everything in the raw topic is to do.
+		s.GroupState, lerr = "no worker yet", nil
+	case lerr != nil:
+		s.GroupErr = errors.New(strings.TrimPrefix(lerr.Error(), "kafka "))
+	default:
+		s.GroupState, s.Members = lag.State, lag.Members
+	}
 	for _, name := range b.names() {
 		ts := uikit.TopicStats{Name: name, Lag: -1}
 		end, err := b.admin.EndOffsets(ctx, name)
@@ -70,6 +78,9 @@ func (b *kafkaBus) Stats(ctx context.Context) (uikit.BusStats, error) {
 		ts.Partitions = len(end[name])
 		for _, e := range end[name] {
 			ts.End += e
+		}
+		if noGroup && name == b.cfg.Topics.Raw && ts.Err == nil {
+			ts.Lag = ts.End // less what retention dropped: never committed
 		}
 		if ps, ok := lag.Partitions[name]; ok && lerr == nil {
 			ts.Lag = 0

@@ -50,6 +50,18 @@ func (s *sent) since() time.Time {
 	return s.start
 }
 
+// before is when the hop before h came: the latest earlier hop seen
+// before it (the two notifications may come in either order).
+func (s *sent) before(h uikit.Hop) time.Time {
+	from := s.start
+	for k := range h {
+		if at := s.at[k]; !at.IsZero() && !at.After(s.at[h]) && at.After(from) {
+			from = at
+		}
+	}
+	return from
+}
+
 // running: hops are still awaited.
 func (s *sent) running() bool { return s.err == nil && !s.stuck && s.next() < uikit.NumHops }
 
@@ -75,8 +87,8 @@ type archivedMsg struct {
 	err error
 }
 
-// hopTickMsg: time to look whether the hop awaited is overdue.
-type hopTickMsg struct{ run uint64 }
+// HopTickMsg: time to look whether the hop awaited is overdue.
+type HopTickMsg struct{ Run uint64 }
 
 // CanSend: the form can send its event to the deployment's raw topic.
 func (v *Model) CanSend() bool { return v.c.Deps.Bus != nil && v.c.Deps.Bus.CanSend() }
@@ -111,7 +123,7 @@ func (v *Model) send() tea.Cmd {
 	v.sending = &sent{run: v.runs, id: ev.EventID, start: v.c.Deps.Now(), ctx: ctx, cancel: cancel}
 	v.live = nil
 	hops := make(chan HopMsg, 8)
-	return tea.Batch(sendCmd(ctx, v.c.Deps.Bus, ev, hops, v.runs), waitHop(hops), v.c.After(hopTick, hopTickMsg{v.runs}))
+	return tea.Batch(sendCmd(ctx, v.c.Deps.Bus, ev, hops, v.runs), waitHop(hops), v.c.After(hopTick, HopTickMsg{Run: v.runs}))
 }
 
 // hopTick is how often an overdue hop is looked for.
@@ -197,9 +209,9 @@ func (v *Model) onArchived(msg archivedMsg) tea.Cmd {
 }
 
 // onHopTick shows the awaited hop stuck once it is HopTimeout late.
-func (v *Model) onHopTick(msg hopTickMsg) tea.Cmd {
+func (v *Model) onHopTick(msg HopTickMsg) tea.Cmd {
 	s := v.sending
-	if s == nil || msg.run != s.run || !s.running() {
+	if s == nil || msg.Run != s.run || !s.running() {
 		return nil
 	}
 	if wait := v.c.Deps.Now().Sub(s.since()); wait >= v.c.Opts.HopTimeout {
@@ -207,7 +219,7 @@ func (v *Model) onHopTick(msg hopTickMsg) tea.Cmd {
 		s.cancel()
 		return uikit.StatusCmd(fmt.Sprintf("%s is stuck at %s after %s", uikit.Clean(s.id), s.next(), uikit.FormatDuration(wait)), true)
 	}
-	return v.c.After(hopTick, hopTickMsg{s.run})
+	return v.c.After(hopTick, HopTickMsg{Run: s.run})
 }
 
 // Every function below is a command: the I/O runs in its goroutine.

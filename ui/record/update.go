@@ -26,7 +26,7 @@ func (v *Model) Update(msg tea.Msg) tea.Cmd {
 		return v.onFound(msg)
 	case archivedMsg:
 		return v.onArchived(msg)
-	case hopTickMsg:
+	case HopTickMsg:
 		return v.onHopTick(msg)
 	}
 	return nil

@@ -63,7 +63,7 @@ func (v *Model) formLines(w int) []string {
 	st := v.c.Styles
 	sub := "  (runs the pipeline in this process)"
 	if v.CanSend() {
-		sub = "  (ctrl+s: in this process · ctrl+p: to " + uikit.Clean(v.rawTopic()) + ")"
+		sub = "  ctrl+s: in this process · ctrl+p: to " + uikit.Clean(v.rawTopic())
 	}
 	lines := []string{uikit.Trunc(st.Title.Render(" Record a test event")+st.Muted.Render(sub), w), ""}
 	for i := fType; i < fSubmit; i++ {
@@ -187,11 +187,7 @@ func (v *Model) hopLines(w int) []string {
 		switch {
 		case !s.at[h].IsZero():
 			glyph, style = "✓", st.Stage.Done
-			from := s.start
-			if h > 0 {
-				from = s.at[h-1]
-			}
-			step, total = "+"+uikit.FormatDuration(s.at[h].Sub(from)), uikit.FormatDuration(s.at[h].Sub(s.start))
+			step, total = "+"+uikit.FormatDuration(s.at[h].Sub(s.before(h))), uikit.FormatDuration(s.at[h].Sub(s.start))
 		case h == next && s.stuck:
 			glyph, style, step = "✗", st.Stage.Failed, "stuck"
 		case h == next && s.err == nil:

@@ -7,6 +7,7 @@
 package topics
 
 import (
+	"sort"
 	"time"
 
 	"engram/ui/uikit"
@@ -135,10 +136,12 @@ func (v *Model) topicOf(name string) uikit.BusTopic {
 // add puts new messages (in the order read) on top, or holds them while
 // paused; the selection stays on its message.
 func (v *Model) add(batch []uikit.BusMessage) {
+	// A batch comes partition by partition: newest first across them.
 	newest := make([]uikit.BusMessage, len(batch))
 	for i, m := range batch {
 		newest[len(batch)-1-i] = m
 	}
+	sort.SliceStable(newest, func(i, j int) bool { return newest[i].Time.After(newest[j].Time) })
 	if !v.following {
 		v.held = trim(append(newest, v.held...))
 		return

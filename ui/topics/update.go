@@ -258,8 +258,9 @@ func messageJSON(m uikit.BusMessage) []byte {
 		}
 		o.Headers[h.Key] = h.Value
 	}
-	if json.Unmarshal(m.Value, &o.Value) != nil {
-		o.Value = string(m.Value)
+	o.Value = string(m.Value)
+	if json.Valid(m.Value) {
+		o.Value = json.RawMessage(m.Value) // its members in their order
 	}
 	b, _ := json.Marshal(o)
 	return b

@@ -120,7 +120,7 @@ func (v *Model) topicW() int { return min(20, max(8, v.w/8)) }
 func (v *Model) keyW() int   { return min(28, max(12, v.w/6)) }
 
 func (v *Model) columns() string {
-	s := " " + uikit.Fit("time", timeW) + " " + uikit.Fit("topic", v.topicW()) + " " + uikit.Fit("part@offset", placeW) + " " +
+	s := " " + uikit.Fit("time", timeW) + " " + uikit.Fit("topic", v.topicW()) + " " + uikit.Fit("p@offset", placeW) + " " +
 		uikit.Fit("key", v.keyW()) + " " + uikit.FitRight("size", sizeW) + " "
 	if v.w >= tpFrom {
 		s += uikit.Fit("traceparent", tpW) + " "
@@ -223,7 +223,7 @@ func (v *Model) FullHelp() [][]key.Binding {
 	if v.pane != nil {
 		return [][]key.Binding{km.ListKeys(), {km.Fold, km.Expand, km.Collapse, km.ExpandAll, km.CollapseAll, km.Back}}
 	}
-	acts := []key.Binding{openKey(km), km.Pause, km.TopicNext}
+	acts := []key.Binding{openKey(), km.Pause, km.TopicNext}
 	if v.werr != nil && v.watch == nil {
 		acts = append(acts, km.Retry)
 	}
@@ -231,6 +231,6 @@ func (v *Model) FullHelp() [][]key.Binding {
 }
 
 // openKey says what enter does here.
-func openKey(km *uikit.KeyMap) key.Binding {
+func openKey() key.Binding {
 	return uikit.Binding("enter", "open: a notification's event, else the message's JSON", "enter")
 }
