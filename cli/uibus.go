@@ -74,6 +74,9 @@ func (b *kafkaBus) Stats(ctx context.Context) (uikit.BusStats, error) {
 				return s, ctx.Err()
 			}
 			ts.Err = err
+			if kafka.IsProblem(err, kafka.ProblemMissingTopic) {
+				ts.Err = errors.New("does not exist (engram kafka create-topics)")
+			}
 		}
 		ts.Partitions = len(end[name])
 		for _, e := range end[name] {

@@ -65,7 +65,11 @@ func (v *Model) formLines(w int) []string {
 	if v.CanSend() {
 		sub = "  ctrl+s: in this process · ctrl+p: to " + uikit.Clean(v.rawTopic())
 	}
-	lines := []string{uikit.Trunc(st.Title.Render(" Record a test event")+st.Muted.Render(sub), w), ""}
+	title := st.Title.Render(" Record a test event")
+	if uikit.Width(title+sub) <= w { // narrow: the buttons below say it
+		title += st.Muted.Render(sub)
+	}
+	lines := []string{title, ""}
 	for i := fType; i < fSubmit; i++ {
 		lines = append(lines, v.fieldLine(i, w))
 		if e := v.f.errs[i]; e != "" {
@@ -206,7 +210,7 @@ func (v *Model) hopLines(w int) []string {
 func (v *Model) sendOutcome(w int) []string {
 	st := v.c.Styles
 	s := v.sending
-	var text string
+	var text, spin string
 	style := st.Error
 	switch {
 	case s.err != nil:
@@ -218,7 +222,7 @@ func (v *Model) sendOutcome(w int) []string {
 		}
 		text += "; " + v.stuckHint()
 	case s.running():
-		text, style = v.c.Spin.View()+" waiting for "+s.next().String()+"…", st.Accent
+		spin, text, style = v.c.Spin.View()+" ", "waiting for "+s.next().String()+"…", st.Accent
 		if s.last != "" {
 			text += " (" + s.last + ")"
 		}
@@ -226,7 +230,10 @@ func (v *Model) sendOutcome(w int) []string {
 		text, style = "✓ through the deployment in "+uikit.FormatDuration(s.at[uikit.NumHops-1].Sub(s.start)), st.Success
 	}
 	var out []string
-	for _, l := range uikit.WrapText(text, max(10, w-2)) {
+	for i, l := range uikit.WrapText(text, max(10, w-4)) {
+		if i == 0 && spin != "" {
+			l = spin + l // styled already: not for WrapText, which cleans
+		}
 		out = append(out, " "+style.Render(l))
 	}
 	return out

@@ -21,7 +21,8 @@ func (v *Model) View() string {
 	}
 	lines := append([]string{v.title()}, v.table()...)
 	lines = append(lines, v.columns())
-	body := strings.Join(lines, "\n") + "\n" + uikit.PadLines(v.rows(), v.w, v.rowsH()) + "\n" + v.position()
+	// The rows come each after a line break (list.Cursor.Draw).
+	body := strings.Join(lines, "\n") + v.rows() + "\n" + v.position()
 	return uikit.PadLines(body, v.w, v.h)
 }
 
@@ -116,7 +117,9 @@ const (
 	tpFrom = 110
 )
 
-func (v *Model) topicW() int { return min(20, max(8, v.w/8)) }
+// topicW is the topic column: the part the topic plays (the table above
+// names it in full).
+func (v *Model) topicW() int { return 8 }
 func (v *Model) keyW() int   { return min(28, max(12, v.w/6)) }
 
 func (v *Model) columns() string {
@@ -131,7 +134,7 @@ func (v *Model) columns() string {
 func (v *Model) rows() string {
 	rows := v.shown()
 	if len(rows) == 0 {
-		return v.c.Styles.Muted.Render(" " + v.waiting())
+		return "\n" + v.c.Styles.Muted.Render(" "+v.waiting()) + strings.Repeat("\n", v.rowsH()-1)
 	}
 	return v.cur.Draw(len(rows), func(i int, sel bool) string { return v.row(&rows[i], sel) })
 }
@@ -156,7 +159,7 @@ func (v *Model) row(m *uikit.BusMessage, sel bool) string {
 		when = m.Time.In(v.c.Opts.Location).Format("15:04:05")
 	}
 	place := fmt.Sprintf("%d@%d", m.Partition, m.Offset)
-	s := " " + uikit.Fit(when, timeW) + " " + uikit.Fit(uikit.Clean(m.Topic), v.topicW()) + " " + uikit.Fit(place, placeW) + " " +
+	s := " " + uikit.Fit(when, timeW) + " " + uikit.Fit(uikit.Clean(v.label(m.Topic)), v.topicW()) + " " + uikit.Fit(place, placeW) + " " +
 		uikit.Fit(uikit.Clean(m.Key), v.keyW()) + " " + uikit.FitRight(size(len(m.Value)), sizeW) + " "
 	if v.w >= tpFrom {
 		s += uikit.Fit(uikit.TruncMiddle(uikit.Clean(m.Header("traceparent")), tpW), tpW) + " "
@@ -166,6 +169,14 @@ func (v *Model) row(m *uikit.BusMessage, sel bool) string {
 		return st.Selected.Render(s)
 	}
 	return s
+}
+
+// label is a topic's part, or its name when it plays none.
+func (v *Model) label(topic string) string {
+	if t := v.topicOf(topic); t.Role != "" {
+		return t.Role
+	}
+	return topic
 }
 
 func size(n int) string {
