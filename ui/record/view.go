@@ -220,7 +220,6 @@ func (v *Model) sendOutcome(w int) []string {
 		if s.last != "" {
 			text += ": " + s.last
 		}
-		text += "; " + v.stuckHint()
 	case s.running():
 		spin, text, style = v.c.Spin.View()+" ", "waiting for "+s.next().String()+"…", st.Accent
 		if s.last != "" {
@@ -235,6 +234,11 @@ func (v *Model) sendOutcome(w int) []string {
 			l = spin + l // styled already: not for WrapText, which cleans
 		}
 		out = append(out, " "+style.Render(l))
+	}
+	if s.stuck {
+		for _, l := range uikit.WrapText(v.stuckHint(), max(10, w-4)) {
+			out = append(out, " "+st.Muted.Render(l))
+		}
 	}
 	return out
 }

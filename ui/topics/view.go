@@ -59,7 +59,7 @@ const (
 // table is the column titles and a line per topic.
 func (v *Model) table() []string {
 	st := v.c.Styles
-	nameW := max(10, v.w-partsW-endW-rateW-lagW-6)
+	nameW := max(10, min(44, v.w-partsW-endW-rateW-lagW-6))
 	head := " " + uikit.Fit("topic", nameW) + uikit.FitRight("parts", partsW+1) + uikit.FitRight("end offsets", endW+1) +
 		uikit.FitRight("rate/s", rateW+1) + uikit.FitRight("lag", lagW+1)
 	out := []string{st.Header.Render(uikit.Fit(head, v.w))}
