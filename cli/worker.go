@@ -32,7 +32,7 @@ func workerFlags(e *env) (*flag.FlagSet, *workerOpts) {
 	fs := newFlagSet("worker", e)
 	o.common.bind(fs)
 	fs.DurationVar(&o.drain, "drain", 10*time.Second, "on SIGINT/SIGTERM, how long the events in flight may take to finish (the rest are read again by the next worker)")
-	fs.DurationVar(&o.every, "status-every", 10*time.Second, "how often a status line is printed when stderr is not a terminal")
+	fs.DurationVar(&o.every, "status-every", 10*time.Second, "how often a status line is printed when stderr is not a terminal (on one, the line is redrawn in place every second)")
 	return fs, o
 }
 

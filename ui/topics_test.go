@@ -332,7 +332,9 @@ func TestTopicsFlow(t *testing.T) {
 	d.Bus = b
 	tm, p := flow(t, d)
 	tm.Send(keyMsg("shift+tab"))
-	teatest.WaitFor(t, tm.Output(), func([]byte) bool { return strings.Contains(p.screen(), "starting the watch") || strings.Contains(p.screen(), "no message yet") },
+	teatest.WaitFor(t, tm.Output(), func([]byte) bool {
+		return strings.Contains(p.screen(), "starting the watch") || strings.Contains(p.screen(), "no message yet")
+	},
 		teatest.WithDuration(10*time.Second))
 	b.feed <- busMessages(time.Now())
 	teatest.WaitFor(t, tm.Output(), func([]byte) bool { return strings.Contains(p.screen(), "4 messages") }, teatest.WithDuration(10*time.Second))
