@@ -36,7 +36,7 @@ func BenchmarkKafkaSingleEventLatency(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer client.Close()
-	done := startWorker(ctx, b, kargs)
+	done, _ := startWorker(ctx, b, kargs)
 	defer func() { cancel(); <-done }()
 
 	events := gen.Events(gen.Config{Seed: 11, Prefix: cfg.Group + "-"}, b.N+1)
@@ -65,18 +65,18 @@ func BenchmarkKafkaSingleEventLatency(b *testing.B) {
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // startWorker runs `engram worker` with kargs in this process until ctx
-// ends; done is closed once it has stopped.
-func startWorker(ctx context.Context, tb testing.TB, kargs []string) (done chan struct{}) {
-	done = make(chan struct{})
+// ends; done is closed once it has stopped; stderr is what it printed.
+func startWorker(ctx context.Context, tb testing.TB, kargs []string) (done chan struct{}, stderr *syncBuffer) {
+	done, stderr = make(chan struct{}), &syncBuffer{}
 	data := tb.TempDir()
 	go func() {
 		defer close(done)
-		e := &env{strings.NewReader(""), &syncBuffer{}, &syncBuffer{}, func(k string) string {
+		e := &env{strings.NewReader(""), &syncBuffer{}, stderr, func(k string) string {
 			return map[string]string{"DISABLE_HEALTH_SERVER": "true"}[k]
 		}}
 		run(ctx, e, append([]string{"worker", "--data", data, "--status-every", "1h"}, kargs...))
 	}()
-	return done
+	return done, stderr
 }
 
 // produceAndWait produces one event and reads the notification topics

@@ -52,14 +52,7 @@ func TestKafkaBusWithWorker(t *testing.T) {
 
 	// The worker ingests into a data directory of its own.
 	wctx, stopWorker := context.WithCancel(ctx)
-	workerDone := make(chan int, 1)
-	var werr syncBuffer
-	go func() {
-		e := &env{strings.NewReader(""), &syncBuffer{}, &werr, func(k string) string {
-			return map[string]string{"DISABLE_HEALTH_SERVER": "true"}[k]
-		}}
-		workerDone <- run(wctx, e, append([]string{"worker", "--data", t.TempDir(), "--status-every", "1h"}, kargs...))
-	}()
+	workerDone, werr := startWorker(wctx, t, kargs)
 	defer func() { stopWorker(); <-workerDone }()
 
 	ev, err := model.Decode([]byte(strings.TrimSpace(demoLines(1))), model.DecodeOptions{})
