@@ -114,14 +114,24 @@ type tailFile struct {
 // fileWatchEvery is the pause between two looks at the files.
 const fileWatchEvery = 250 * time.Millisecond
 
+// Poll returns what the files grew by, waiting until they grow (the first
+// poll returns the last lines at once).
 func (w *fileWatch) Poll(ctx context.Context) ([]uikit.BusMessage, error) {
-	if !w.first {
+	for {
+		out, err := w.read()
+		if len(out) > 0 || err != nil || w.first {
+			w.first = false
+			return out, err
+		}
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		case <-time.After(fileWatchEvery):
 		}
 	}
+}
+
+func (w *fileWatch) read() ([]uikit.BusMessage, error) {
 	var out []uikit.BusMessage
 	var errs []error
 	for _, f := range w.files {
@@ -131,7 +141,6 @@ func (w *fileWatch) Poll(ctx context.Context) ([]uikit.BusMessage, error) {
 			errs = append(errs, err)
 		}
 	}
-	w.first = false
 	return out, errors.Join(errs...)
 }
 
