@@ -344,3 +344,27 @@ func TestTopicsFlow(t *testing.T) {
 		return strings.Contains(s, "Keys · Topics") && strings.Contains(s, "one topic / all") && strings.Contains(s, "pause/follow")
 	}, teatest.WithDuration(10*time.Second))
 }
+
+// The send in a real program: the hops are drawn as they come, with the
+// hop timer running, until the event is through.
+func TestSendFlow(t *testing.T) {
+	r, a := goldenWorld()
+	d := testDeps(r, a)
+	b := newFakeBus()
+	d.Bus, d.Recorder, d.Now = b, PipelineRecorder{}, time.Now
+	d.Reader = sentReader{memReader: r, bus: b, archive: a}
+	tm, p := flow(t, d)
+	tm.Send(keyMsg("R"))
+	teatest.WaitFor(t, tm.Output(), func([]byte) bool { return strings.Contains(p.screen(), "send to experience.raw") },
+		teatest.WithDuration(10*time.Second))
+	tm.Type("flow-session")
+	for range 4 {
+		tm.Send(keyMsg("down"))
+	}
+	tm.Type("sent by the flow")
+	tm.Send(ctrlP)
+	teatest.WaitFor(t, tm.Output(), func([]byte) bool {
+		s := p.screen()
+		return strings.Contains(s, "experience.raw[3]@4711") && strings.Contains(s, "✓ archived") && strings.Contains(s, "✓ through the deployment in")
+	}, teatest.WithDuration(10*time.Second))
+}
