@@ -368,3 +368,29 @@ func TestSendFlow(t *testing.T) {
 		return strings.Contains(s, "experience.raw[3]@4711") && strings.Contains(s, "✓ archived") && strings.Contains(s, "✓ through the deployment in")
 	}, teatest.WithDuration(10*time.Second))
 }
+
+// A watch that cannot start says why where the messages would be, is
+// tried again, and r tries at once.
+func TestTopicsWatchFails(t *testing.T) {
+	r, a := goldenWorld()
+	d := testDeps(r, a)
+	fb := &failingBus{fakeBus: newFakeBus()}
+	d.Bus = fb
+	m := newTestModel(t, d, testOpts(t), 100, 30)
+	press(t, m, "shift+tab")
+	mustContain(t, screen(m), "the watch could not start", `topic "experience.raw" does not exist`, "r now", "r start the watch again")
+	press(t, m, "r")
+	if fb.tries != 2 {
+		t.Fatalf("r: %d watches started, want 2", fb.tries)
+	}
+}
+
+type failingBus struct {
+	*fakeBus
+	tries int
+}
+
+func (b *failingBus) Watch(context.Context, int) (uikit.BusWatch, error) {
+	b.tries++
+	return nil, fmt.Errorf(`kafka broker-1:9092: topic "experience.raw" does not exist`)
+}

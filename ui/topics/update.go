@@ -117,8 +117,8 @@ func (v *Model) onPolled(msg PolledMsg) tea.Cmd {
 		// A read that failed (a broker down): said above the rows, and
 		// read again in a while; what was read stays.
 		v.werr = msg.Err
-		w, gen := v.watch, v.gen
-		return tea.Tick(2*time.Second, func(time.Time) tea.Msg { return poll(v.c.Ctx, w, gen)() })
+		ctx, w, gen := v.c.Ctx, v.watch, v.gen
+		return tea.Tick(2*time.Second, func(time.Time) tea.Msg { return poll(ctx, w, gen)() })
 	}
 	v.werr = nil
 	v.add(msg.Msgs)

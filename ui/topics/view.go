@@ -134,7 +134,17 @@ func (v *Model) columns() string {
 func (v *Model) rows() string {
 	rows := v.shown()
 	if len(rows) == 0 {
-		return "\n" + v.c.Styles.Muted.Render(" "+v.waiting()) + strings.Repeat("\n", v.rowsH()-1)
+		st := v.c.Styles.Muted
+		if v.watch == nil && v.werr != nil {
+			st = v.c.Styles.Error
+		}
+		lines := uikit.WrapText(v.waiting(), max(10, v.w-2))
+		lines = lines[:min(len(lines), v.rowsH())]
+		out := ""
+		for _, l := range lines {
+			out += "\n " + st.Render(l)
+		}
+		return out + strings.Repeat("\n", v.rowsH()-len(lines))
 	}
 	return v.cur.Draw(len(rows), func(i int, sel bool) string { return v.row(&rows[i], sel) })
 }
@@ -142,6 +152,8 @@ func (v *Model) rows() string {
 // waiting says why no message shows.
 func (v *Model) waiting() string {
 	switch {
+	case v.werr != nil && v.watch == nil:
+		return "the watch could not start: " + uikit.ErrorText(v.werr) + " (tried again every 5 s; r now)"
 	case v.werr != nil:
 		return ""
 	case v.watch == nil:
@@ -203,7 +215,7 @@ func (v *Model) position() string {
 		}
 	}
 	line := st.Muted.Render(at) + "  " + state
-	if v.werr != nil {
+	if v.werr != nil && v.watch != nil {
 		line += "  " + st.Error.Render(uikit.ErrorText(v.werr))
 	}
 	return uikit.Trunc(line, v.w)
@@ -221,11 +233,10 @@ func (v *Model) ShortHelp() []key.Binding {
 	if v.pane != nil {
 		return []key.Binding{km.Move, km.Fold, km.Back}
 	}
-	bs := []key.Binding{km.Move, km.Enter, km.Pause, km.TopicNext}
 	if v.werr != nil && v.watch == nil {
-		bs = append(bs, km.Retry)
+		return []key.Binding{retryKey(), km.TopicNext}
 	}
-	return bs
+	return []key.Binding{km.Move, km.Enter, km.Pause, km.TopicNext}
 }
 
 // FullHelp is every key of the view now.
@@ -236,10 +247,13 @@ func (v *Model) FullHelp() [][]key.Binding {
 	}
 	acts := []key.Binding{openKey(), km.Pause, km.TopicNext}
 	if v.werr != nil && v.watch == nil {
-		acts = append(acts, km.Retry)
+		acts = append(acts, retryKey())
 	}
 	return [][]key.Binding{km.ListKeys(), acts}
 }
+
+// retryKey is r while the watch could not start.
+func retryKey() key.Binding { return uikit.Binding("r", "start the watch again", "r") }
 
 // openKey says what enter does here.
 func openKey() key.Binding {
