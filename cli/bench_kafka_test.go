@@ -36,7 +36,7 @@ func BenchmarkKafkaSingleEventLatency(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer client.Close()
-	done, _ := startWorker(ctx, b, kargs)
+	done, _ := startWorker(ctx, b.TempDir(), kargs)
 	defer func() { cancel(); <-done }()
 
 	events := gen.Events(gen.Config{Seed: 11, Prefix: cfg.Group + "-"}, b.N+1)
@@ -64,11 +64,11 @@ func BenchmarkKafkaSingleEventLatency(b *testing.B) {
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
-// startWorker runs `engram worker` with kargs in this process until ctx
-// ends; done is closed once it has stopped; stderr is what it printed.
-func startWorker(ctx context.Context, tb testing.TB, kargs []string) (done chan struct{}, stderr *syncBuffer) {
+// startWorker runs `engram worker` with kargs into the data directory
+// data, in this process, until ctx ends; done is closed once it has
+// stopped; stderr is what it printed.
+func startWorker(ctx context.Context, data string, kargs []string) (done chan struct{}, stderr *syncBuffer) {
 	done, stderr = make(chan struct{}), &syncBuffer{}
-	data := tb.TempDir()
 	go func() {
 		defer close(done)
 		e := &env{strings.NewReader(""), &syncBuffer{}, stderr, func(k string) string {

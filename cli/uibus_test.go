@@ -52,7 +52,7 @@ func TestKafkaBusWithWorker(t *testing.T) {
 
 	// The worker ingests into a data directory of its own.
 	wctx, stopWorker := context.WithCancel(ctx)
-	workerDone, werr := startWorker(wctx, t, kargs)
+	workerDone, werr := startWorker(wctx, t.TempDir(), kargs)
 	defer func() { stopWorker(); <-workerDone }()
 
 	ev, err := model.Decode([]byte(strings.TrimSpace(demoLines(1))), model.DecodeOptions{})
