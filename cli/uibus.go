@@ -79,8 +79,12 @@ func (b *kafkaBus) Stats(ctx context.Context) (uikit.BusStats, error) {
 			}
 		}
 		ts.Partitions = len(end[name])
-		for _, e := range end[name] {
+		ts.Ends = make([]int64, ts.Partitions)
+		for p, e := range end[name] {
 			ts.End += e
+			if int(p) < len(ts.Ends) {
+				ts.Ends[p] = e
+			}
 		}
 		if noGroup && name == b.cfg.Topics.Raw && ts.Err == nil {
 			ts.Lag = ts.End // less what retention dropped: never committed

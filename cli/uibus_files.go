@@ -47,7 +47,7 @@ func (b *fileBus) Stats(ctx context.Context) (uikit.BusStats, error) {
 	for _, t := range b.Topics() {
 		ts := uikit.TopicStats{Name: t.Name, Partitions: 1, Lag: -1}
 		n, err := b.lines(t.Name)
-		ts.End, ts.Err = n, err
+		ts.End, ts.Ends, ts.Err = n, []int64{n}, err
 		s.Topics = append(s.Topics, ts)
 	}
 	return s, ctx.Err()

@@ -33,7 +33,7 @@ type fakeBus struct {
 func newFakeBus() *fakeBus {
 	return &fakeBus{feed: make(chan []uikit.BusMessage, 16), send: true, hops: []uikit.Hop{uikit.HopIndexed, uikit.HopEnriched},
 		stats: uikit.BusStats{Group: "ingestion-workers", GroupState: "Stable", Members: 2, Topics: []uikit.TopicStats{
-			{Name: "experience.raw", Partitions: 12, End: 120345, Lag: 17},
+			{Name: "experience.raw", Partitions: 12, End: 120345, Lag: 17, Ends: []int64{10029, 10028, 10030, 10027, 10029, 10028, 10030, 10029, 10031, 10028, 10027, 10029}},
 			{Name: "experience.enriched", Partitions: 12, End: 120328, Lag: -1},
 			{Name: "memory.indexed", Partitions: 6, End: 120328, Lag: -1},
 			{Name: "audit.events", Partitions: 12, End: 240656, Lag: -1},

@@ -62,6 +62,11 @@ func (v *Model) table() []string {
 	nameW := max(10, min(44, v.w-partsW-endW-rateW-lagW-6))
 	head := " " + uikit.Fit("topic", nameW) + uikit.FitRight("parts", partsW+1) + uikit.FitRight("end offsets", endW+1) +
 		uikit.FitRight("rate/s", rateW+1) + uikit.FitRight("lag", lagW+1)
+	// What is left of a wide window shows each partition's end offset.
+	perW := v.w - uikit.Width(head) - 3
+	if perW >= 12 {
+		head += "   by partition"
+	}
 	out := []string{st.Header.Render(uikit.Fit(head, v.w))}
 	byName := map[string]uikit.TopicStats{}
 	for _, t := range v.stats.Topics {
@@ -81,13 +86,26 @@ func (v *Model) table() []string {
 		case s.Err != nil:
 			out = append(out, " "+name+st.Error.Render(uikit.Trunc(" "+uikit.ErrorText(s.Err), v.w-nameW-2)))
 		default:
-			out = append(out, " "+name+v.numbers(s))
+			out = append(out, " "+name+v.numbers(s)+perPartition(s.Ends, perW))
 		}
 	}
 	if g := v.stats.GroupErr; g != nil {
 		return append(out, st.Warning.Render(uikit.Trunc(" group lag unknown: "+uikit.ErrorText(g), v.w)))
 	}
 	return append(out, "")
+}
+
+// perPartition is the partitions' end offsets in w cells ("" when
+// narrower than 12).
+func perPartition(ends []int64, w int) string {
+	if w < 12 || len(ends) == 0 {
+		return ""
+	}
+	parts := make([]string, len(ends))
+	for i, e := range ends {
+		parts[i] = strconv.FormatInt(e, 10)
+	}
+	return "   " + uikit.Trunc(strings.Join(parts, " "), w)
 }
 
 func (v *Model) numbers(s uikit.TopicStats) string {

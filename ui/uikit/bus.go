@@ -126,6 +126,8 @@ type TopicStats struct {
 	// End is the sum of the partitions' end offsets: the messages ever
 	// written (a file's lines).
 	End int64
+	// Ends are the partitions' end offsets, by partition number.
+	Ends []int64
 	// Lag is what the group has not committed on this topic; -1 when the
 	// group does not read it.
 	Lag int64
