@@ -83,7 +83,9 @@ func TestInspectorOnKafka(t *testing.T) {
 		}
 	}
 	tm.Send(tea.KeyPressMsg{Code: tea.KeyTab, Mod: tea.ModShift})
-	wait("the Topics view", func(s string) bool { return strings.Contains(s, "Topics · kafka") && strings.Contains(s, "no message yet") })
+	wait("the Topics view", func(s string) bool {
+		return strings.Contains(s, "Topics · kafka") && strings.Contains(s, "no message yet")
+	})
 
 	line := strings.TrimSpace(demoLines(1))
 	id := line[strings.Index(line, `"eventId":"`)+11:]
