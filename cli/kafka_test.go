@@ -15,7 +15,7 @@ import (
 	"engram/backend/kafka"
 )
 
-func testKafka(t *testing.T) (kafka.Config, []string) {
+func testKafka(t testing.TB) (kafka.Config, []string) {
 	t.Helper()
 	b := os.Getenv("ENGRAM_TEST_KAFKA_BROKERS")
 	if b == "" {

@@ -114,6 +114,15 @@ func openUIDeps(ctx context.Context, o *uiOpts, fs *flag.FlagSet, e *env) (ui.De
 	if conf.profile != "" {
 		d.Profile = conf.profile
 	}
+	bus, closeBus, err := openUIBus(conf, d.DataDir)
+	if err != nil {
+		d.Err, d.Hint = err, "Fix the kafka.* settings; 'engram config' shows what is in effect."
+		return d, closeAll
+	}
+	if bus != nil {
+		d.Bus = bus
+		closers = append(closers, closeBus)
+	}
 	if !o.readonly && len(o.follow) == 0 && embeddedReadOnly(conf, e) {
 		// Read-only media: nothing can be recorded there, but all can be read.
 		o.readonly = true

@@ -8,9 +8,13 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/term"
 
 	"engram/backend/kafka"
 	"engram/ingest"
@@ -28,7 +32,7 @@ func workerFlags(e *env) (*flag.FlagSet, *workerOpts) {
 	fs := newFlagSet("worker", e)
 	o.common.bind(fs)
 	fs.DurationVar(&o.drain, "drain", 10*time.Second, "on SIGINT/SIGTERM, how long the events in flight may take to finish (the rest are read again by the next worker)")
-	fs.DurationVar(&o.every, "status-every", 10*time.Second, "how often a status line is printed when stderr is not a terminal")
+	fs.DurationVar(&o.every, "status-every", 10*time.Second, "how often a status line is printed when stderr is not a terminal (on one, the line is redrawn in place every second)")
 	return fs, o
 }
 
@@ -76,7 +80,7 @@ func runWorker(ctx context.Context, e *env, args []string) error {
 	}
 	fmt.Fprintf(e.stderr, "engram worker: group %s on %s (%s), into %s\n", safeLine(kcfg.Group), safeLine(kcfg.Topics.Raw), safeLine(strings.Join(kcfg.Brokers, ",")), safeLine(st.describe()))
 	var finished atomic.Int64
-	stopStatus := workerStatus(ctx, e, o.every, kcfg, m, &finished)
+	stopStatus := workerStatus(ctx, rep, o.every, kcfg, m, &finished)
 	sum, err := worker.Run(ctx, worker.Config{
 		Pipeline: p, Consumer: cons, Drain: o.drain,
 		Done: func(t *ingest.Trace, _ *kafka.Record) { m.Observe(t); finished.Add(1); rep.done(t) },
@@ -145,9 +149,13 @@ func serveHealth(conf *resolved, m *worker.Metrics, e *env) (stop func(), err er
 	}, nil
 }
 
-// workerStatus prints the worker's progress every so often, and keeps the
-// group's lag current for /health and /metrics.
-func workerStatus(ctx context.Context, e *env, every time.Duration, cfg kafka.Config, m *worker.Metrics, finished *atomic.Int64) (stop func()) {
+// workerStatus shows the worker's progress: on a terminal one line
+// redrawn in place every second, elsewhere a plain line every so often.
+// It keeps the group's lag current for /health and /metrics.
+func workerStatus(ctx context.Context, rep *reporter, every time.Duration, cfg kafka.Config, m *worker.Metrics, finished *atomic.Int64) (stop func()) {
+	if rep.tty {
+		every = time.Second
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
@@ -171,14 +179,37 @@ func workerStatus(ctx context.Context, e *env, every time.Duration, cfg kafka.Co
 			lcancel()
 			m.SetLag(lag, err)
 			n, now := finished.Load(), time.Now()
-			h := m.Health()
-			fmt.Fprintf(e.stderr, "engram worker: %d finished (%.0f/s), ingested %d, duplicates %d, rejected %d, failed %d, lag %d, %d members%s\n",
-				n, float64(n-last)/now.Sub(lastAt).Seconds(), h.Events["ingested"], h.Events["duplicate"], h.Events["rejected"], h.Events["failed"],
-				h.Lag, h.Members, outageNote(h.Outage))
+			rate := float64(n-last) / now.Sub(lastAt).Seconds()
+			showStatus(rep, statusLine(n, rate, m.Health(), err))
 			last, lastAt = n, now
 		}
 	}()
-	return func() { cancel(); <-done }
+	return func() { cancel(); <-done; rep.line("") }
+}
+
+// statusLine is the worker's progress in one line.
+func statusLine(n int64, rate float64, h worker.Health, lagErr error) string {
+	lag := fmt.Sprintf("lag %d", h.Lag)
+	if lagErr != nil {
+		lag = "lag unknown"
+	}
+	return fmt.Sprintf("engram worker: %d finished (%.0f/s), ingested %d, duplicates %d, rejected %d, failed %d, %s, %d members%s",
+		n, rate, h.Events["ingested"], h.Events["duplicate"], h.Events["rejected"], h.Events["failed"], lag, h.Members, outageNote(h.Outage))
+}
+
+// showStatus redraws the status line in place on a terminal (cut to its
+// width: a wrapped line could not be redrawn), else prints it.
+func showStatus(rep *reporter, s string) {
+	if !rep.tty {
+		fmt.Fprintln(rep.e.stderr, s)
+		return
+	}
+	if f, ok := rep.e.stderr.(*os.File); ok {
+		if w, _, err := term.GetSize(f.Fd()); err == nil && w > 1 {
+			s = ansi.Truncate(s, w-1, "…")
+		}
+	}
+	rep.line(s)
 }
 
 func outageNote(s string) string {

@@ -70,7 +70,8 @@ func (m *Model) onAnswer(msg tea.Msg) tea.Cmd {
 // the answers of its own commands and ignores the rest. The turns take
 // the stream's expression once the stream has shown that it works.
 func (m *Model) toViews(msg tea.Msg) tea.Cmd {
-	cmd := tea.Batch(m.stream.Update(msg), m.detail.Update(msg), m.turns.Update(msg), m.similar.Update(msg))
+	cmd := tea.Batch(m.stream.Update(msg), m.detail.Update(msg), m.turns.Update(msg), m.similar.Update(msg),
+		m.topics.Update(msg), m.record.Update(msg))
 	return tea.Batch(cmd, m.turns.SetFilter(m.stream.Shown(), m.stream.Seen()), m.followTurns())
 }
 

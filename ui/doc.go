@@ -6,6 +6,6 @@
 // open overlay, then the focused view), owns the frame (header, status
 // line, footer of keys), the filter bar and the followed files, and hands
 // the answers of commands to the views. The views are packages of their
-// own (stream, turns, detail, record, pipeline); what they share with the
+// own (stream, turns, detail, record, pipeline, similar, topics); what they share with the
 // root is in uikit, and the widgets they draw with are under widget.
 package ui

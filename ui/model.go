@@ -15,6 +15,7 @@ import (
 	"engram/ui/record"
 	"engram/ui/similar"
 	"engram/ui/stream"
+	"engram/ui/topics"
 	"engram/ui/turns"
 	"engram/ui/uikit"
 )
@@ -29,10 +30,11 @@ const (
 	viewRecord
 	viewPipeline
 	viewSimilar
+	viewTopics
 	numViews
 )
 
-var viewNames = [numViews]string{"Stream", "Turns", "Detail", "Record", "Pipeline", "Similar"}
+var viewNames = [numViews]string{"Stream", "Turns", "Detail", "Record", "Pipeline", "Similar", "Topics"}
 
 // view is what every child view provides. Only the root builds the
 // tea.View and owns the alt screen, the mouse and the window title.
@@ -59,6 +61,7 @@ type Model struct {
 	record   *record.Model
 	pipeline *pipeline.Model
 	similar  *similar.Model
+	topics   *topics.Model
 	filter   filterBar
 	cmdLine  cmdLine
 	help     help.Model
@@ -103,6 +106,7 @@ func New(deps Deps, opts Options) *Model {
 	m.record = record.New(c, m.events)
 	m.pipeline = pipeline.New(c)
 	m.similar = similar.New(c)
+	m.topics = topics.New(c)
 	m.filter = newFilterBar(c)
 	m.filter.rows = m.shownRows
 	m.cmdLine = newCmdLine()
@@ -200,6 +204,8 @@ func (m *Model) focused() view {
 		return m.pipeline
 	case viewSimilar:
 		return m.similar
+	case viewTopics:
+		return m.topics
 	}
 	return m.stream
 }
@@ -209,7 +215,7 @@ func (m *Model) focused() view {
 func (m *Model) resize(w, h int) {
 	m.w, m.h = w, h
 	bw, bh := w, max(1, h-3)
-	for _, v := range []view{m.stream, m.turns, m.detail, m.record, m.pipeline, m.similar} {
+	for _, v := range []view{m.stream, m.turns, m.detail, m.record, m.pipeline, m.similar, m.topics} {
 		v.SetSize(bw, bh)
 	}
 	m.help.SetWidth(w)
@@ -217,7 +223,7 @@ func (m *Model) resize(w, h int) {
 
 // busy: something is loading, so the spinner turns.
 func (m *Model) busy() bool {
-	return m.stream.Busy() || m.detail.Busy() || m.turns.Busy() || m.record.Busy() || m.pipeline.Busy() || m.similar.Busy()
+	return m.stream.Busy() || m.detail.Busy() || m.turns.Busy() || m.record.Busy() || m.pipeline.Busy() || m.similar.Busy() || m.topics.Busy()
 }
 
 // listen waits for the next stage or trace of this process's pipelines.
@@ -253,6 +259,9 @@ func (m *Model) views() []viewID {
 		ids = append(ids, viewRecord)
 	}
 	ids = append(ids, viewPipeline)
+	if m.c.Deps.Bus != nil {
+		ids = append(ids, viewTopics)
+	}
 	if m.similar.Of() != nil { // once S has asked for one
 		ids = append(ids, viewSimilar)
 	}
@@ -276,6 +285,9 @@ func (m *Model) setFocus(id viewID) tea.Cmd {
 	}
 	if id == viewDetail {
 		return m.detail.Shown(m.stream.Selected(), m.stream)
+	}
+	if id == viewTopics {
+		return m.topics.Shown()
 	}
 	return nil
 }

@@ -169,6 +169,8 @@ func (m *Model) goBack() tea.Cmd {
 		return m.setFocus(m.back)
 	case m.focus == viewTurns && m.turns.Back():
 		return nil
+	case m.focus == viewTopics && m.topics.Back():
+		return nil
 	case m.focus == viewSimilar:
 		return m.leaveSimilar()
 	case m.focus != viewStream:

@@ -219,3 +219,7 @@ func (c Config) dialCheck(ctx context.Context, broker string) error {
 func (e *Error) Transient() bool {
 	return e.Problem == ProblemUnreachable || e.Problem == ProblemTimeout
 }
+
+// NoGroup reports whether err says the consumer group does not exist: no
+// member has joined it yet, or it was deleted.
+func NoGroup(err error) bool { return errors.Is(err, kerr.GroupIDNotFound) }

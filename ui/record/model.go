@@ -21,7 +21,10 @@ type Model struct {
 	top   int // first form line drawn
 	w, h  int
 	live  *liveTrace
-	runs  uint64 // numbers the pipelines this view starts (see chanObserver)
+	// sending is the event last sent to the raw topic (ctrl+p); live or
+	// sending is set, not both: the trace beside the form is the last's.
+	sending *sent
+	runs    uint64 // numbers the pipelines this view starts (see chanObserver)
 	// copyOf is the event a duplicate holds only the index's part of,
 	// while its archived event is on its way.
 	copyOf string
@@ -51,7 +54,9 @@ func (v *Model) traceW() int {
 }
 
 // Busy: an event is being recorded.
-func (v *Model) Busy() bool { return v.live != nil && v.live.running }
+func (v *Model) Busy() bool {
+	return v.live != nil && v.live.running || v.sending != nil && v.sending.running()
+}
 
 // Duplicate opens the form on a copy of an event: the archived one when
 // archived (its JSON) decodes, else what the index document holds until
@@ -117,10 +122,13 @@ func (v *Model) Value(label string) string {
 
 // Recording is the id of the event last submitted ("" before any).
 func (v *Model) Recording() string {
-	if v.live == nil {
-		return ""
+	switch {
+	case v.sending != nil:
+		return v.sending.id
+	case v.live != nil:
+		return v.live.id
 	}
-	return v.live.id
+	return ""
 }
 
 // liveTrace is the record form's event going through the stages.

@@ -20,6 +20,14 @@ func (v *Model) Update(msg tea.Msg) tea.Cmd {
 		return v.onKey(msg)
 	case uikit.PipeMsg:
 		v.onStage(msg)
+	case hopBatch:
+		return tea.Batch(v.onHop(msg.HopMsg), msg.next)
+	case foundMsg:
+		return v.onFound(msg)
+	case archivedMsg:
+		return v.onArchived(msg)
+	case HopTickMsg:
+		return v.onHopTick(msg)
 	}
 	return nil
 }
@@ -29,6 +37,8 @@ func (v *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 	switch {
 	case key.Matches(msg, km.Submit), msg.String() == "enter" && v.focus == fSubmit:
 		return v.submit()
+	case key.Matches(msg, km.Send):
+		return v.send()
 	case key.Matches(msg, km.Reset):
 		v.reset()
 		return uikit.StatusCmd("the form is cleared", false)
@@ -84,6 +94,25 @@ func (v *Model) submit() tea.Cmd {
 	if v.Busy() {
 		return uikit.StatusCmd("an event is being recorded", false)
 	}
+	ev, cmd := v.checked()
+	if ev == nil {
+		return cmd
+	}
+	if v.sending != nil {
+		v.sending.cancel()
+		v.sending = nil
+	}
+	v.runs++
+	v.live = &liveTrace{id: ev.EventID, running: true, start: v.c.Deps.Now()}
+	for i := range v.live.stages {
+		v.live.stages[i].Stage = ingest.Stage(i)
+	}
+	return recordCmd(v.c.Ctx, v.c.Deps.Recorder, ev, v.ch, recordRun(v.runs))
+}
+
+// checked validates every field and builds the event to record or send;
+// without one, cmd says why (a field not valid, the same values again).
+func (v *Model) checked() (ev *model.Event, cmd tea.Cmd) {
 	if _, ok := v.f.validate(true); !ok {
 		for i := range v.f.errs {
 			if v.f.errs[i] != "" {
@@ -91,21 +120,15 @@ func (v *Model) submit() tea.Cmd {
 				break
 			}
 		}
-		return uikit.StatusCmd("the event is not valid: see the fields marked ✗", true)
+		return nil, uikit.StatusCmd("the event is not valid: see the fields marked ✗", true)
 	}
 	if same := v.f.sameAs(v.sent); same && !v.again {
 		v.again = true // a second ctrl+s is deliberate
-		return uikit.StatusCmd("already recorded as "+uikit.Clean(v.live.id)+": ctrl+s again records another copy, ctrl+r clears the form", false)
+		return nil, uikit.StatusCmd("already recorded as "+uikit.Clean(v.Recording())+": the same key again makes another copy, ctrl+r clears the form", false)
 	}
 	v.again, v.sent = false, v.f.values()
-	id := v.c.Deps.NewID()
-	ev, _ := v.f.event(id, v.c.Deps.Now())
-	v.runs++
-	v.live = &liveTrace{id: id, running: true, start: v.c.Deps.Now()}
-	for i := range v.live.stages {
-		v.live.stages[i].Stage = ingest.Stage(i)
-	}
-	return recordCmd(v.c.Ctx, v.c.Deps.Recorder, ev, v.ch, recordRun(v.runs))
+	ev, _ = v.f.event(v.c.Deps.NewID(), v.c.Deps.Now())
+	return ev, nil
 }
 
 // recordRun numbers the form's pipelines apart from the followers'.

@@ -34,6 +34,9 @@ func (v *Model) View() string {
 func (v *Model) ShortHelp() []key.Binding {
 	km := v.c.Keys
 	bs := []key.Binding{km.NextField, km.PrevField, km.Submit}
+	if v.CanSend() {
+		bs = append(bs, km.Send)
+	}
 	if v.focus == fType || v.focus == fSuccess {
 		bs = append(bs, km.Choice)
 	}
@@ -46,7 +49,11 @@ func (v *Model) ShortHelp() []key.Binding {
 // FullHelp: every key of the form.
 func (v *Model) FullHelp() [][]key.Binding {
 	km := v.c.Keys
-	return [][]key.Binding{{km.NextField, km.PrevField, km.Choice, km.LineBreak}, {km.Submit, km.Reset, km.FormHelp, km.Back}}
+	acts := []key.Binding{km.Submit}
+	if v.CanSend() {
+		acts = append(acts, km.Send)
+	}
+	return [][]key.Binding{{km.NextField, km.PrevField, km.Choice, km.LineBreak}, append(acts, km.Reset, km.FormHelp, km.Back)}
 }
 
 // labelW is the width of the labels column.
@@ -54,7 +61,15 @@ const labelW = 12
 
 func (v *Model) formLines(w int) []string {
 	st := v.c.Styles
-	lines := []string{st.Title.Render(" Record a test event") + st.Muted.Render("  (runs the pipeline in this process)"), ""}
+	sub := "  (runs the pipeline in this process)"
+	if v.CanSend() {
+		sub = "  ctrl+s: in this process · ctrl+p: to " + uikit.Clean(v.rawTopic())
+	}
+	title := st.Title.Render(" Record a test event")
+	if !v.CanSend() || uikit.Width(title+sub) <= w { // narrow: the buttons below say it
+		title += st.Muted.Render(sub)
+	}
+	lines := []string{title, ""}
 	for i := fType; i < fSubmit; i++ {
 		lines = append(lines, v.fieldLine(i, w))
 		if e := v.f.errs[i]; e != "" {
@@ -66,6 +81,9 @@ func (v *Model) formLines(w int) []string {
 		button = st.Selected.Render(button)
 	}
 	lines = append(lines, "", strings.Repeat(" ", labelW+3)+button+st.Muted.Render("  ctrl+s"))
+	if v.CanSend() {
+		lines = append(lines, strings.Repeat(" ", labelW+3)+uikit.Trunc("[ send to "+uikit.Clean(v.rawTopic())+" ]"+st.Muted.Render("  ctrl+p"), max(4, w-labelW-3)))
+	}
 	if v.f.general != "" {
 		lines = append(lines, " "+st.Error.Render(uikit.Trunc("✗ "+uikit.Clean(v.f.general), w-2)))
 	}
@@ -123,6 +141,9 @@ func (v *Model) fieldLine(fid fieldID, w int) string {
 // failed, with its duration and error.
 func (v *Model) traceLines(w int) []string {
 	st := v.c.Styles
+	if v.sending != nil {
+		return v.hopLines(w)
+	}
 	lines := []string{st.Title.Render(" Stage trace"), ""}
 	if v.live == nil {
 		return append(lines, st.Muted.Render(uikit.Trunc(" ctrl+s records the event;", w)), st.Muted.Render(uikit.Trunc(" its stages show here live.", w)))
@@ -154,4 +175,83 @@ func (v *Model) outcomeLine(w int) string {
 			"\n" + st.Muted.Render(uikit.Trunc(" selected in the stream (esc)", w))
 	}
 	return " " + st.Error.Render(uikit.Trunc("✗ "+v.live.trace.Outcome.String(), w-2))
+}
+
+// hopLines draws the sent event's way through the deployment: each hop
+// seen (with the time it took after the one before, and since the
+// produce), awaited, or stuck.
+func (v *Model) hopLines(w int) []string {
+	st := v.c.Styles
+	s := v.sending
+	lines := []string{st.Title.Render(uikit.Trunc(" Deployment trace", w)), "", " " + uikit.Trunc(uikit.Clean(s.id), w-2)}
+	next := s.next()
+	for h := range uikit.NumHops {
+		var glyph, step, total string
+		style := st.Stage.Pending
+		switch {
+		case !s.at[h].IsZero():
+			glyph, style = "✓", st.Stage.Done
+			step, total = "+"+uikit.FormatDuration(s.at[h].Sub(s.before(h))), uikit.FormatDuration(s.at[h].Sub(s.start))
+		case h == next && s.stuck:
+			glyph, style, step = "✗", st.Stage.Failed, "stuck"
+		case h == next && s.err == nil:
+			glyph, style = v.c.Spin.View(), st.Stage.Running
+		default:
+			glyph = "·"
+		}
+		lines = append(lines, fmt.Sprintf(" %s %s %s %s", style.Render(glyph), uikit.Fit(h.String(), 9), st.Muted.Render(uikit.FitRight(step, 9)), st.Muted.Render(uikit.FitRight(total, 8))))
+		if h == uikit.HopProduced && s.where != "" {
+			lines = append(lines, st.Muted.Render("   "+uikit.Trunc(s.where, w-4)))
+		}
+	}
+	return append(lines, append([]string{""}, v.sendOutcome(w)...)...)
+}
+
+func (v *Model) sendOutcome(w int) []string {
+	st := v.c.Styles
+	s := v.sending
+	var text, spin string
+	style := st.Error
+	switch {
+	case s.err != nil:
+		text = "✗ not produced: " + uikit.ErrorText(s.err)
+	case s.stuck:
+		text = fmt.Sprintf("✗ stuck at %s after %s", s.next(), uikit.FormatDuration(s.after))
+		if s.last != "" {
+			text += ": " + s.last
+		}
+	case s.running():
+		spin, text, style = v.c.Spin.View()+" ", "waiting for "+s.next().String()+"…", st.Accent
+		if s.last != "" {
+			text += " (" + s.last + ")"
+		}
+	default:
+		text, style = "✓ through the deployment in "+uikit.FormatDuration(s.at[uikit.NumHops-1].Sub(s.start)), st.Success
+	}
+	var out []string
+	for i, l := range uikit.WrapText(text, max(10, w-4)) {
+		if i == 0 && spin != "" {
+			l = spin + l // styled already: not for WrapText, which cleans
+		}
+		out = append(out, " "+style.Render(l))
+	}
+	if s.stuck {
+		for _, l := range uikit.WrapText(v.stuckHint(), max(10, w-4)) {
+			out = append(out, " "+st.Muted.Render(l))
+		}
+	}
+	return out
+}
+
+// stuckHint is what a hop that never came suggests.
+func (v *Model) stuckHint() string {
+	switch v.sending.next() {
+	case uikit.HopEnriched, uikit.HopIndexed:
+		return "is a worker consuming the raw topic? (Topics view: its group's lag)"
+	case uikit.HopFound:
+		return "the notifications came but this inspector's index does not have it: is it the deployment's index?"
+	case uikit.HopArchived:
+		return "the index has it but its archive object cannot be read here"
+	}
+	return ""
 }

@@ -42,6 +42,9 @@ type Deps struct {
 	Reader   Reader
 	Archive  ingest.ArchiveReader
 	Recorder Recorder
+	// Bus is the event bus the Topics view watches and the record form
+	// can send to; nil hides the Topics view.
+	Bus Bus
 
 	// Backend and Profile name what is open, for the header.
 	Backend, Profile string
@@ -97,6 +100,9 @@ type Options struct {
 	ArchiveLimit int64
 	// ArchiveTimeout bounds one archive fetch (default 15s).
 	ArchiveTimeout time.Duration
+	// HopTimeout is how long an event sent to the raw topic may take to
+	// reach each next hop before it is shown stuck (default 30s).
+	HopTimeout time.Duration
 	// Location shows timestamps in this zone (default time.Local).
 	Location *time.Location
 	// In and Out are the terminal (default: the process's).
@@ -123,6 +129,9 @@ func (o Options) WithDefaults() Options {
 	}
 	if o.ArchiveTimeout <= 0 {
 		o.ArchiveTimeout = 15 * time.Second
+	}
+	if o.HopTimeout <= 0 {
+		o.HopTimeout = 30 * time.Second
 	}
 	if o.Location == nil {
 		o.Location = time.Local

@@ -26,6 +26,9 @@ type KeyMap struct {
 	NextField, PrevField, Submit, Choice, LineBreak key.Binding
 	FormHelp, Reset                                 key.Binding
 
+	// Topics view and the record form's send.
+	TopicNext, Send key.Binding
+
 	// Chords (after y or g).
 	YankID, YankKey, YankJSON, YankTrace   key.Binding
 	GoTop, GoTurn, GoSession, GoTrace      key.Binding
@@ -91,6 +94,9 @@ func DefaultKeyMap() *KeyMap {
 		Submit:    bind(k("ctrl+s"), "ctrl+s", "record"),
 		LineBreak: bind(k("ctrl+j", "alt+enter"), "ctrl+j", "line break"),
 		Choice:    bind(k("left", "right"), "←/→", "change"),
+
+		TopicNext: bind(k("t"), "t", "one topic / all"),
+		Send:      bind(k("ctrl+p"), "ctrl+p", "send to the raw topic"),
 
 		YankID:        bind(k("i"), "i", "event id"),
 		YankKey:       bind(k("k"), "k", "archive key"),
