@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/sdk/resource"
@@ -43,7 +44,8 @@ type Config struct {
 
 	// ExportTimeout bounds one export request (default 10s, the OTLP
 	// default). QueueSize is how many ended spans wait for export before
-	// new ones are dropped (default 8192).
+	// new ones are dropped (default 32768: four seconds of the embedded
+	// pipeline's fastest rate, at eight spans an event).
 	ExportTimeout time.Duration
 	QueueSize     int
 
@@ -103,13 +105,11 @@ func (c Config) protocol() string {
 	return c.Protocol
 }
 
-// exporter makes the OTLP exporter. Its retries are off: a batch that
-// cannot be sent is dropped and counted, rather than held (memory) and
-// retried for up to a minute, which would also hold the process at exit.
-func (c Config) exporter(ctx context.Context) (sdktrace.SpanExporter, error) {
-	if c.Exporter != nil {
-		return c.Exporter, nil
-	}
+// client makes the OTLP client that sends the spans. Its retries are off:
+// a batch that cannot be sent is dropped and counted, rather than held
+// (memory) and retried for up to a minute, which would also hold the
+// process at exit.
+func (c Config) client() (otlptrace.Client, error) {
 	u, err := c.exportURL()
 	if err != nil {
 		return nil, err
@@ -118,10 +118,7 @@ func (c Config) exporter(ctx context.Context) (sdktrace.SpanExporter, error) {
 	if err != nil {
 		return nil, err
 	}
-	timeout := c.ExportTimeout
-	if timeout <= 0 {
-		timeout = 10 * time.Second
-	}
+	timeout := c.exportTimeout()
 	switch c.protocol() {
 	case "http/protobuf":
 		opts := []otlptracehttp.Option{
@@ -132,7 +129,7 @@ func (c Config) exporter(ctx context.Context) (sdktrace.SpanExporter, error) {
 		if len(headers) > 0 {
 			opts = append(opts, otlptracehttp.WithHeaders(headers))
 		}
-		return otlptracehttp.New(ctx, opts...)
+		return otlptracehttp.NewClient(opts...), nil
 	case "grpc":
 		opts := []otlptracegrpc.Option{
 			otlptracegrpc.WithEndpointURL(u.String()),
@@ -142,9 +139,36 @@ func (c Config) exporter(ctx context.Context) (sdktrace.SpanExporter, error) {
 		if len(headers) > 0 {
 			opts = append(opts, otlptracegrpc.WithHeaders(headers))
 		}
-		return otlptracegrpc.New(ctx, opts...)
+		return otlptracegrpc.NewClient(opts...), nil
 	default:
 		return nil, fmt.Errorf("OTEL_EXPORTER_OTLP_PROTOCOL %q: engram exports http/protobuf or grpc", c.Protocol)
+	}
+}
+
+func (c Config) exportTimeout() time.Duration {
+	if c.ExportTimeout <= 0 {
+		return 10 * time.Second
+	}
+	return c.ExportTimeout
+}
+
+// exportBatch is the most spans one export request carries: the fewer the
+// requests, the less the exporter costs per span; 2048 spans are about
+// 700 KB of OTLP, below every collector's default request limit (4 MiB).
+const exportBatch = 2048
+
+// batchOptions tune the SDK's batch span processor: never blocking (a
+// full queue drops spans, counted), big batches, and an export bounded
+// like the request itself.
+func (c Config) batchOptions() []sdktrace.BatchSpanProcessorOption {
+	queue := c.QueueSize
+	if queue <= 0 {
+		queue = 32768
+	}
+	return []sdktrace.BatchSpanProcessorOption{
+		sdktrace.WithMaxQueueSize(queue),
+		sdktrace.WithMaxExportBatchSize(min(exportBatch, queue)),
+		sdktrace.WithExportTimeout(c.exportTimeout()),
 	}
 }
 
