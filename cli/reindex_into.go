@@ -69,7 +69,7 @@ func runReindexInto(ctx context.Context, e *env, conf *resolved, o *reindexOpts,
 				rep.line(fmt.Sprintf("%s: %d objects, %d created, %d already indexed", what, s.Objects, s.Created, s.Existing))
 			},
 		}
-		sum, err := ingest.Reindex(ctx, rc)
+		sum, err := st.reindex(ctx, rc)
 		rep.line("")
 		for _, msg := range sum.Errors {
 			fmt.Fprintln(e.stderr, safeLine(msg))

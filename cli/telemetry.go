@@ -71,3 +71,15 @@ func (r tracedRecorder) Record(ctx context.Context, ev *model.Event, obs ingest.
 func (r tracedRecorder) Ingest(ctx context.Context, items <-chan ingest.Item, obs ingest.Observer) ingest.Summary {
 	return r.PipelineRecorder.Ingest(ctx, items, r.tel.Observe(obs))
 }
+
+// reindex is ingest.Reindex, traced when tracing is on: one trace per
+// run, a span per batch (backend/telemetry/reindex.go says why).
+func (b *backends) reindex(ctx context.Context, cfg ingest.ReindexConfig) (ingest.ReindexSummary, error) {
+	rt := b.tel.StartReindex(cfg.From, cfg.To, cfg.Index.Name())
+	if rt != nil {
+		cfg.OnBatch = rt.Batch
+	}
+	sum, err := ingest.Reindex(ctx, cfg)
+	rt.End(sum, err)
+	return sum, err
+}

@@ -33,6 +33,7 @@ import (
 type otlpExporter struct {
 	client   otlptrace.Client
 	res      *resourcepb.Resource
+	schema   string // the resource's schema URL
 	scope    *commonpb.InstrumentationScope
 	failedAt atomic.Int64 // unix nanoseconds of the last failed request, 0 after a success
 }
@@ -46,7 +47,7 @@ func newOTLPExporter(ctx context.Context, client otlptrace.Client, res *resource
 		return nil, err
 	}
 	var kv pbAttrs
-	e := &otlpExporter{client: client, res: &resourcepb.Resource{Attributes: kv.list(res.Attributes())},
+	e := &otlpExporter{client: client, res: &resourcepb.Resource{Attributes: kv.list(res.Attributes())}, schema: res.SchemaURL(),
 		scope: &commonpb.InstrumentationScope{Name: scope.Name, Version: scope.Version}}
 	return e, nil
 }
@@ -76,6 +77,7 @@ func (e *otlpExporter) ExportSpans(ctx context.Context, ros []sdktrace.ReadOnlyS
 	}
 	err := e.client.UploadTraces(ctx, []*tracepb.ResourceSpans{{
 		Resource:   e.res,
+		SchemaUrl:  e.schema,
 		ScopeSpans: []*tracepb.ScopeSpans{{Scope: e.scope, Spans: b.ptrs}},
 	}})
 	if err != nil {

@@ -32,8 +32,9 @@ const maxAttrs = 24
 // root's context) is kept once, here.
 type eventSpans struct {
 	info   *spanInfo
-	root   trace.SpanContext // the root's; every child's parent
-	parent trace.SpanContext // the root's parent, remote (or invalid)
+	root   trace.SpanContext // the first span's; every other one's parent
+	parent trace.SpanContext // the first span's parent (or invalid)
+	kind   trace.SpanKind    // the first span's (the others are internal)
 	spans  [ingest.NumStages]span
 	attrs  [maxAttrs]attribute.KeyValue
 }
@@ -50,7 +51,7 @@ type spanInfo struct {
 type span struct {
 	sdktrace.ReadOnlySpan
 	ev         *eventSpans
-	id         trace.SpanID // zero: the root
+	id         trace.SpanID // zero: the first span, whose context is ev.root
 	name       string
 	start, end time.Time
 	attrs      []attribute.KeyValue
@@ -75,7 +76,7 @@ func (s *span) Parent() trace.SpanContext {
 
 func (s *span) SpanKind() trace.SpanKind {
 	if !s.id.IsValid() {
-		return trace.SpanKindConsumer
+		return s.ev.kind
 	}
 	return trace.SpanKindInternal
 }
@@ -128,7 +129,7 @@ func (t *Telemetry) rootContext(tr *ingest.Trace, attrs []attribute.KeyValue) (s
 // build makes the spans of one finished trace, nil when the sampler
 // drops it. The root comes first.
 func (t *Telemetry) build(tr *ingest.Trace) []span {
-	e := &eventSpans{info: &t.info}
+	e := &eventSpans{info: &t.info, kind: trace.SpanKindConsumer}
 	buf, from := e.attrs[:0], 0
 	cut := func() []attribute.KeyValue { // the attributes appended since the last cut
 		s := buf[from:len(buf):len(buf)]
@@ -220,6 +221,18 @@ func newSpanID() trace.SpanID {
 		}
 	}
 	return sid
+}
+
+// newTraceID is a random, valid trace id, for traces engram starts.
+func newTraceID() trace.TraceID {
+	var tid trace.TraceID
+	for !tid.IsValid() {
+		a, b := rand.Uint64(), rand.Uint64()
+		for i := range 8 {
+			tid[i], tid[8+i] = byte(a>>(8*i)), byte(b>>(8*i))
+		}
+	}
+	return tid
 }
 
 // stageStatus is a stage span's status: error with the reason when the

@@ -219,7 +219,11 @@ func (t *Telemetry) Export(tr *ingest.Trace) {
 	if t == nil || !tr.Span.TraceID.IsValid() {
 		return
 	}
-	spans := t.build(tr)
+	t.queue(t.build(tr))
+}
+
+// queue hands finished spans to the batch processor.
+func (t *Telemetry) queue(spans []span) {
 	for i := range spans {
 		t.bsp.OnEnd(&spans[i])
 	}
