@@ -41,7 +41,7 @@ func telemetryConfig(conf *resolved) telemetry.Config {
 		Protocol: conf.get("otel.protocol"), Headers: conf.get("otel.headers"),
 		ServiceName: conf.get("otel.service_name"), ResourceAttributes: conf.get("otel.resource_attributes"),
 		Sampler: conf.get("otel.traces_sampler"), SamplerArg: conf.get("otel.traces_sampler_arg"),
-		Disabled:       conf.bool("otel.sdk_disabled"),
+		Disabled: conf.bool("otel.sdk_disabled"), StageSpans: conf.get("otel.stage_spans"),
 		ArchiveBackend: orDefault(conf.get("archive"), "dir"), IndexBackend: orDefault(conf.get("index"), "sqlite"),
 		Redact: conf.redact,
 	}

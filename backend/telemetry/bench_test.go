@@ -20,8 +20,9 @@ import (
 )
 
 // BenchmarkIngestSpans ingests b.N events into embedded stores in each of
-// three modes: spans off ("off"), exported ("spans"), and exported to a
-// collector that is down (a closed port: "down"). Spans go to the
+// four modes: spans off ("off"), exported ("spans"), exported with
+// StageSpans "main" (four spans an event instead of eight: "main"), and
+// exported to a collector that is down (a closed port: "down"). Spans go to the
 // Jaeger of ENGRAM_TEST_OTLP_ENDPOINT, else to an in-process OTLP endpoint
 // that discards them. The modes run in interleaved rounds, their order
 // rotating each round, so that the machine's drift hits all alike. The
@@ -42,8 +43,9 @@ func BenchmarkIngestSpans(b *testing.B) {
 		endpoint = srv.URL
 	}
 	modes := []*benchMode{{name: "off"},
-		{name: "spans", tel: benchTelemetry(b, endpoint)},
-		{name: "down", tel: benchTelemetry(b, closedPort(b))},
+		{name: "spans", tel: benchTelemetry(b, endpoint, "all")},
+		{name: "main", tel: benchTelemetry(b, endpoint, "main")},
+		{name: "down", tel: benchTelemetry(b, closedPort(b), "all")},
 	}
 	for _, m := range modes {
 		m.stores = newStores(b)
@@ -77,9 +79,9 @@ type benchMode struct {
 	ratios         []float64
 }
 
-func benchTelemetry(b *testing.B, endpoint string) *telemetry.Telemetry {
+func benchTelemetry(b *testing.B, endpoint, stageSpans string) *telemetry.Telemetry {
 	tel, err := telemetry.New(context.Background(), telemetry.Config{Endpoint: endpoint, ServiceName: "engram-bench",
-		ArchiveBackend: "dir", IndexBackend: "sqlite"})
+		ArchiveBackend: "dir", IndexBackend: "sqlite", StageSpans: stageSpans})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -176,11 +178,17 @@ func collectorCPU(b *testing.B) time.Duration {
 // machine too loaded for BenchmarkIngestSpans's wall-clock ratio to mean
 // much, this over the pipeline's CPU per event is the overhead.
 func BenchmarkExportTrace(b *testing.B) {
+	for _, mode := range []string{"all", "main"} {
+		b.Run(mode, func(b *testing.B) { benchExportTrace(b, mode) })
+	}
+}
+
+func benchExportTrace(b *testing.B, stageSpans string) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/x-protobuf")
 	}))
 	defer srv.Close()
-	tel, err := telemetry.New(context.Background(), telemetry.Config{Endpoint: srv.URL, QueueSize: 1 << 20})
+	tel, err := telemetry.New(context.Background(), telemetry.Config{Endpoint: srv.URL, QueueSize: 1 << 20, StageSpans: stageSpans})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -38,6 +39,14 @@ type Config struct {
 	// "sqlite" or "opensearch"): the span names stay the source system's
 	// whatever engram writes to.
 	ArchiveBackend, IndexBackend string
+
+	// StageSpans says which stages are child spans of experience.ingest:
+	// "all" (the default: every stage that ran), or "main", only the
+	// source system's three (embed, objectstore.put, opensearch.index),
+	// engram's own stages (validate, score, key, publish) being attributes
+	// of the root (cog.stage.NAME.duration_us): half the spans, for a
+	// collector that shares engram's machine.
+	StageSpans string
 
 	// Redact scrubs secrets out of error messages put on spans (optional).
 	Redact func(string) string
@@ -145,6 +154,17 @@ func (c Config) client() (otlptrace.Client, error) {
 	}
 }
 
+// mainOnly reads StageSpans.
+func (c Config) mainOnly() (bool, error) {
+	switch c.StageSpans {
+	case "", "all":
+		return false, nil
+	case "main":
+		return true, nil
+	}
+	return false, fmt.Errorf("otel.stage_spans %q: want all or main", c.StageSpans)
+}
+
 func (c Config) exportTimeout() time.Duration {
 	if c.ExportTimeout <= 0 {
 		return 10 * time.Second
@@ -161,15 +181,27 @@ const exportBatch = 2048
 // full queue drops spans, counted), big batches, and an export bounded
 // like the request itself.
 func (c Config) batchOptions() []sdktrace.BatchSpanProcessorOption {
+	// engram's defaults stand in for the SDK's where no OTEL_BSP_*
+	// variable is set (the SDK reads those itself).
+	var opts []sdktrace.BatchSpanProcessorOption
 	queue := c.QueueSize
-	if queue <= 0 {
+	if queue <= 0 && os.Getenv("OTEL_BSP_MAX_QUEUE_SIZE") == "" {
 		queue = 32768
 	}
-	return []sdktrace.BatchSpanProcessorOption{
-		sdktrace.WithMaxQueueSize(queue),
-		sdktrace.WithMaxExportBatchSize(min(exportBatch, queue)),
-		sdktrace.WithExportTimeout(c.exportTimeout()),
+	if queue > 0 {
+		opts = append(opts, sdktrace.WithMaxQueueSize(queue))
 	}
+	if os.Getenv("OTEL_BSP_MAX_EXPORT_BATCH_SIZE") == "" {
+		batch := exportBatch
+		if queue > 0 {
+			batch = min(batch, queue)
+		}
+		opts = append(opts, sdktrace.WithMaxExportBatchSize(batch))
+	}
+	if os.Getenv("OTEL_BSP_EXPORT_TIMEOUT") == "" {
+		opts = append(opts, sdktrace.WithExportTimeout(c.exportTimeout()))
+	}
+	return opts
 }
 
 // resource is the service's identity: service.name, the resource

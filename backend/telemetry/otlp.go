@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -36,6 +37,12 @@ type otlpExporter struct {
 	schema   string // the resource's schema URL
 	scope    *commonpb.InstrumentationScope
 	failedAt atomic.Int64 // unix nanoseconds of the last failed request, 0 after a success
+
+	// mu keeps batch, reused from one export to the next: the client has
+	// marshalled a request by the time UploadTraces returns. (The batch
+	// processor exports one batch at a time already.)
+	mu    sync.Mutex
+	batch pbBatch
 }
 
 const downBackoff = time.Second
@@ -61,13 +68,10 @@ func (e *otlpExporter) ExportSpans(ctx context.Context, ros []sdktrace.ReadOnlyS
 	if at := e.failedAt.Load(); at != 0 && time.Since(time.Unix(0, at)) < downBackoff {
 		return errBackoff
 	}
-	b := pbBatch{
-		spans: make([]tracepb.Span, len(ros)),
-		ptrs:  make([]*tracepb.Span, len(ros)),
-		ids:   make([]byte, 0, len(ros)*(16+8+8)),
-		stat:  make([]tracepb.Status, len(ros)),
-	}
-	b.kv.reserve(len(ros) * 4)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	b := &e.batch
+	b.reset(len(ros))
 	for i, ro := range ros {
 		s, ok := ro.(*span)
 		if !ok {
@@ -97,6 +101,20 @@ type pbBatch struct {
 	ids   []byte
 	stat  []tracepb.Status
 	kv    pbAttrs
+}
+
+// reset readies b for n spans, reusing its slabs.
+func (b *pbBatch) reset(n int) {
+	if cap(b.spans) < n {
+		*b = pbBatch{spans: make([]tracepb.Span, n), ptrs: make([]*tracepb.Span, n),
+			ids: make([]byte, 0, n*(16+8+8)), stat: make([]tracepb.Status, n)}
+		b.kv.reserve(n * 4)
+		return
+	}
+	b.spans, b.ptrs, b.stat, b.ids = b.spans[:n], b.ptrs[:n], b.stat[:n], b.ids[:0]
+	clear(b.spans)
+	clear(b.stat)
+	b.kv.reset()
 }
 
 // id appends b to the batch's id slab and returns that copy.
@@ -182,6 +200,16 @@ func (a *pbAttrs) reserve(n int) {
 	a.strs = make([]commonpb.AnyValue_StringValue, 0, n)
 	a.ints = make([]commonpb.AnyValue_IntValue, 0, n/4)
 	a.dbls = make([]commonpb.AnyValue_DoubleValue, 0, n/8)
+}
+
+// reset empties the slabs for reuse, zeroed so that they hold on to no
+// string of an earlier batch.
+func (a *pbAttrs) reset() {
+	clear(a.ptrs[:cap(a.ptrs)])
+	clear(a.kvs[:cap(a.kvs)])
+	clear(a.vals[:cap(a.vals)])
+	clear(a.strs[:cap(a.strs)])
+	a.ptrs, a.kvs, a.vals, a.strs, a.ints, a.dbls = a.ptrs[:0], a.kvs[:0], a.vals[:0], a.strs[:0], a.ints[:0], a.dbls[:0]
 }
 
 // next is a new zero element at the end of slab s, in a new slab when s

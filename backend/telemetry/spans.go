@@ -148,6 +148,13 @@ func (t *Telemetry) build(tr *ingest.Trace) []span {
 	if tr.IndexName != "" {
 		buf = append(buf, attribute.String("cog.memory.index", tr.IndexName))
 	}
+	if t.mainOnly {
+		for i := range tr.Stages {
+			if r := &tr.Stages[i]; minorStage[i] && ran(r) {
+				buf = append(buf, minorKey[i].Int64(r.Duration.Microseconds()))
+			}
+		}
+	}
 	var extra []attribute.KeyValue
 	var ok bool
 	if e.root, e.parent, extra, ok = t.rootContext(tr, buf); !ok {
@@ -164,7 +171,11 @@ func (t *Telemetry) build(tr *ingest.Trace) []span {
 	for i := range tr.Stages {
 		r := &tr.Stages[i]
 		name := stageSpan[i]
-		if name == "" || r.Status == ingest.StatusPending || r.Status == ingest.StatusSkipped || r.Start.IsZero() {
+		if name == "" || !ran(r) {
+			continue
+		}
+		if t.mainOnly && minorStage[i] {
+			root.events = append(root.events, t.retryEvents(r)...)
 			continue
 		}
 		buf = t.appendStageAttrs(buf, tr, r)
@@ -174,6 +185,23 @@ func (t *Telemetry) build(tr *ingest.Trace) []span {
 	}
 	root.childSpans = n - 1
 	return e.spans[:n]
+}
+
+func ran(r *ingest.StageRecord) bool {
+	return r.Status != ingest.StatusPending && r.Status != ingest.StatusSkipped && !r.Start.IsZero()
+}
+
+// minorStage marks engram's own stages, those the source system has no
+// span for: with Config.StageSpans "main" each is an attribute of the
+// root, minorKey, its duration in microseconds (its retries are events of
+// the root, its failure the root's error status).
+var minorStage = [ingest.NumStages]bool{
+	ingest.StageValidate: true, ingest.StageScore: true, ingest.StageKey: true, ingest.StagePublish: true,
+}
+
+var minorKey = [ingest.NumStages]attribute.Key{
+	ingest.StageValidate: "cog.stage.validate.duration_us", ingest.StageScore: "cog.stage.score.duration_us",
+	ingest.StageKey: "cog.stage.key.duration_us", ingest.StagePublish: "cog.stage.publish.duration_us",
 }
 
 func (t *Telemetry) appendStageAttrs(a []attribute.KeyValue, tr *ingest.Trace, r *ingest.StageRecord) []attribute.KeyValue {
@@ -205,6 +233,7 @@ func (t *Telemetry) retryEvents(r *ingest.StageRecord) []sdktrace.Event {
 			attribute.Int("cog.retry.attempt", o.Attempt),
 			attribute.String("cog.retry.error", t.redact(errString(o.Err))),
 			attribute.Int64("cog.retry.wait_ms", o.Wait.Milliseconds()),
+			attribute.String("cog.retry.stage", r.Stage.String()),
 		}}
 	}
 	return evs

@@ -73,6 +73,7 @@ type Telemetry struct {
 	cfg      Config
 	bsp      sdktrace.SpanProcessor
 	sampler  sdktrace.Sampler
+	mainOnly bool // Config.StageSpans "main"
 	info     spanInfo
 	exp      *countingExporter
 	spans    atomic.Int64 // sampled spans ended (handed to the exporter's queue)
@@ -98,7 +99,11 @@ func New(ctx context.Context, c Config) (*Telemetry, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &Telemetry{cfg: c, sampler: sampler, info: spanInfo{res: res, scope: instrumentation.Scope{Name: ScopeName}}}
+	mainOnly, err := c.mainOnly()
+	if err != nil {
+		return nil, err
+	}
+	t := &Telemetry{cfg: c, sampler: sampler, mainOnly: mainOnly, info: spanInfo{res: res, scope: instrumentation.Scope{Name: ScopeName}}}
 	inner := c.Exporter
 	if inner == nil {
 		client, err := c.client()
