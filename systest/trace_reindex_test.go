@@ -113,7 +113,13 @@ func (s jSpan) tag(key string) string {
 
 // serviceSpans is every span Jaeger has of the traces of service.
 func serviceSpans(base, service string) []jSpan {
-	resp, err := http.Get(base + "/api/traces?limit=20&lookback=1h&service=" + url.QueryEscape(service))
+	return jaegerSpans(base + "/api/traces?limit=20&lookback=1h&service=" + url.QueryEscape(service))
+}
+
+// jaegerSpans is every span of the traces a Jaeger query API URL answers
+// with, nil until it answers.
+func jaegerSpans(u string) []jSpan {
+	resp, err := http.Get(u)
 	if err != nil {
 		return nil
 	}

@@ -52,9 +52,10 @@ type Config struct {
 	Redact func(string) string
 
 	// ExportTimeout bounds one export request (default 10s, the OTLP
-	// default). QueueSize is how many ended spans wait for export before
-	// new ones are dropped (default 32768: four seconds of the embedded
-	// pipeline's fastest rate, at eight spans an event).
+	// default). QueueSize is how many events' spans wait for export before
+	// new ones are dropped (default 8192: a second of the embedded
+	// pipeline's fastest rate; the batch processor queues an event's spans
+	// as one item).
 	ExportTimeout time.Duration
 	QueueSize     int
 
@@ -172,10 +173,11 @@ func (c Config) exportTimeout() time.Duration {
 	return c.ExportTimeout
 }
 
-// exportBatch is the most spans one export request carries: the fewer the
-// requests, the less the exporter costs per span; 2048 spans are about
-// 700 KB of OTLP, below every collector's default request limit (4 MiB).
-const exportBatch = 2048
+// exportBatch is the most events one export request carries the spans of:
+// the fewer the requests, the less the exporter costs per span; 256
+// events are 2048 spans, about 700 KB of OTLP, below every collector's
+// default request limit (4 MiB).
+const exportBatch = 256
 
 // batchOptions tune the SDK's batch span processor: never blocking (a
 // full queue drops spans, counted), big batches, and an export bounded
@@ -186,7 +188,7 @@ func (c Config) batchOptions() []sdktrace.BatchSpanProcessorOption {
 	var opts []sdktrace.BatchSpanProcessorOption
 	queue := c.QueueSize
 	if queue <= 0 && os.Getenv("OTEL_BSP_MAX_QUEUE_SIZE") == "" {
-		queue = 32768
+		queue = 8192
 	}
 	if queue > 0 {
 		opts = append(opts, sdktrace.WithMaxQueueSize(queue))

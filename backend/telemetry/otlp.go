@@ -59,10 +59,10 @@ func newOTLPExporter(ctx context.Context, client otlptrace.Client, res *resource
 	return e, nil
 }
 
-// ExportSpans converts and sends one batch. Every span reaching it was made
-// by this package (spans.go).
-func (e *otlpExporter) ExportSpans(ctx context.Context, ros []sdktrace.ReadOnlySpan) error {
-	if len(ros) == 0 {
+// ExportSpans converts and sends one batch of span sets (Telemetry.queue),
+// made by this package (spans.go).
+func (e *otlpExporter) ExportSpans(ctx context.Context, sets []sdktrace.ReadOnlySpan) error {
+	if len(sets) == 0 {
 		return nil
 	}
 	if at := e.failedAt.Load(); at != 0 && time.Since(time.Unix(0, at)) < downBackoff {
@@ -70,14 +70,22 @@ func (e *otlpExporter) ExportSpans(ctx context.Context, ros []sdktrace.ReadOnlyS
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	b := &e.batch
-	b.reset(len(ros))
-	for i, ro := range ros {
+	n := 0
+	for _, ro := range sets {
 		s, ok := ro.(*span)
 		if !ok {
 			return fmt.Errorf("telemetry: a span of type %T reached engram's exporter", ro)
 		}
-		b.ptrs[i] = b.span(i, s)
+		n += len(s.set())
+	}
+	b := &e.batch
+	b.reset(n)
+	i := 0
+	for _, ro := range sets {
+		for j := range ro.(*span).set() {
+			b.ptrs[i] = b.span(i, &ro.(*span).set()[j])
+			i++
+		}
 	}
 	err := e.client.UploadTraces(ctx, []*tracepb.ResourceSpans{{
 		Resource:   e.res,

@@ -36,6 +36,7 @@ type eventSpans struct {
 	parent trace.SpanContext // the first span's parent (or invalid)
 	kind   trace.SpanKind    // the first span's (the others are internal)
 	spans  [ingest.NumStages]span
+	n      int // spans used, set when queued
 	attrs  [maxAttrs]attribute.KeyValue
 }
 
@@ -59,6 +60,9 @@ type span struct {
 	status     sdktrace.Status
 	childSpans int
 }
+
+// set is the span set s stands for in the queue: its event's spans.
+func (s *span) set() []span { return s.ev.spans[:s.ev.n] }
 
 func (s *span) SpanContext() trace.SpanContext {
 	if !s.id.IsValid() {

@@ -19,14 +19,18 @@
 //	├── experience.opensearch.index cog.index.backend (sqlite or opensearch), cog.memory.index
 //	└── experience.publish
 //
-// A failed stage's span has status error with the reason; each retry of a
-// stage is a "retry" span event. The root span's ids are the ones the
+// With Config.StageSpans "main", validate, score, key and publish are not
+// spans but the root's cog.stage.NAME.duration_us. A failed stage's span
+// has status error with the reason; each retry of a stage is a "retry"
+// span event. The root span's ids are the ones the
 // pipeline gave the ingestion (ingest.Trace.Span), so the trace id shown in
 // engram is the one in the tracing backend.
 //
 // The spans are built finished (spans.go) and handed to the SDK's batch
-// span processor and OTLP exporter; the SDK's sampler decides, per event,
-// from the parent and the trace id, as its tracer would.
+// span processor; the SDK's sampler decides, per event, from the parent
+// and the trace id, as its tracer would; the SDK's OTLP clients send them,
+// converted by otlp.go. engram reindex has spans of the same family
+// (reindex.go).
 //
 // Telemetry never hurts ingestion: spans are batched and exported in the
 // background; when the queue is full or the collector is down or slow,
@@ -227,14 +231,18 @@ func (t *Telemetry) Export(tr *ingest.Trace) {
 	t.queue(t.build(tr))
 }
 
-// queue hands finished spans to the batch processor.
+// queue hands the finished spans of one event (or one reindex batch) to
+// the batch processor as one item: the first span stands for them all
+// (span.set). One channel send per event rather than per span: each is a
+// wake-up of the processor's goroutine.
 func (t *Telemetry) queue(spans []span) {
-	for i := range spans {
-		t.bsp.OnEnd(&spans[i])
+	if len(spans) == 0 {
+		return
 	}
+	spans[0].ev.n = len(spans)
+	t.bsp.OnEnd(&spans[0])
 	t.spans.Add(int64(len(spans)))
 }
-
 func (t *Telemetry) redact(s string) string {
 	if t.cfg.Redact != nil {
 		return t.cfg.Redact(s)
@@ -259,12 +267,28 @@ type countingExporter struct {
 	first    error
 }
 
-func (e *countingExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
+// What the batch processor hands it are span sets (Telemetry.queue):
+// engram's exporter takes them as they are, any other one (tests) gets
+// every span.
+func (e *countingExporter) ExportSpans(ctx context.Context, sets []sdktrace.ReadOnlySpan) error {
+	n := 0
+	for _, ro := range sets {
+		n += len(ro.(*span).set())
+	}
+	spans := sets
+	if _, ours := e.SpanExporter.(*otlpExporter); !ours {
+		spans = make([]sdktrace.ReadOnlySpan, 0, n)
+		for _, ro := range sets {
+			for i := range ro.(*span).set() {
+				spans = append(spans, &ro.(*span).set()[i])
+			}
+		}
+	}
 	if err := e.SpanExporter.ExportSpans(ctx, spans); err != nil {
 		e.fail(err)
 		return nil
 	}
-	e.exported.Add(int64(len(spans)))
+	e.exported.Add(int64(n))
 	return nil
 }
 

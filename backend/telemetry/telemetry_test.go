@@ -477,3 +477,35 @@ func TestMainStageSpans(t *testing.T) {
 		t.Error("StageSpans \"some\" accepted")
 	}
 }
+
+// TestSamplers: OTEL_TRACES_SAMPLER decides on the finished spans as the
+// SDK's tracer would: always_off and a ratio of 0 export nothing,
+// always_on exports even under an unsampled parent, and a sampled run of
+// engram reindex follows the same sampler.
+func TestSamplers(t *testing.T) {
+	unsampled := "00-" + kafkaTrace + "-" + kafkaSpan + "-00"
+	for _, c := range []struct {
+		sampler, arg, traceparent string
+		ingest, reindex           int // spans of the event; of the reindex run (no parent)
+	}{
+		{"always_off", "", "", 0, 0},
+		{"traceidratio", "0", "", 0, 0},
+		{"traceidratio", "1", "", 8, 1},
+		{"always_on", "", unsampled, 8, 1},
+		{"parentbased_always_on", "", unsampled, 0, 1},
+	} {
+		exp := tracetest.NewInMemoryExporter()
+		tel, err := telemetry.New(context.Background(), telemetry.Config{Exporter: exp, Sampler: c.sampler, SamplerArg: c.arg})
+		if err != nil {
+			t.Fatal(err)
+		}
+		newStores(t).run(t, tel.Observe(nil), ingest.Item{Data: event("s", ""), Traceparent: c.traceparent})
+		rt := tel.StartReindex("", "", "ix")
+		rt.End(ingest.ReindexSummary{}, nil)
+		tel.Flush(context.Background())
+		if got := len(exp.GetSpans()); got != c.ingest+c.reindex {
+			t.Errorf("%s %s parent %q: %d spans, want %d + %d", c.sampler, c.arg, c.traceparent, got, c.ingest, c.reindex)
+		}
+		tel.Shutdown(context.Background())
+	}
+}
