@@ -81,7 +81,7 @@ func runReindex(ctx context.Context, e *env, args []string) error {
 	cfg.Progress = func(s ingest.ReindexSummary) {
 		rep.line(fmt.Sprintf("reindex: %d objects, %d created, %d already indexed", s.Objects, s.Created, s.Existing))
 	}
-	sum, err := ingest.Reindex(ctx, cfg)
+	sum, err := st.reindex(ctx, cfg, nil)
 	rep.line("")
 	for _, msg := range sum.Errors {
 		fmt.Fprintln(e.stderr, safeLine(msg))

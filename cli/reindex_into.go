@@ -76,13 +76,7 @@ func runReindexInto(ctx context.Context, e *env, conf *resolved, o *reindexOpts,
 				rep.line(fmt.Sprintf("%s: %d objects, %d created, %d already indexed", what, s.Objects, s.Created, s.Existing))
 			},
 		}
-		var sum ingest.ReindexSummary
-		var err error
-		if keys != nil {
-			sum, err = ingest.ReindexKeys(ctx, rc, keys)
-		} else {
-			sum, err = ingest.Reindex(ctx, rc)
-		}
+		sum, err := st.reindex(ctx, rc, keys)
 		rep.line("")
 		for _, msg := range sum.Errors {
 			fmt.Fprintln(e.stderr, safeLine(msg))

@@ -146,6 +146,7 @@ var settingsTable = []setting{
 	{key: "otel.traces_sampler", flag: "otel-traces-sampler", env: []string{"OTEL_TRACES_SAMPLER"}, def: "parentbased_always_on", usage: "span sampler", choices: []string{"parentbased_always_on", "parentbased_always_off", "parentbased_traceidratio", "always_on", "always_off", "traceidratio"}},
 	{key: "otel.traces_sampler_arg", flag: "otel-traces-sampler-arg", env: []string{"OTEL_TRACES_SAMPLER_ARG"}, usage: "the sampler's ratio, 0 to 1 (traceidratio samplers)"},
 	{key: "otel.sdk_disabled", flag: "otel-sdk-disabled", env: []string{"OTEL_SDK_DISABLED"}, def: "false", usage: "export no spans whatever the endpoint", boolean: true},
+	{key: "otel.stage_spans", flag: "otel-stage-spans", env: []string{"ENGRAM_OTEL_STAGE_SPANS"}, def: "all", usage: "child spans of experience.ingest: all (every stage) or main (embed, objectstore.put, opensearch.index; the other stages' durations as attributes of the root: half the spans)", choices: []string{"all", "main"}},
 	{key: "trace.url", flag: "trace-url", env: []string{"ENGRAM_TRACE_URL"}, usage: "link from an event to its trace in the inspector: {traceId} (and {spanId}) replaced, e.g. http://localhost:16686/trace/{traceId}"},
 }
 

@@ -41,7 +41,7 @@ func telemetryConfig(conf *resolved) telemetry.Config {
 		Protocol: conf.get("otel.protocol"), Headers: conf.get("otel.headers"),
 		ServiceName: conf.get("otel.service_name"), ResourceAttributes: conf.get("otel.resource_attributes"),
 		Sampler: conf.get("otel.traces_sampler"), SamplerArg: conf.get("otel.traces_sampler_arg"),
-		Disabled:       conf.bool("otel.sdk_disabled"),
+		Disabled: conf.bool("otel.sdk_disabled"), StageSpans: conf.get("otel.stage_spans"),
 		ArchiveBackend: orDefault(conf.get("archive"), "dir"), IndexBackend: orDefault(conf.get("index"), "sqlite"),
 		Redact: conf.redact,
 	}
@@ -70,4 +70,25 @@ func (r tracedRecorder) Record(ctx context.Context, ev *model.Event, obs ingest.
 
 func (r tracedRecorder) Ingest(ctx context.Context, items <-chan ingest.Item, obs ingest.Observer) ingest.Summary {
 	return r.PipelineRecorder.Ingest(ctx, items, r.tel.Observe(obs))
+}
+
+// reindex is ingest.Reindex (or, given keys, ingest.ReindexKeys of
+// them), traced when tracing is on: one trace per run, a span per batch
+// (backend/telemetry/reindex.go says why).
+func (b *backends) reindex(ctx context.Context, cfg ingest.ReindexConfig, keys []string) (ingest.ReindexSummary, error) {
+	rt := b.tel.StartReindex(cfg.From, cfg.To, cfg.Index.Name())
+	if rt != nil {
+		cfg.OnBatch = rt.Batch
+	}
+	var (
+		sum ingest.ReindexSummary
+		err error
+	)
+	if keys != nil {
+		sum, err = ingest.ReindexKeys(ctx, cfg, keys)
+	} else {
+		sum, err = ingest.Reindex(ctx, cfg)
+	}
+	rt.End(sum, err)
+	return sum, err
 }

@@ -40,6 +40,24 @@ type ReindexConfig struct {
 	// published, as ingest does.
 	Publisher Publisher
 	Outbox    *Outbox
+	// OnBatch, when set, is told what each batch did, when it is done
+	// (telemetry makes its spans from it).
+	OnBatch func(ReindexBatch)
+}
+
+// ReindexBatch is one batch of a rebuild: when each of its steps ran and
+// what became of its objects.
+type ReindexBatch struct {
+	Start time.Time
+	Read  time.Duration // reading and decoding its objects, concurrently
+	// WriteAt and Write are the one index write (zero when no object was
+	// readable); AnnounceAt and Announce the publishing of what it created
+	// (zero without a Publisher).
+	WriteAt, AnnounceAt                     time.Time
+	Write, Announce                         time.Duration
+	Objects, Created, Existing, Bad, Failed int
+	FirstKey, LastKey                       string
+	Err                                     error // the first failure among its objects, if any
 }
 
 // ReindexSummary counts a rebuild.
@@ -136,6 +154,15 @@ type reindexer struct {
 // batch reads keys' objects concurrently, indexes them in one write, and
 // moves the checkpoint past them when nothing failed.
 func (r *reindexer) batch(ctx context.Context, keys []string) error {
+	tb := ReindexBatch{Start: time.Now(), FirstKey: keys[0], LastKey: keys[len(keys)-1]}
+	before := r.sum
+	defer func() {
+		if r.cfg.OnBatch != nil {
+			tb.Objects, tb.Created, tb.Existing = r.sum.Objects-before.Objects, r.sum.Created-before.Created, r.sum.Existing-before.Existing
+			tb.Bad, tb.Failed = r.sum.Bad-before.Bad, r.sum.Failed-before.Failed
+			r.cfg.OnBatch(tb)
+		}
+	}()
 	docs := make([]*model.IndexDoc, len(keys))
 	errs := make([]error, len(keys))
 	var wg sync.WaitGroup
@@ -154,15 +181,34 @@ func (r *reindexer) batch(ctx context.Context, keys []string) error {
 	}
 	close(next)
 	wg.Wait()
+	tb.Read = time.Since(tb.Start)
 	if err := ctx.Err(); err != nil {
+		tb.Err = err
 		return err
 	}
 	batch, at := r.readable(keys, docs, errs)
+	tb.Err = firstErr(errs)
 	if err := r.hold(batch); err != nil {
+		tb.Err = err
 		return err
 	}
+	if len(batch) > 0 {
+		tb.WriteAt = time.Now()
+	}
 	results := r.cfg.Index.Write(ctx, batch)
+	if len(batch) > 0 {
+		tb.Write = time.Since(tb.WriteAt)
+	}
+	if tb.Err == nil {
+		tb.Err = firstResultErr(results)
+	}
+	if r.cfg.Publisher != nil {
+		tb.AnnounceAt = time.Now()
+	}
 	r.announce(ctx, batch, results)
+	if r.cfg.Publisher != nil {
+		tb.Announce = time.Since(tb.AnnounceAt)
+	}
 	// Writes that an interruption stopped are counted, not listed: there
 	// would be a batch of them, and the caller says it was interrupted.
 	list := ctx.Err() == nil
@@ -176,6 +222,24 @@ func (r *reindexer) batch(ctx context.Context, keys []string) error {
 		return nil // the checkpoint stays: a re-run retries from there
 	}
 	return r.saveCheckpoint(keys[len(keys)-1])
+}
+
+func firstErr(errs []error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func firstResultErr(results []IndexResult) error {
+	for _, res := range results {
+		if res.Err != nil {
+			return res.Err
+		}
+	}
+	return nil
 }
 
 func docAnnouncement(d *model.IndexDoc, index string) Announcement {

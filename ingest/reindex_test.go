@@ -275,3 +275,36 @@ func TestReindexHoldsError(t *testing.T) {
 		t.Fatalf("err %v, %+v", err, sum)
 	}
 }
+
+// TestReindexOnBatch: OnBatch hears of every batch once it is done, with
+// its keys, its counts (a failed read among them, and its error) and the
+// times of its reads and of its index write, in order.
+func TestReindexOnBatch(t *testing.T) {
+	a := newKeysArchive(t, 25)
+	a.failGet = func(key string) bool { return key == a.keys[12] }
+	var notices []string
+	cfg := reindexInto(a, newMemIndex(), "mem", "", &notices)
+	var got []ReindexBatch
+	cfg.OnBatch = func(b ReindexBatch) { got = append(got, b) }
+	if _, err := Reindex(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 3 {
+		t.Fatalf("%d batches, want 3 (25 objects in tens)", len(got))
+	}
+	for i, b := range got {
+		want := min(10, 25-10*i)
+		if b.Objects != want || b.FirstKey != a.keys[10*i] || b.LastKey != a.keys[10*i+want-1] {
+			t.Errorf("batch %d: %d objects %s..%s, want %d %s..%s", i, b.Objects, b.FirstKey, b.LastKey, want, a.keys[10*i], a.keys[10*i+want-1])
+		}
+		if b.Read <= 0 || b.WriteAt.Before(b.Start.Add(b.Read)) || b.Write <= 0 || !b.AnnounceAt.IsZero() {
+			t.Errorf("batch %d times: start %v read %v, write at %v for %v, announce at %v", i, b.Start, b.Read, b.WriteAt, b.Write, b.AnnounceAt)
+		}
+	}
+	if b := got[1]; b.Bad != 1 || b.Created != 9 || b.Err == nil || !strings.Contains(b.Err.Error(), "connection reset") {
+		t.Errorf("batch with the failed read: %+v", b)
+	}
+	if got[0].Err != nil || got[0].Created != 10 {
+		t.Errorf("first batch: %+v", got[0])
+	}
+}

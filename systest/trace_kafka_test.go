@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"net/http"
 	"os"
 	"strings"
 	"syscall"
@@ -56,12 +55,12 @@ func TestTraceThroughKafka(t *testing.T) {
 		t.Fatalf("worker: %v\n%s", err, w.log.String())
 	}
 
-	var root *jaegerSpan
+	var root *jSpan
 	waitUntil(t, 30*time.Second, "the ingestion's spans in Jaeger", func() bool {
 		root = findSpan(jaegerURL, traceID, "experience.ingest")
 		return root != nil
 	})
-	if !root.childOf(parent) {
+	if root.parent() != parent {
 		t.Errorf("experience.ingest %s is not a child of the producer's span %s: %+v", root.SpanID, parent, root.References)
 	}
 	tp := enrichedTraceparent(t, kcfg, id.EventID)
@@ -70,44 +69,12 @@ func TestTraceThroughKafka(t *testing.T) {
 	}
 }
 
-type jaegerSpan struct {
-	SpanID        string `json:"spanID"`
-	OperationName string `json:"operationName"`
-	References    []struct {
-		RefType string `json:"refType"`
-		SpanID  string `json:"spanID"`
-	} `json:"references"`
-}
-
-func (s *jaegerSpan) childOf(id string) bool {
-	for _, r := range s.References {
-		if r.RefType == "CHILD_OF" && r.SpanID == id {
-			return true
-		}
-	}
-	return false
-}
-
 // findSpan is the span named op in trace id, nil until Jaeger has it.
-func findSpan(base, traceID, op string) *jaegerSpan {
-	resp, err := http.Get(base + "/api/traces/" + traceID)
-	if err != nil {
-		return nil
-	}
-	defer resp.Body.Close()
-	var body struct {
-		Data []struct {
-			Spans []jaegerSpan `json:"spans"`
-		} `json:"data"`
-	}
-	if resp.StatusCode != http.StatusOK || json.NewDecoder(resp.Body).Decode(&body) != nil {
-		return nil
-	}
-	for _, tr := range body.Data {
-		for i := range tr.Spans {
-			if tr.Spans[i].OperationName == op {
-				return &tr.Spans[i]
-			}
+func findSpan(base, traceID, op string) *jSpan {
+	spans := jaegerSpans(base + "/api/traces/" + traceID)
+	for i := range spans {
+		if spans[i].OperationName == op {
+			return &spans[i]
 		}
 	}
 	return nil

@@ -1,12 +1,16 @@
 package telemetry_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"sort"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -15,18 +19,30 @@ import (
 	"engram/ingest"
 )
 
-// BenchmarkIngestSpans ingests b.N events into embedded stores twice, with
-// spans off and with spans exported (to the Jaeger of
-// ENGRAM_TEST_OTLP_ENDPOINT, else to an in-process OTLP endpoint that
-// discards them), in alternating rounds (which goes first alternates too)
-// so that the machine's drift hits both alike. The spans a round queued
-// are flushed after it, untimed, so that their export does not slow the
-// next round; during the round they are exported as in production, in the
-// background beside the pipeline. It reports both rates, the median
-// per-round slowdown (time with spans / time without) and the CPU per
-// event of each.
+// BenchmarkIngestSpans ingests b.N events into embedded stores in each of
+// five modes: spans off ("off"), exported ("spans"), exported with
+// StageSpans "main" (four spans an event instead of eight: "main"),
+// exported to a collector that is down (a closed port: "down"), and off
+// again ("off2": its slowdown against off is the noise floor of the run,
+// what the machine alone makes of two identical modes). All write to the
+// same stores, each round's events ids of their own. Spans go to the
+// Jaeger of ENGRAM_TEST_OTLP_ENDPOINT, else to an in-process OTLP endpoint
+// that discards them. The modes run in interleaved rounds, their order
+// rotating each round, so that the machine's drift hits all alike. The
+// spans a round queued are flushed after it, untimed, so that their
+// export does not slow the next round; during the round they are exported
+// as in production, in the background beside the pipeline. Per mode it
+// reports the rate, the median per-round slowdown against off (time in
+// the mode / time off, same round), the CPU per event and, with
+// ENGRAM_BENCH_COLLECTOR_PID, the collector's CPU per event.
+//
+// ENGRAM_BENCH_ROUNDS sets the number of rounds (default 10): on a loaded
+// machine, more and shorter rounds make the median steadier.
 func BenchmarkIngestSpans(b *testing.B) {
-	const rounds = 10
+	rounds := 10
+	if n, err := strconv.Atoi(os.Getenv("ENGRAM_BENCH_ROUNDS")); err == nil && n > 0 {
+		rounds = n
+	}
 	endpoint := os.Getenv("ENGRAM_TEST_OTLP_ENDPOINT")
 	if endpoint == "" {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -35,59 +51,109 @@ func BenchmarkIngestSpans(b *testing.B) {
 		defer srv.Close()
 		endpoint = srv.URL
 	}
-	tel, err := telemetry.New(context.Background(), telemetry.Config{Endpoint: endpoint, ServiceName: "engram-bench",
-		ArchiveBackend: "dir", IndexBackend: "sqlite"})
-	if err != nil {
-		b.Fatal(err)
+	modes := []*benchMode{{name: "off"}, {name: "off2"},
+		{name: "spans", tel: benchTelemetry(b, endpoint, "all")},
+		{name: "main", tel: benchTelemetry(b, endpoint, "main")},
+		{name: "down", tel: benchTelemetry(b, closedPort(b), "all")},
 	}
-	storesOff, storesOn := newStores(b), newStores(b)
+	// One set of stores for every mode: on this file system, where a
+	// directory's inodes land decides how fast files are created in it
+	// (see the top of BENCHMARKS.md), so stores of their own gave each
+	// mode a bias of its own, ±30%, that the off2 control exposed.
+	st := newStores(b)
+	for _, m := range modes {
+		m.stores = st
+	}
 	run := fmt.Sprint(time.Now().UnixNano())
 	per := (b.N + rounds - 1) / rounds
-	var ratios []float64
-	var offTime, onTime, offCPU, onCPU time.Duration
-	round := func(s *stores, obs ingest.Observer, tag string, r, n int) (time.Duration, time.Duration) {
-		items := make([]ingest.Item, n)
-		for i := range items {
-			items[i] = ingest.Item{Data: event(fmt.Sprintf("%s-%s-%d-%d", run, tag, r, i), "")}
-		}
-		start, cpu0 := time.Now(), cpuTime()
-		traces := s.run(b, obs, items...)
-		took, cpu := time.Since(start), cpuTime()-cpu0
-		if obs != nil {
-			tel.Flush(context.Background())
-		}
-		for id, tr := range traces {
-			if tr.Outcome != ingest.OutcomeIngested {
-				b.Fatalf("%s: %v %v", id, tr.Outcome, tr.Err)
-			}
-		}
-		return took, cpu
-	}
 	b.ResetTimer()
 	for r := 0; r*per < b.N; r++ {
 		n := min(per, b.N-r*per)
-		var ot, oc, nt, nc time.Duration
-		if r%2 == 0 {
-			ot, oc = round(storesOff, nil, "off", r, n)
-			nt, nc = round(storesOn, tel.Observe(nil), "on", r, n)
-		} else {
-			nt, nc = round(storesOn, tel.Observe(nil), "on", r, n)
-			ot, oc = round(storesOff, nil, "off", r, n)
+		took := make([]time.Duration, len(modes))
+		for k := range modes {
+			i := (r + k) % len(modes)
+			took[i] = modes[i].round(b, run, r, n)
 		}
-		offTime, onTime, offCPU, onCPU = offTime+ot, onTime+nt, offCPU+oc, onCPU+nc
-		ratios = append(ratios, nt.Seconds()/ot.Seconds())
+		for i, m := range modes {
+			m.ratios = append(m.ratios, took[i].Seconds()/took[0].Seconds())
+		}
 	}
 	b.StopTimer()
+	for _, m := range modes {
+		m.report(b)
+	}
+}
+
+// benchMode is one way of running BenchmarkIngestSpans, and its totals.
+type benchMode struct {
+	name           string
+	tel            *telemetry.Telemetry // nil: spans off
+	stores         *stores
+	took, cpu, col time.Duration
+	ratios         []float64
+}
+
+func benchTelemetry(b *testing.B, endpoint, stageSpans string) *telemetry.Telemetry {
+	tel, err := telemetry.New(context.Background(), telemetry.Config{Endpoint: endpoint, ServiceName: "engram-bench",
+		ArchiveBackend: "dir", IndexBackend: "sqlite", StageSpans: stageSpans})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return tel
+}
+
+// closedPort is the URL of a port nothing listens on.
+func closedPort(b *testing.B) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
+	return "http://" + l.Addr().String()
+}
+
+// round ingests n new events in mode m and returns the time it took; the
+// flush after it is untimed, but the collector's CPU is counted up to its
+// end.
+func (m *benchMode) round(b *testing.B, run string, r, n int) time.Duration {
+	items := make([]ingest.Item, n)
+	for i := range items {
+		items[i] = ingest.Item{Data: event(fmt.Sprintf("%s-%s-%d-%d", run, m.name, r, i), "")}
+	}
+	col0 := collectorCPU(b)
+	start, cpu0 := time.Now(), cpuTime()
+	traces := m.stores.run(b, m.tel.Observe(nil), items...)
+	took, cpu := time.Since(start), cpuTime()-cpu0
+	m.tel.Flush(context.Background())
+	settle(b)
+	m.took, m.cpu, m.col = m.took+took, m.cpu+cpu, m.col+collectorCPU(b)-col0
+	for id, tr := range traces {
+		if tr.Outcome != ingest.OutcomeIngested {
+			b.Fatalf("%s: %v %v", id, tr.Outcome, tr.Err)
+		}
+	}
+	return took
+}
+
+func (m *benchMode) report(b *testing.B) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	st := tel.Shutdown(ctx)
-	sort.Float64s(ratios)
-	b.ReportMetric(float64(b.N)/offTime.Seconds(), "off-events/s")
-	b.ReportMetric(float64(b.N)/onTime.Seconds(), "spans-events/s")
-	b.ReportMetric(ratios[len(ratios)/2], "slowdown")
-	b.ReportMetric(float64(offCPU.Microseconds())/float64(b.N), "off-cpu-µs/event")
-	b.ReportMetric(float64(onCPU.Microseconds())/float64(b.N), "spans-cpu-µs/event")
-	b.ReportMetric(float64(st.Lost()), "spans-lost")
+	st := m.tel.Shutdown(ctx)
+	sort.Float64s(m.ratios)
+	b.ReportMetric(float64(b.N)/m.took.Seconds(), m.name+"-events/s")
+	b.ReportMetric(float64(m.cpu.Microseconds())/float64(b.N), m.name+"-cpu-µs/event")
+	if m.name != "off" {
+		b.ReportMetric(m.ratios[len(m.ratios)/2], m.name+"-slowdown")
+	}
+	if m.tel == nil {
+		return
+	}
+	if os.Getenv("ENGRAM_BENCH_COLLECTOR_PID") != "" && m.name != "down" {
+		b.ReportMetric(float64(m.col.Microseconds())/float64(b.N), m.name+"-collector-cpu-µs/event")
+	}
+	if m.name != "down" {
+		b.ReportMetric(float64(st.Lost()), m.name+"-spans-lost")
+	}
 }
 
 // cpuTime is the CPU (user and system) this process has used: with spans
@@ -100,6 +166,47 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
+// collectorCPU is the CPU the collector's process (ENGRAM_BENCH_COLLECTOR_PID,
+// e.g. Jaeger's) has used, -1 when not asked: on a machine it shares, its
+// work on engram's spans is part of what they cost.
+func collectorCPU(b *testing.B) time.Duration {
+	pid := os.Getenv("ENGRAM_BENCH_COLLECTOR_PID")
+	if pid == "" {
+		return -1
+	}
+	raw, err := os.ReadFile("/proc/" + pid + "/stat")
+	if err != nil {
+		b.Fatalf("ENGRAM_BENCH_COLLECTOR_PID: %v", err)
+	}
+	// utime and stime are fields 14 and 15, counted after the ")" that
+	// ends the command name (which may hold spaces).
+	f := strings.Fields(string(raw[bytes.LastIndexByte(raw, ')')+1:]))
+	if len(f) < 13 {
+		b.Fatalf("/proc/%s/stat: %q", pid, raw)
+	}
+	ticks := func(s string) int64 { n, _ := strconv.ParseInt(s, 10, 64); return n }
+	return time.Duration(ticks(f[11])+ticks(f[12])) * (time.Second / 100) // USER_HZ is 100 on Linux
+}
+
+// settle waits (up to 2 s) until the collector's process is idle: it digests
+// what it received after answering, and that work would otherwise land on
+// the next round, another mode's (which made the mode after "spans" look
+// 40% slower than "spans" itself).
+func settle(b *testing.B) {
+	if os.Getenv("ENGRAM_BENCH_COLLECTOR_PID") == "" {
+		return
+	}
+	prev := collectorCPU(b)
+	for range 40 {
+		time.Sleep(50 * time.Millisecond)
+		cur := collectorCPU(b)
+		if cur == prev {
+			return
+		}
+		prev = cur
+	}
+}
+
 // BenchmarkExportTrace is the CPU one event's spans cost, apart from the
 // pipeline: making the eight spans of a real trace (b.N times) and
 // exporting them over OTLP/HTTP to an in-process endpoint that discards
@@ -107,11 +214,17 @@ func cpuTime() time.Duration {
 // machine too loaded for BenchmarkIngestSpans's wall-clock ratio to mean
 // much, this over the pipeline's CPU per event is the overhead.
 func BenchmarkExportTrace(b *testing.B) {
+	for _, mode := range []string{"all", "main"} {
+		b.Run(mode, func(b *testing.B) { benchExportTrace(b, mode) })
+	}
+}
+
+func benchExportTrace(b *testing.B, stageSpans string) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/x-protobuf")
 	}))
 	defer srv.Close()
-	tel, err := telemetry.New(context.Background(), telemetry.Config{Endpoint: srv.URL, QueueSize: 1 << 20})
+	tel, err := telemetry.New(context.Background(), telemetry.Config{Endpoint: srv.URL, QueueSize: 1 << 20, StageSpans: stageSpans})
 	if err != nil {
 		b.Fatal(err)
 	}

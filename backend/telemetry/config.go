@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/sdk/resource"
@@ -38,12 +40,22 @@ type Config struct {
 	// whatever engram writes to.
 	ArchiveBackend, IndexBackend string
 
+	// StageSpans says which stages are child spans of experience.ingest:
+	// "all" (the default: every stage that ran), or "main", only the
+	// source system's three (embed, objectstore.put, opensearch.index),
+	// engram's own stages (validate, score, key, publish) being attributes
+	// of the root (cog.stage.NAME.duration_us): half the spans, for a
+	// collector that shares engram's machine.
+	StageSpans string
+
 	// Redact scrubs secrets out of error messages put on spans (optional).
 	Redact func(string) string
 
 	// ExportTimeout bounds one export request (default 10s, the OTLP
-	// default). QueueSize is how many ended spans wait for export before
-	// new ones are dropped (default 8192).
+	// default). QueueSize is how many events' spans wait for export before
+	// new ones are dropped (default 8192: a second of the embedded
+	// pipeline's fastest rate; the batch processor queues an event's spans
+	// as one item).
 	ExportTimeout time.Duration
 	QueueSize     int
 
@@ -103,13 +115,11 @@ func (c Config) protocol() string {
 	return c.Protocol
 }
 
-// exporter makes the OTLP exporter. Its retries are off: a batch that
-// cannot be sent is dropped and counted, rather than held (memory) and
-// retried for up to a minute, which would also hold the process at exit.
-func (c Config) exporter(ctx context.Context) (sdktrace.SpanExporter, error) {
-	if c.Exporter != nil {
-		return c.Exporter, nil
-	}
+// client makes the OTLP client that sends the spans. Its retries are off:
+// a batch that cannot be sent is dropped and counted, rather than held
+// (memory) and retried for up to a minute, which would also hold the
+// process at exit.
+func (c Config) client() (otlptrace.Client, error) {
 	u, err := c.exportURL()
 	if err != nil {
 		return nil, err
@@ -118,10 +128,7 @@ func (c Config) exporter(ctx context.Context) (sdktrace.SpanExporter, error) {
 	if err != nil {
 		return nil, err
 	}
-	timeout := c.ExportTimeout
-	if timeout <= 0 {
-		timeout = 10 * time.Second
-	}
+	timeout := c.exportTimeout()
 	switch c.protocol() {
 	case "http/protobuf":
 		opts := []otlptracehttp.Option{
@@ -132,7 +139,7 @@ func (c Config) exporter(ctx context.Context) (sdktrace.SpanExporter, error) {
 		if len(headers) > 0 {
 			opts = append(opts, otlptracehttp.WithHeaders(headers))
 		}
-		return otlptracehttp.New(ctx, opts...)
+		return otlptracehttp.NewClient(opts...), nil
 	case "grpc":
 		opts := []otlptracegrpc.Option{
 			otlptracegrpc.WithEndpointURL(u.String()),
@@ -142,10 +149,61 @@ func (c Config) exporter(ctx context.Context) (sdktrace.SpanExporter, error) {
 		if len(headers) > 0 {
 			opts = append(opts, otlptracegrpc.WithHeaders(headers))
 		}
-		return otlptracegrpc.New(ctx, opts...)
+		return otlptracegrpc.NewClient(opts...), nil
 	default:
 		return nil, fmt.Errorf("OTEL_EXPORTER_OTLP_PROTOCOL %q: engram exports http/protobuf or grpc", c.Protocol)
 	}
+}
+
+// mainOnly reads StageSpans.
+func (c Config) mainOnly() (bool, error) {
+	switch c.StageSpans {
+	case "", "all":
+		return false, nil
+	case "main":
+		return true, nil
+	}
+	return false, fmt.Errorf("otel.stage_spans %q: want all or main", c.StageSpans)
+}
+
+func (c Config) exportTimeout() time.Duration {
+	if c.ExportTimeout <= 0 {
+		return 10 * time.Second
+	}
+	return c.ExportTimeout
+}
+
+// exportBatch is the most events one export request carries the spans of:
+// the fewer the requests, the less the exporter costs per span; 256
+// events are 2048 spans, about 700 KB of OTLP, below every collector's
+// default request limit (4 MiB).
+const exportBatch = 256
+
+// batchOptions tune the SDK's batch span processor: never blocking (a
+// full queue drops spans, counted), big batches, and an export bounded
+// like the request itself.
+func (c Config) batchOptions() []sdktrace.BatchSpanProcessorOption {
+	// engram's defaults stand in for the SDK's where no OTEL_BSP_*
+	// variable is set (the SDK reads those itself).
+	var opts []sdktrace.BatchSpanProcessorOption
+	queue := c.QueueSize
+	if queue <= 0 && os.Getenv("OTEL_BSP_MAX_QUEUE_SIZE") == "" {
+		queue = 8192
+	}
+	if queue > 0 {
+		opts = append(opts, sdktrace.WithMaxQueueSize(queue))
+	}
+	if os.Getenv("OTEL_BSP_MAX_EXPORT_BATCH_SIZE") == "" {
+		batch := exportBatch
+		if queue > 0 {
+			batch = min(batch, queue)
+		}
+		opts = append(opts, sdktrace.WithMaxExportBatchSize(batch))
+	}
+	if os.Getenv("OTEL_BSP_EXPORT_TIMEOUT") == "" {
+		opts = append(opts, sdktrace.WithExportTimeout(c.exportTimeout()))
+	}
+	return opts
 }
 
 // resource is the service's identity: service.name, the resource

@@ -245,7 +245,8 @@ func TestJaegerIngestSpans(t *testing.T) {
 }
 
 // TestJaegerTraceparent: an item's traceparent (what a Kafka consumer
-// passes on from the message's header) is the parent, over gRPC this time.
+// passes on from the message's header) is the parent, and its tracestate
+// is passed through, over gRPC this time.
 func TestJaegerTraceparent(t *testing.T) {
 	j := needJaeger(t)
 	if j.otlpGRPC == "" {
@@ -265,6 +266,9 @@ func TestJaegerTraceparent(t *testing.T) {
 		if sp.OperationName == "experience.ingest" {
 			if sp.parent() != producerSpan {
 				t.Errorf("root's parent %q, want the traceparent's span %s", sp.parent(), producerSpan)
+			}
+			if got := sp.tag("w3c.tracestate"); got != "engram=test" {
+				t.Errorf("root's tracestate %q, want the message's engram=test passed through", got)
 			}
 			return
 		}

@@ -19,10 +19,18 @@
 //	├── experience.opensearch.index cog.index.backend (sqlite or opensearch), cog.memory.index
 //	└── experience.publish
 //
-// A failed stage's span has status error with the reason; each retry of a
-// stage is a "retry" span event. The root span's ids are the ones the
+// With Config.StageSpans "main", validate, score, key and publish are not
+// spans but the root's cog.stage.NAME.duration_us. A failed stage's span
+// has status error with the reason; each retry of a stage is a "retry"
+// span event. The root span's ids are the ones the
 // pipeline gave the ingestion (ingest.Trace.Span), so the trace id shown in
 // engram is the one in the tracing backend.
+//
+// The spans are built finished (spans.go) and handed to the SDK's batch
+// span processor; the SDK's sampler decides, per event, from the parent
+// and the trace id, as its tracer would; the SDK's OTLP clients send them,
+// converted by otlp.go. engram reindex has spans of the same family
+// (reindex.go).
 //
 // Telemetry never hurts ingestion: spans are batched and exported in the
 // background; when the queue is full or the collector is down or slow,
@@ -32,14 +40,13 @@ package telemetry
 import (
 	"context"
 	"errors"
-	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/sdk/instrumentation"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
@@ -68,8 +75,10 @@ const RootSpan = "experience.ingest"
 // Observe returns its argument and Shutdown does nothing.
 type Telemetry struct {
 	cfg      Config
-	tp       *sdktrace.TracerProvider
-	tracer   trace.Tracer
+	bsp      sdktrace.SpanProcessor
+	sampler  sdktrace.Sampler
+	mainOnly bool // Config.StageSpans "main"
+	info     spanInfo
 	exp      *countingExporter
 	spans    atomic.Int64 // sampled spans ended (handed to the exporter's queue)
 	shutOnce sync.Once
@@ -94,28 +103,27 @@ func New(ctx context.Context, c Config) (*Telemetry, error) {
 	if err != nil {
 		return nil, err
 	}
-	inner, err := c.exporter(ctx)
+	mainOnly, err := c.mainOnly()
 	if err != nil {
 		return nil, err
 	}
-	t := &Telemetry{cfg: c, exp: &countingExporter{SpanExporter: inner}}
-	queue := c.QueueSize
-	if queue <= 0 {
-		queue = 8192
+	t := &Telemetry{cfg: c, sampler: sampler, mainOnly: mainOnly, info: spanInfo{res: res, scope: instrumentation.Scope{Name: ScopeName}}}
+	inner := c.Exporter
+	if inner == nil {
+		client, err := c.client()
+		if err != nil {
+			return nil, err
+		}
+		if inner, err = newOTLPExporter(ctx, client, res, t.info.scope); err != nil {
+			return nil, err
+		}
 	}
-	t.tp = sdktrace.NewTracerProvider(
-		sdktrace.WithResource(res),
-		sdktrace.WithSampler(sampler),
-		sdktrace.WithIDGenerator(idGenerator{}),
-		// Not blocking: a full queue drops spans rather than slowing the
-		// pipeline that ends them.
-		sdktrace.WithBatcher(t.exp, sdktrace.WithMaxQueueSize(queue), sdktrace.WithMaxExportBatchSize(512)),
-	)
+	t.exp = &countingExporter{SpanExporter: inner}
+	t.bsp = sdktrace.NewBatchSpanProcessor(t.exp, c.batchOptions()...)
 	// The SDK reports export problems through the global handler, which
 	// logs to stderr by default: in the inspector that would draw over the
 	// screen. They are counted instead, and reported once at Shutdown.
 	otel.SetErrorHandler(otel.ErrorHandlerFunc(t.exp.fail))
-	t.tracer = t.tp.Tracer(ScopeName)
 	t.archive = attribute.String("cog.objectstore.backend", orUnknown(c.ArchiveBackend))
 	t.index = attribute.String("cog.index.backend", orUnknown(c.IndexBackend))
 	t.db = attribute.String("db.system.name", orUnknown(c.IndexBackend))
@@ -156,7 +164,7 @@ func (t *Telemetry) Shutdown(ctx context.Context) Stats {
 		return Stats{}
 	}
 	t.shutOnce.Do(func() {
-		err := t.tp.Shutdown(ctx)
+		err := t.bsp.Shutdown(ctx)
 		t.stats = Stats{Spans: t.spans.Load(), Exported: t.exp.exported.Load(), FirstErr: t.exp.firstErr()}
 		if t.stats.FirstErr == nil && err != nil && t.stats.Lost() > 0 {
 			t.stats.FirstErr = err
@@ -170,7 +178,7 @@ func (t *Telemetry) Flush(ctx context.Context) error {
 	if t == nil {
 		return nil
 	}
-	return t.tp.ForceFlush(ctx)
+	return t.bsp.ForceFlush(ctx)
 }
 
 // Observe returns an observer that exports each finished trace as spans
@@ -213,91 +221,28 @@ type outageObserver struct {
 func (o outageObserver) Outage(out ingest.Outage) { o.oo.Outage(out) }
 func (o outageObserver) Recovered(s ingest.Stage) { o.oo.Recovered(s) }
 
-// Export makes the spans of one finished trace. A trace that never
-// started (canceled before it was received) has no spans.
+// Export makes the spans of one finished trace and queues them for
+// export; a full queue drops them (counted in Stats, never waited for). A
+// trace that never started (canceled before it was received) has no spans.
 func (t *Telemetry) Export(tr *ingest.Trace) {
 	if t == nil || !tr.Span.TraceID.IsValid() {
 		return
 	}
-	ctx := context.WithValue(context.Background(), idsKey{}, ids{trace.TraceID(tr.Span.TraceID), trace.SpanID(tr.Span.SpanID)})
-	if tr.Span.Parent.IsValid() {
-		flags := trace.TraceFlags(0)
-		if tr.Span.Sampled {
-			flags = trace.FlagsSampled
-		}
-		state, _ := trace.ParseTraceState(tr.Span.State)
-		ctx = trace.ContextWithRemoteSpanContext(ctx, trace.NewSpanContext(trace.SpanContextConfig{
-			TraceID: trace.TraceID(tr.Span.TraceID), SpanID: trace.SpanID(tr.Span.Parent),
-			TraceFlags: flags, TraceState: state, Remote: true,
-		}))
-	}
-	attrs := make([]attribute.KeyValue, 0, 8)
-	attrs = append(attrs,
-		attribute.String("cog.event.id", tr.EventID),
-		attribute.String("cog.event.type", tr.Type),
-		attribute.String("cog.session.id", tr.SessionID),
-		attribute.String("cog.outcome", tr.Outcome.String()),
-		attribute.String("cog.input.source", tr.Src.String()))
-	if tr.Stages[ingest.StageScore].Status == ingest.StatusDone {
-		attrs = append(attrs, attribute.Float64("cog.importance.score", tr.Score))
-	}
-	if tr.IndexName != "" {
-		attrs = append(attrs, attribute.String("cog.memory.index", tr.IndexName))
-	}
-	_, root := t.tracer.Start(ctx, RootSpan, trace.WithTimestamp(tr.Start), trace.WithSpanKind(trace.SpanKindConsumer), trace.WithAttributes(attrs...))
-	if !root.IsRecording() {
-		return // not sampled: no children either
-	}
-	// Children hang from the root in a context without the ids above,
-	// which are the root's alone.
-	parent := trace.ContextWithSpan(context.Background(), root)
-	n := int64(1)
-	for i := range tr.Stages {
-		r := &tr.Stages[i]
-		name := stageSpan[i]
-		if name == "" || r.Status == ingest.StatusPending || r.Status == ingest.StatusSkipped || r.Start.IsZero() {
-			continue
-		}
-		_, s := t.tracer.Start(parent, name, trace.WithTimestamp(r.Start), trace.WithAttributes(t.stageAttrs(tr, r)...))
-		for _, o := range r.Retries {
-			s.AddEvent("retry", trace.WithTimestamp(o.At), trace.WithAttributes(
-				attribute.Int("cog.retry.attempt", o.Attempt),
-				attribute.String("cog.retry.error", t.redact(errString(o.Err))),
-				attribute.Int64("cog.retry.wait_ms", o.Wait.Milliseconds())))
-		}
-		if r.Status == ingest.StatusFailed {
-			s.SetStatus(codes.Error, t.redact(errString(r.Err)))
-		}
-		s.End(trace.WithTimestamp(r.Start.Add(r.Duration)))
-		n++
-	}
-	switch tr.Outcome {
-	case ingest.OutcomeFailed, ingest.OutcomeRejected, ingest.OutcomeCanceled:
-		root.SetStatus(codes.Error, t.redact(tr.Outcome.String()+": "+errString(tr.Err)))
-	}
-	root.End(trace.WithTimestamp(tr.Start.Add(tr.Total)))
-	t.spans.Add(n)
+	t.queue(t.build(tr))
 }
 
-func (t *Telemetry) stageAttrs(tr *ingest.Trace, r *ingest.StageRecord) []attribute.KeyValue {
-	var a []attribute.KeyValue
-	switch r.Stage {
-	case ingest.StageEmbed:
-		a = append(a, attribute.Int("cog.embedding.dim", tr.Dim))
-	case ingest.StageArchive:
-		a = append(a, t.archive, attribute.String("cog.objectstore.key", tr.Key))
-	case ingest.StageIndex:
-		a = append(a, t.index, t.db)
-		if tr.IndexName != "" {
-			a = append(a, attribute.String("cog.memory.index", tr.IndexName))
-		}
+// queue hands the finished spans of one event (or one reindex batch) to
+// the batch processor as one item: the first span stands for them all
+// (span.set). One channel send per event rather than per span: each is a
+// wake-up of the processor's goroutine.
+func (t *Telemetry) queue(spans []span) {
+	if len(spans) == 0 {
+		return
 	}
-	if r.Note != "" {
-		a = append(a, attribute.String("cog.stage.note", r.Note))
-	}
-	return a
+	spans[0].ev.n = len(spans)
+	t.bsp.OnEnd(&spans[0])
+	t.spans.Add(int64(len(spans)))
 }
-
 func (t *Telemetry) redact(s string) string {
 	if t.cfg.Redact != nil {
 		return t.cfg.Redact(s)
@@ -322,12 +267,28 @@ type countingExporter struct {
 	first    error
 }
 
-func (e *countingExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
+// What the batch processor hands it are span sets (Telemetry.queue):
+// engram's exporter takes them as they are, any other one (tests) gets
+// every span.
+func (e *countingExporter) ExportSpans(ctx context.Context, sets []sdktrace.ReadOnlySpan) error {
+	n := 0
+	for _, ro := range sets {
+		n += len(ro.(*span).set())
+	}
+	spans := sets
+	if _, ours := e.SpanExporter.(*otlpExporter); !ours {
+		spans = make([]sdktrace.ReadOnlySpan, 0, n)
+		for _, ro := range sets {
+			for i := range ro.(*span).set() {
+				spans = append(spans, &ro.(*span).set()[i])
+			}
+		}
+	}
 	if err := e.SpanExporter.ExportSpans(ctx, spans); err != nil {
 		e.fail(err)
 		return nil
 	}
-	e.exported.Add(int64(len(spans)))
+	e.exported.Add(int64(n))
 	return nil
 }
 
@@ -343,53 +304,6 @@ func (e *countingExporter) firstErr() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.first
-}
-
-// idGenerator gives a root span the ids the pipeline chose for the
-// ingestion (carried in the context), and every other span random ones.
-type idGenerator struct{}
-
-type idsKey struct{}
-
-type ids struct {
-	trace trace.TraceID
-	span  trace.SpanID
-}
-
-func (idGenerator) NewIDs(ctx context.Context) (trace.TraceID, trace.SpanID) {
-	if v, ok := ctx.Value(idsKey{}).(ids); ok {
-		return v.trace, v.span
-	}
-	var tid trace.TraceID
-	for !tid.IsValid() {
-		fill(tid[:])
-	}
-	return tid, newSpanID()
-}
-
-func (idGenerator) NewSpanID(ctx context.Context, _ trace.TraceID) trace.SpanID {
-	if v, ok := ctx.Value(idsKey{}).(ids); ok {
-		return v.span
-	}
-	return newSpanID()
-}
-
-func newSpanID() trace.SpanID {
-	var sid trace.SpanID
-	for !sid.IsValid() {
-		fill(sid[:])
-	}
-	return sid
-}
-
-func fill(b []byte) {
-	for i := 0; i < len(b); i += 8 {
-		v := rand.Uint64()
-		for j := i; j < min(i+8, len(b)); j++ {
-			b[j] = byte(v)
-			v >>= 8
-		}
-	}
 }
 
 // Traceparent is the W3C traceparent header of the span in ctx ("" when

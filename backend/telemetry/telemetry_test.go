@@ -2,6 +2,7 @@ package telemetry_test
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"strings"
 	"testing"
@@ -434,3 +435,77 @@ func (e *stuckExporter) ExportSpans(ctx context.Context, _ []sdktrace.ReadOnlySp
 	return ctx.Err()
 }
 func (e *stuckExporter) Shutdown(context.Context) error { return nil }
+
+// TestMainStageSpans: with StageSpans "main" an event has the root and the
+// source system's three children only; engram's own stages are the
+// root's cog.stage.*.duration_us, equal to the stage records' (what the
+// waterfall draws); a rejected event's validate is an attribute of its
+// root, whose status carries the reason.
+func TestMainStageSpans(t *testing.T) {
+	exp := tracetest.NewInMemoryExporter()
+	tel, err := telemetry.New(context.Background(), telemetry.Config{Exporter: exp, StageSpans: "main"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tel.Shutdown(context.Background())
+	traces := newStores(t).run(t, tel.Observe(nil), ingest.Item{Data: event("m1", "")},
+		ingest.Item{Data: []byte(`{"eventId":"m2","type":"nonsense"}`)})
+	tel.Flush(context.Background())
+	all := spansOf(exp.GetSpans())
+	tr := traces["m1"]
+	got := all[tr.Span.TraceID.String()]
+	var names []string
+	for _, sp := range got {
+		names = append(names, sp.Name)
+	}
+	if strings.Join(names, " ") != "experience.ingest experience.embed experience.objectstore.put experience.opensearch.index" {
+		t.Errorf("spans %v", names)
+	}
+	root := byName(got, "experience.ingest")
+	for stage, key := range map[ingest.Stage]string{ingest.StageValidate: "cog.stage.validate.duration_us",
+		ingest.StageScore: "cog.stage.score.duration_us", ingest.StageKey: "cog.stage.key.duration_us",
+		ingest.StagePublish: "cog.stage.publish.duration_us"} {
+		if got, want := attr(*root, key), fmt.Sprint(tr.Stages[stage].Duration.Microseconds()); got != want {
+			t.Errorf("root %s = %q, the stage record says %s", key, got, want)
+		}
+	}
+	bad := all[traces["m2"].Span.TraceID.String()]
+	if len(bad) != 1 || bad[0].Status.Code != codes.Error || attr(bad[0], "cog.stage.validate.duration_us") == "" {
+		t.Errorf("rejected event's spans %+v, want its root alone, an error with cog.stage.validate.duration_us", bad)
+	}
+	if _, err := telemetry.New(context.Background(), telemetry.Config{Exporter: exp, StageSpans: "some"}); err == nil {
+		t.Error("StageSpans \"some\" accepted")
+	}
+}
+
+// TestSamplers: OTEL_TRACES_SAMPLER decides on the finished spans as the
+// SDK's tracer would: always_off and a ratio of 0 export nothing,
+// always_on exports even under an unsampled parent, and a sampled run of
+// engram reindex follows the same sampler.
+func TestSamplers(t *testing.T) {
+	unsampled := "00-" + kafkaTrace + "-" + kafkaSpan + "-00"
+	for _, c := range []struct {
+		sampler, arg, traceparent string
+		ingest, reindex           int // spans of the event; of the reindex run (no parent)
+	}{
+		{"always_off", "", "", 0, 0},
+		{"traceidratio", "0", "", 0, 0},
+		{"traceidratio", "1", "", 8, 1},
+		{"always_on", "", unsampled, 8, 1},
+		{"parentbased_always_on", "", unsampled, 0, 1},
+	} {
+		exp := tracetest.NewInMemoryExporter()
+		tel, err := telemetry.New(context.Background(), telemetry.Config{Exporter: exp, Sampler: c.sampler, SamplerArg: c.arg})
+		if err != nil {
+			t.Fatal(err)
+		}
+		newStores(t).run(t, tel.Observe(nil), ingest.Item{Data: event("s", ""), Traceparent: c.traceparent})
+		rt := tel.StartReindex("", "", "ix")
+		rt.End(ingest.ReindexSummary{}, nil)
+		tel.Flush(context.Background())
+		if got := len(exp.GetSpans()); got != c.ingest+c.reindex {
+			t.Errorf("%s %s parent %q: %d spans, want %d + %d", c.sampler, c.arg, c.traceparent, got, c.ingest, c.reindex)
+		}
+		tel.Shutdown(context.Background())
+	}
+}
