@@ -29,7 +29,9 @@ import (
 // spread over 28 days (turns of the days interleaved, so every batch spans
 // them all) and for input of one day. It reports both rates, the median
 // per-round ratio, the binary's CPU per event (the child's rusage) and the
-// floor's CPU per file. Run it with -benchtime 30000x.
+// floor's CPU per file. Run it with -benchtime 30000x. ENGRAM_BENCH_BIN
+// names another engram binary to measure instead of this tree's (an older
+// build, for a before/after in the same hour).
 func BenchmarkIngestBinaryVsFsync(b *testing.B) {
 	for _, days := range []int{28, 1} {
 		b.Run(fmt.Sprintf("days=%d", days), func(b *testing.B) { benchBinaryVsFsync(b, days) })
@@ -41,7 +43,10 @@ func benchBinaryVsFsync(b *testing.B, days int) {
 	if v := os.Getenv("ENGRAM_BENCH_ROUNDS"); v != "" {
 		fmt.Sscan(v, &rounds)
 	}
-	bin := engramBinary(b)
+	bin := os.Getenv("ENGRAM_BENCH_BIN")
+	if bin == "" {
+		bin = engramBinary(b)
+	}
 	dir := fsfloor.Dir(b)
 	data := filepath.Join(dir, "data")
 	per := (b.N + rounds - 1) / rounds
