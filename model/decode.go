@@ -30,18 +30,13 @@ func Decode(data []byte, opt DecodeOptions) (*Event, error) {
 	if len(data) == 0 || data[0] != '{' {
 		return nil, Problems{{"", "expected a JSON object"}}
 	}
-	if !json.Valid(data) {
-		// Only now pay for the decoder that says where.
-		err := json.Unmarshal(data, new(json.RawMessage))
-		// Offsets count from the caller's first byte, not the trimmed one.
-		var syn *json.SyntaxError
-		if errors.As(err, &syn) {
-			syn.Offset += lead
-		}
-		if err == nil {
-			err = errors.New("invalid JSON")
-		}
-		return nil, jsonProblem(err)
+	// One decode both checks the syntax (encoding/json scans the whole
+	// value before it decodes any of it) and, in the common case where
+	// every member name is matched exactly and given once, is the decode.
+	e := &Event{}
+	err := json.Unmarshal(data, e)
+	if syn := (*json.SyntaxError)(nil); errors.As(err, &syn) {
+		return nil, syntaxProblem(data, lead)
 	}
 	// What the decoder reads: members matched exactly (see exactMembers).
 	// The raw event, kept for the archive, stays as it came. Which members
@@ -59,8 +54,10 @@ func Decode(data []byte, opt DecodeOptions) (*Event, error) {
 	if !given["input"] && (given["description"] || given["kind"] || given["caseId"]) {
 		return decodeCaseHub(norm, opt)
 	}
-	e := &Event{}
-	err := json.Unmarshal(norm, e)
+	if len(norm) != len(data) || &norm[0] != &data[0] {
+		e = &Event{} // exactMembers left some members out: decode what it kept
+		err = json.Unmarshal(norm, e)
+	}
 	e.present = presence{
 		context:    given["context"],
 		input:      given["input"],
@@ -78,6 +75,21 @@ func Decode(data []byte, opt DecodeOptions) (*Event, error) {
 	}
 	e.raw = bytes.Clone(data)
 	return e, nil
+}
+
+// syntaxProblem says where data, which is not valid JSON, goes wrong;
+// lead is how many bytes of white space came before it.
+func syntaxProblem(data []byte, lead int64) error {
+	err := json.Unmarshal(data, new(json.RawMessage))
+	// Offsets count from the caller's first byte, not the trimmed one.
+	var syn *json.SyntaxError
+	if errors.As(err, &syn) {
+		syn.Offset += lead
+	}
+	if err == nil {
+		err = errors.New("invalid JSON")
+	}
+	return jsonProblem(err)
 }
 
 // allProblems: encoding/json reports the first member of the wrong type
