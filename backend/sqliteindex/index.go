@@ -55,7 +55,7 @@ type DB struct {
 	path string
 	w    *sql.DB     // single writer connection; nil when read-only
 	ins  *sql.Stmt   // the insert, prepared on w
-	bat  []*sql.Stmt // batchSQL, prepared on w (parsing them cost more than the turns upsert ran)
+	bat  []*sql.Stmt // batchSQL, prepared on w once rather than parsed per batch
 	r    *sql.DB     // read pool
 
 	mu     sync.Mutex // serialises writes and Close
