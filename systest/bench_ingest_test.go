@@ -28,7 +28,8 @@ import (
 // each round a new input file into the same data directory, for input
 // spread over 28 days (turns of the days interleaved, so every batch spans
 // them all) and for input of one day. It reports both rates, the median
-// per-round ratio, the binary's CPU per event (the child's rusage) and the
+// per-round ratio (of an even count, the higher of the middle two), the
+// binary's CPU per event (the child's rusage) and the
 // floor's CPU per file. Run it with -benchtime 30000x. ENGRAM_BENCH_BIN
 // names another engram binary to measure instead of this tree's (an older
 // build, for a before/after in the same hour).
