@@ -70,6 +70,7 @@ func runIngest(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	data := dataDir(conf.get("data"), e.getenv)
+	ingestGC()
 	var cfg ingest.Config
 	var rejects *publish.Rejects
 	var archive ingest.ArchiveReader

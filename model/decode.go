@@ -30,24 +30,19 @@ func Decode(data []byte, opt DecodeOptions) (*Event, error) {
 	if len(data) == 0 || data[0] != '{' {
 		return nil, Problems{{"", "expected a JSON object"}}
 	}
-	if !json.Valid(data) {
-		// Only now pay for the decoder that says where.
-		err := json.Unmarshal(data, new(json.RawMessage))
-		// Offsets count from the caller's first byte, not the trimmed one.
-		var syn *json.SyntaxError
-		if errors.As(err, &syn) {
-			syn.Offset += lead
-		}
-		if err == nil {
-			err = errors.New("invalid JSON")
-		}
-		return nil, jsonProblem(err)
+	// One decode both checks the syntax (encoding/json scans the whole
+	// value before it decodes any of it) and, in the common case where
+	// every member name is matched exactly and given once, is the decode.
+	e := &Event{}
+	err := json.Unmarshal(data, e)
+	if syn := (*json.SyntaxError)(nil); errors.As(err, &syn) {
+		return nil, syntaxProblem(data, lead)
 	}
 	// What the decoder reads: members matched exactly (see exactMembers).
 	// The raw event, kept for the archive, stays as it came. Which members
 	// are given (and not null) is noted on the way, where "absent" and
 	// "zero" differ.
-	given := map[string]bool{}
+	given := make(map[string]bool, 32)
 	norm, ps := exactMembers(data, "", knownMembers, given)
 	if len(ps) > 0 {
 		return nil, ps
@@ -59,8 +54,10 @@ func Decode(data []byte, opt DecodeOptions) (*Event, error) {
 	if !given["input"] && (given["description"] || given["kind"] || given["caseId"]) {
 		return decodeCaseHub(norm, opt)
 	}
-	e := &Event{}
-	err := json.Unmarshal(norm, e)
+	if len(norm) != len(data) || &norm[0] != &data[0] {
+		e = &Event{} // exactMembers left some members out: decode what it kept
+		err = json.Unmarshal(norm, e)
+	}
 	e.present = presence{
 		context:    given["context"],
 		input:      given["input"],
@@ -78,6 +75,21 @@ func Decode(data []byte, opt DecodeOptions) (*Event, error) {
 	}
 	e.raw = bytes.Clone(data)
 	return e, nil
+}
+
+// syntaxProblem says where data, which is not valid JSON, goes wrong;
+// lead is how many bytes of white space came before it.
+func syntaxProblem(data []byte, lead int64) error {
+	err := json.Unmarshal(data, new(json.RawMessage))
+	// Offsets count from the caller's first byte, not the trimmed one.
+	var syn *json.SyntaxError
+	if errors.As(err, &syn) {
+		syn.Offset += lead
+	}
+	if err == nil {
+		err = errors.New("invalid JSON")
+	}
+	return jsonProblem(err)
 }
 
 // allProblems: encoding/json reports the first member of the wrong type
@@ -210,6 +222,33 @@ type memberSet map[string]memberSet
 // CaseHub shape's.
 var knownMembers = membersOf(reflect.TypeFor[Event](), reflect.TypeFor[caseHubEvent]())
 
+// knownNames and knownPaths hold, once, the strings exactMembers would
+// otherwise make for every member of every event: each known name, and the
+// path of each known member under its parent's path.
+var knownNames, knownPaths = namesOf(knownMembers, "", map[string]string{}, map[string]map[string]string{})
+
+func namesOf(set memberSet, path string, names map[string]string, paths map[string]map[string]string) (map[string]string, map[string]map[string]string) {
+	if paths[path] == nil {
+		paths[path] = map[string]string{}
+	}
+	for name, sub := range set {
+		names[name] = name
+		paths[path][name] = joinPath(path, name)
+		if sub != nil {
+			namesOf(sub, joinPath(path, name), names, paths)
+		}
+	}
+	return names, paths
+}
+
+// memberPath is joinPath for a known member, without making the string.
+func memberPath(path, name string) string {
+	if p, ok := knownPaths[path][name]; ok {
+		return p
+	}
+	return joinPath(path, name)
+}
+
 func membersOf(types ...reflect.Type) memberSet {
 	m := memberSet{}
 	for _, t := range types {
@@ -254,7 +293,7 @@ func exactMembers(data []byte, path string, known memberSet, given map[string]bo
 		return data, nil // not an object: the decoder reports it
 	}
 	var ps Problems
-	seen := seenNames(len(obj))
+	var seen nameSet
 	changed := false
 	kept := obj[:0] // filtered in place: it never gets ahead of the loop
 	for _, m := range obj {
@@ -267,13 +306,14 @@ func exactMembers(data []byte, path string, known memberSet, given map[string]bo
 			kept = append(kept, m)
 			continue
 		}
+		mp := memberPath(path, m.name)
 		if seen.add(m.name) {
-			ps.add(joinPath(path, m.name), "given more than once")
+			ps.add(mp, "given more than once")
 			continue
 		}
-		given[joinPath(path, m.name)] = set(m.value)
+		given[mp] = set(m.value)
 		if sub != nil && len(m.value) > 0 && m.value[0] == '{' {
-			v, sps := exactMembers(m.value, joinPath(path, m.name), sub, given)
+			v, sps := exactMembers(m.value, mp, sub, given)
 			ps = append(ps, sps...)
 			if !bytes.Equal(v, m.value) {
 				m.value, changed = v, true
@@ -288,31 +328,32 @@ func exactMembers(data []byte, path string, known memberSet, given map[string]bo
 }
 
 // nameSet remembers the known member names an object has given; most
-// objects are small, and a slice spares them a map.
+// objects are small, and an array on the stack spares them a map.
 type nameSet struct {
-	few  []string
+	few  [16]string
+	n    int
 	many map[string]bool
-}
-
-func seenNames(n int) *nameSet {
-	if n > 16 {
-		return &nameSet{many: make(map[string]bool, n)}
-	}
-	return &nameSet{few: make([]string, 0, n)}
 }
 
 // add records name and reports whether it was there already.
 func (s *nameSet) add(name string) bool {
-	if s.many != nil {
-		had := s.many[name]
-		s.many[name] = true
-		return had
+	if s.many == nil && s.n < len(s.few) {
+		if slices.Contains(s.few[:s.n], name) {
+			return true
+		}
+		s.few[s.n] = name
+		s.n++
+		return false
 	}
-	if slices.Contains(s.few, name) {
-		return true
+	if s.many == nil {
+		s.many = make(map[string]bool, 2*len(s.few))
+		for _, n := range s.few {
+			s.many[n] = true
+		}
 	}
-	s.few = append(s.few, name)
-	return false
+	had := s.many[name]
+	s.many[name] = true
+	return had
 }
 
 func foldsToKnown(known memberSet, name string) bool {

@@ -46,7 +46,11 @@ func splitValid(raw []byte) (object, error) {
 // and is valid UTF-8 (encoding/json turns invalid bytes into U+FFFD).
 func memberName(quoted []byte) (string, error) {
 	if bytes.IndexByte(quoted, '\\') < 0 && utf8.Valid(quoted) {
-		return string(quoted[1 : len(quoted)-1]), nil
+		bare := quoted[1 : len(quoted)-1]
+		if name, ok := knownNames[string(bare)]; ok {
+			return name, nil // no copy: the lookup does not allocate
+		}
+		return string(bare), nil
 	}
 	var s string
 	err := json.Unmarshal(quoted, &s)

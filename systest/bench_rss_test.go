@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"engram/ingest/gen"
+	"engram/internal/fsfloor"
 )
 
 // BenchmarkIngestMillionRSS ingests a JSONL file of ENGRAM_BENCH_EVENTS
@@ -22,7 +23,7 @@ func BenchmarkIngestMillionRSS(b *testing.B) {
 	if v := os.Getenv("ENGRAM_BENCH_EVENTS"); v != "" {
 		fmt.Sscan(v, &n)
 	}
-	dir := benchDir(b)
+	dir := fsfloor.Dir(b)
 	path := filepath.Join(dir, "events.jsonl")
 	f, err := os.Create(path)
 	if err != nil {
@@ -57,23 +58,4 @@ func BenchmarkIngestMillionRSS(b *testing.B) {
 		b.ReportMetric(float64(<-peak)/(1<<20), "peakRSS-MB")
 		b.ReportMetric(float64(n)/elapsed.Seconds(), "events/s")
 	}
-}
-
-// benchDir is a new directory for a benchmark's files: under
-// $ENGRAM_BENCH_DIR, kept after the run, when that is set (see BENCHMARKS.md:
-// mass deletions slow this machine's file creation for minutes), else a
-// test temporary directory.
-func benchDir(b *testing.B) string {
-	root := os.Getenv("ENGRAM_BENCH_DIR")
-	if root == "" {
-		return b.TempDir()
-	}
-	if err := os.MkdirAll(root, 0o755); err != nil {
-		b.Fatal(err)
-	}
-	dir, err := os.MkdirTemp(root, "bench-")
-	if err != nil {
-		b.Fatal(err)
-	}
-	return dir
 }

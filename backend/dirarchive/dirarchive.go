@@ -138,15 +138,35 @@ func (s *Store) linkNew(dir, final string, body []byte) error {
 	if err != nil {
 		return renameNew(dir, final, body) // no O_TMPFILE on this file system
 	}
-	f := os.NewFile(uintptr(fd), final)
-	defer f.Close()
-	if _, err := f.Write(body); err != nil {
+	// The descriptor is used with plain system calls: an os.File would
+	// cost an fcntl to ask whether it can be polled, for a regular file.
+	defer unix.Close(fd)
+	if err := writeAll(fd, body); err != nil {
 		return err
 	}
 	if err := s.data.do(struct{}{}, fd); err != nil {
 		return err
 	}
 	return linkFD(fd, final)
+}
+
+// writeAll writes body to fd, going on after a short write or an
+// interruption.
+func writeAll(fd int, body []byte) error {
+	for len(body) > 0 {
+		n, err := unix.Write(fd, body)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return io.ErrShortWrite
+		}
+		body = body[n:]
+	}
+	return nil
 }
 
 // procLink is set once linkat(AT_EMPTY_PATH) was refused: before Linux 6.10

@@ -53,9 +53,10 @@ func (o Options) withDefaults() Options {
 // for concurrent use.
 type DB struct {
 	path string
-	w    *sql.DB   // single writer connection; nil when read-only
-	ins  *sql.Stmt // the insert, prepared on w
-	r    *sql.DB   // read pool
+	w    *sql.DB     // single writer connection; nil when read-only
+	ins  *sql.Stmt   // the insert, prepared on w
+	bat  []*sql.Stmt // batchSQL, prepared on w once rather than parsed per batch
+	r    *sql.DB     // read pool
 
 	mu     sync.Mutex // serialises writes and Close
 	closed bool
@@ -81,6 +82,12 @@ func Open(path string, opts Options) (*DB, error) {
 		"journal_mode(WAL)",
 		"synchronous(FULL)",
 		"temp_store(MEMORY)",
+		// A checkpoint copies every page the WAL holds into the database
+		// and fsyncs it; at SQLite's default of 1000 pages it ran every
+		// few batches and rewrote the same index pages each time. 8000
+		// pages (32 MiB of WAL at most before a checkpoint) copies each
+		// about once per 20 batches instead.
+		"wal_autocheckpoint(8000)",
 	))
 	if err != nil {
 		return nil, fmt.Errorf("sqlindex: open %s: %w", path, err)
@@ -95,7 +102,7 @@ func Open(path string, opts Options) (*DB, error) {
 		return nil, fmt.Errorf("sqlindex: open %s: %w", path, markBusy(err))
 	}
 	if db.r, err = openReader(abs, opts); err != nil {
-		db.ins.Close()
+		db.closeStmts()
 		w.Close()
 		return nil, fmt.Errorf("sqlindex: open %s: %w", path, err)
 	}
@@ -261,8 +268,28 @@ func (db *DB) setUp() error {
 	if err := tx.Commit(); err != nil {
 		return err
 	}
-	db.ins, err = db.w.PrepareContext(ctx, insertSQL)
-	return err
+	if db.ins, err = db.w.PrepareContext(ctx, insertSQL); err != nil {
+		return err
+	}
+	for _, q := range batchSQL {
+		st, err := db.w.PrepareContext(ctx, q)
+		if err != nil {
+			return err
+		}
+		db.bat = append(db.bat, st)
+	}
+	return nil
+}
+
+// closeStmts closes the prepared statements.
+func (db *DB) closeStmts() error {
+	var errs []error
+	for _, st := range append([]*sql.Stmt{db.ins}, db.bat...) {
+		if st != nil {
+			errs = append(errs, st.Close())
+		}
+	}
+	return errors.Join(errs...)
 }
 
 var insertColumns = []string{
@@ -328,7 +355,7 @@ func (db *DB) Close() error {
 			db.w.ExecContext(ctx, "PRAGMA optimize")
 		}
 		cancel()
-		errs = append(errs, db.ins.Close(), db.w.Close())
+		errs = append(errs, db.closeStmts(), db.w.Close())
 	}
 	errs = append(errs, db.r.Close())
 	return errors.Join(errs...)
@@ -428,8 +455,8 @@ func (db *DB) writeTx(ctx context.Context, docs []*model.IndexDoc, args [][]any,
 	}
 	if firstSeq >= 0 {
 		// The write lock is ours: every row from firstSeq on is this batch's.
-		for _, q := range batchSQL {
-			if _, err := tx.ExecContext(ctx, q, firstSeq); err != nil {
+		for _, st := range db.bat {
+			if _, err := tx.StmtContext(ctx, st).ExecContext(ctx, firstSeq); err != nil {
 				return err
 			}
 		}

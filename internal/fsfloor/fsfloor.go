@@ -1,0 +1,128 @@
+// Package fsfloor measures the raw floor the durable ingest benchmarks are
+// compared with: files created, written, fsynced and closed, with no
+// pipeline around them, on the same machine and in the same run. Only
+// benchmarks use it.
+package fsfloor
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Dir is a new directory for a benchmark's files: under $ENGRAM_BENCH_DIR,
+// kept after the run, when that is set (deleting tens of thousands of files
+// makes every file created on this machine's file system cost 10× more CPU
+// for the next minutes, which would slow the next run: remove the directory
+// when done measuring), else a test temporary directory.
+func Dir(tb testing.TB) string {
+	root := os.Getenv("ENGRAM_BENCH_DIR")
+	if root == "" {
+		return tb.TempDir()
+	}
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		tb.Fatal(err)
+	}
+	dir, err := os.MkdirTemp(root, "bench-")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return dir
+}
+
+// CPUTime is the CPU (user and system) this process has used.
+func CPUTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return RusageCPU(&ru)
+}
+
+// RusageCPU is the user plus system time of ru.
+func RusageCPU(ru *syscall.Rusage) time.Duration {
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// Create makes one file per body under a new directory, at the relative
+// path names[i] (nil: all in one directory, as one day of the archive), with
+// n writers, each file created, written, fsynced and closed; the
+// directories are made first. It returns how long the files took.
+func Create(tb testing.TB, names []string, bodies [][]byte, n int) time.Duration {
+	root := Dir(tb)
+	paths := make([]string, len(bodies))
+	for i := range bodies {
+		name := fmt.Sprintf("%d.json", i)
+		if names != nil {
+			name = names[i]
+		}
+		paths[i] = filepath.Join(root, name)
+		if err := os.MkdirAll(filepath.Dir(paths[i]), 0o755); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	ch := make(chan int, len(bodies))
+	for i := range bodies {
+		ch <- i
+	}
+	close(ch)
+	start := time.Now()
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range ch {
+				if err := write(paths[i], bodies[i]); err != nil {
+					tb.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return time.Since(start)
+}
+
+func write(path string, body []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(body)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// Result is the floor at its best concurrency.
+type Result struct {
+	Workers    int
+	Elapsed    time.Duration
+	CPUPerFile time.Duration // this process's CPU per file, at that concurrency
+}
+
+// Rate is files per second.
+func (r Result) Rate(files int) float64 { return float64(files) / r.Elapsed.Seconds() }
+
+// Best runs Create once at each concurrency and returns the fastest.
+func Best(tb testing.TB, names []string, bodies [][]byte, concurrencies ...int) Result {
+	var best Result
+	for _, n := range concurrencies {
+		cpu0 := CPUTime()
+		el := Create(tb, names, bodies, n)
+		cpu := CPUTime() - cpu0
+		if best.Elapsed == 0 || el < best.Elapsed {
+			best = Result{Workers: n, Elapsed: el, CPUPerFile: cpu / time.Duration(max(len(bodies), 1))}
+		}
+	}
+	return best
+}

@@ -1,0 +1,158 @@
+package systest
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"engram/ingest/gen"
+	"engram/internal/fsfloor"
+	"engram/model"
+)
+
+// BenchmarkIngestBinaryVsFsync is the ingest benchmark that counts: the real
+// binary, as users run it (`engram ingest FILE --data DIR`: input reader,
+// progress reporter, journal, rejects file, durable archive and index), and
+// in the same run, in interleaved rounds, the raw floor of the same machine:
+// as many files of the same bytes (the archived events, read back) created,
+// written, fsynced and closed, in the same day directories, at the best of
+// a few concurrencies. b.N events in ENGRAM_BENCH_ROUNDS rounds (default 4),
+// each round a new input file into the same data directory, for input
+// spread over 28 days (turns of the days interleaved, so every batch spans
+// them all) and for input of one day. It reports both rates, the median
+// per-round ratio (of an even count, the higher of the middle two), the
+// binary's CPU per event (the child's rusage) and the
+// floor's CPU per file. Run it with -benchtime 30000x. ENGRAM_BENCH_BIN
+// names another engram binary to measure instead of this tree's (an older
+// build, for a before/after in the same hour).
+func BenchmarkIngestBinaryVsFsync(b *testing.B) {
+	for _, days := range []int{28, 1} {
+		b.Run(fmt.Sprintf("days=%d", days), func(b *testing.B) { benchBinaryVsFsync(b, days) })
+	}
+}
+
+func benchBinaryVsFsync(b *testing.B, days int) {
+	rounds := 4
+	if v := os.Getenv("ENGRAM_BENCH_ROUNDS"); v != "" {
+		fmt.Sscan(v, &rounds)
+	}
+	bin := os.Getenv("ENGRAM_BENCH_BIN")
+	if bin == "" {
+		bin = engramBinary(b)
+	}
+	dir := fsfloor.Dir(b)
+	data := filepath.Join(dir, "data")
+	per := (b.N + rounds - 1) / rounds
+	var ratios []float64
+	var binTime, rawTime, binCPU, rawCPU time.Duration
+	var events int
+	workers := map[int]int{}
+	b.ResetTimer()
+	for r := 0; events < b.N; r++ {
+		n := min(per, b.N-events)
+		input, keys := daysInput(b, dir, r, n, days)
+		el, cpu := runIngest(b, bin, data, input, n)
+		bodies := archived(b, data, keys)
+		floor := fsfloor.Best(b, keys, bodies, 8, 32, 128)
+		workers[floor.Workers]++
+		binTime, rawTime = binTime+el, rawTime+floor.Elapsed
+		binCPU, rawCPU = binCPU+cpu, rawCPU+floor.CPUPerFile*time.Duration(n)
+		ratios = append(ratios, floor.Elapsed.Seconds()/el.Seconds())
+		events += n
+	}
+	b.StopTimer()
+	sort.Float64s(ratios)
+	b.ReportMetric(float64(events)/binTime.Seconds(), "events/s")
+	b.ReportMetric(float64(events)/rawTime.Seconds(), "rawfiles/s")
+	b.ReportMetric(ratios[len(ratios)/2], "ratio")
+	b.ReportMetric(float64(binCPU.Microseconds())/float64(events), "cpu-µs/event")
+	b.ReportMetric(float64(rawCPU.Microseconds())/float64(events), "raw-cpu-µs/file")
+	b.ReportMetric(float64(binCPU)/float64(rawCPU), "cpu-ratio")
+	b.Logf("%d events in %d rounds; the floor was fastest at %v writers (rounds per concurrency)", events, len(ratios), workers)
+}
+
+// daysInput writes n new events, spread over days consecutive days, to a
+// JSONL file and returns it with each event's archive key.
+func daysInput(b *testing.B, dir string, round, n, days int) (string, []string) {
+	gens := make([]*gen.Generator, days)
+	start := time.Date(2026, 3, 1, 0, 0, 1, 0, time.UTC)
+	for d := range gens {
+		gens[d] = gen.New(gen.Config{Seed: uint64(round*100 + d), Start: start.AddDate(0, 0, d),
+			Prefix: fmt.Sprintf("b%d-r%d-d%d-", time.Now().UnixNano(), round, d)})
+	}
+	path := filepath.Join(dir, fmt.Sprintf("input-%d.jsonl", round))
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	keys := make([]string, 0, n)
+	for d := 0; len(keys) < n; d = (d + 1) % days {
+		for _, ev := range gens[d].Turn() {
+			if len(keys) == n {
+				break
+			}
+			keys = append(keys, archiveKey(b, ev))
+			w.Write(ev)
+			w.WriteByte('\n')
+		}
+	}
+	if err := w.Flush(); err != nil {
+		b.Fatal(err)
+	}
+	f.Close()
+	return path, keys
+}
+
+func archiveKey(b *testing.B, ev []byte) string {
+	var e struct {
+		EventID   string `json:"eventId"`
+		Timestamp string `json:"timestamp"`
+	}
+	if err := json.Unmarshal(ev, &e); err != nil {
+		b.Fatal(err)
+	}
+	k, err := model.ArchiveKey(e.EventID, e.Timestamp)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return k
+}
+
+// runIngest runs the binary on input and returns its wall time and CPU.
+func runIngest(b *testing.B, bin, data, input string, n int) (time.Duration, time.Duration) {
+	cmd := exec.Command(bin, "ingest", "--data", data, input)
+	var out syncBuffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	start := time.Now()
+	if err := cmd.Run(); err != nil {
+		b.Fatalf("ingest: %v\n%s", err, tail([]byte(out.String())))
+	}
+	el := time.Since(start)
+	if !strings.Contains(out.String(), fmt.Sprintf("ingested %d,", n)) {
+		b.Fatalf("summary: %s", tail([]byte(out.String())))
+	}
+	return el, fsfloor.RusageCPU(cmd.ProcessState.SysUsage().(*syscall.Rusage))
+}
+
+// archived reads back what the binary archived under keys: the floor
+// writes the same bytes.
+func archived(b *testing.B, data string, keys []string) [][]byte {
+	bodies := make([][]byte, len(keys))
+	for i, k := range keys {
+		body, err := os.ReadFile(filepath.Join(data, "archive", filepath.FromSlash(k)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		bodies[i] = body
+	}
+	return bodies
+}
