@@ -7,6 +7,7 @@ import (
 	"errors"
 	"math"
 	"math/bits"
+	"slices"
 )
 
 // vec_blocks is a compact copy of the embeddings for Similar: reading the
@@ -69,6 +70,7 @@ type vecBlock struct {
 	seqs, vecs []byte
 	last       int64 // the last seq held; -1 when empty
 	dirty      bool
+	scratch    []float32
 }
 
 // add appends the float32 embedding emb of seq, which must be above every
@@ -77,27 +79,36 @@ func (b *vecBlock) add(seq int64, emb []byte) {
 	if seq <= b.last {
 		return
 	}
-	var maxAbs float64
+	f := b.scratch[:0]
+	var maxAbs float32
+	nan := false
 	for i := 0; i < b.dim; i++ {
-		f := float64(math.Float32frombits(binary.LittleEndian.Uint32(emb[4*i:])))
-		if math.IsNaN(f) || math.IsInf(f, 0) {
-			return
+		x := math.Float32frombits(binary.LittleEndian.Uint32(emb[4*i:]))
+		f = append(f, x)
+		a := x
+		if a < 0 {
+			a = -a
 		}
-		maxAbs = max(maxAbs, math.Abs(f))
+		if a > maxAbs {
+			maxAbs = a
+		}
+		nan = nan || x != x
 	}
-	if maxAbs == 0 {
+	b.scratch = f
+	if maxAbs == 0 || nan || maxAbs > math.MaxFloat32 {
 		return
 	}
 	at := len(b.vecs)
 	b.vecs = append(b.vecs, make([]byte, 4+b.dim)...)
-	var n2 float64
-	for i := 0; i < b.dim; i++ {
-		f := float64(math.Float32frombits(binary.LittleEndian.Uint32(emb[4*i:])))
-		q := int8(math.Round(f / maxAbs * 127))
-		b.vecs[at+4+i] = byte(q)
-		n2 += float64(q) * float64(q)
+	q := b.vecs[at+4:]
+	scale := 127 / float64(maxAbs) // float64: finite for a subnormal maxAbs too
+	var n2 int64
+	for i, x := range f {
+		v := int8(math.Round(float64(x) * scale))
+		q[i] = byte(v)
+		n2 += int64(v) * int64(v)
 	}
-	binary.LittleEndian.PutUint32(b.vecs[at:], math.Float32bits(float32(1/math.Sqrt(n2))))
+	binary.LittleEndian.PutUint32(b.vecs[at:], math.Float32bits(float32(1/math.Sqrt(float64(n2)))))
 	b.seqs = binary.LittleEndian.AppendUint16(b.seqs, uint16(seq-b.block<<blockShift(b.dim)))
 	b.last, b.dirty = seq, true
 }
@@ -175,12 +186,11 @@ func loadBlock(ctx context.Context, tx *sql.Tx, k blockKey, block int64) (*vecBl
 	b := &vecBlock{blockKey: k, block: block, last: -1}
 	err := tx.QueryRowContext(ctx, "SELECT seqs, vecs FROM vec_blocks WHERE dim = ? AND tenant = ? AND block = ?",
 		k.dim, k.tenant, block).Scan(&b.seqs, &b.vecs)
-	if errors.Is(err, sql.ErrNoRows) {
-		return b, nil
-	}
-	if err != nil {
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return nil, err
 	}
+	// Room for a full block: appending does not copy the vectors again.
+	b.vecs = slices.Grow(b.vecs, max(0, (4+k.dim)<<blockShift(k.dim)-len(b.vecs)))
 	if n := len(b.seqs); n >= 2 {
 		b.last = block<<blockShift(k.dim) + int64(binary.LittleEndian.Uint16(b.seqs[n-2:]))
 	}
