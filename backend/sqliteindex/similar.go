@@ -119,12 +119,7 @@ func rank(rows *sql.Rows, dim int, target []float64, k int) ([]candidate, error)
 			dot += v[i] * target[i]
 		}
 		c := candidate{s, dot / (n * tnorm)}
-		if h.Len() < k {
-			heap.Push(h, c)
-		} else if c.better((*h)[0]) {
-			(*h)[0] = c
-			heap.Fix(h, 0)
-		}
+		h.offer(c, k)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("sqlite: %w", err)
@@ -196,6 +191,16 @@ func (c candidate) better(o candidate) bool {
 		return c.score > o.score
 	}
 	return c.seq > o.seq
+}
+
+// offer keeps c when it is among the n best seen.
+func (h *nearest) offer(c candidate, n int) {
+	if len(*h) < n {
+		heap.Push(h, c)
+	} else if c.better((*h)[0]) {
+		(*h)[0] = c
+		heap.Fix(h, 0)
+	}
 }
 
 // nearest is a min-heap of the best candidates (the worst on top).

@@ -1,7 +1,6 @@
 package sqliteindex
 
 import (
-	"container/heap"
 	"context"
 	"database/sql"
 	"encoding/binary"
@@ -111,12 +110,7 @@ func (r *Reader) scanBlocks(ctx context.Context, dim int, t []float32, seq int64
 			if s == seq {
 				continue
 			}
-			if len(h) < n {
-				heap.Push(&h, c)
-			} else if c.better(h[0]) {
-				h[0] = c
-				heap.Fix(&h, 0)
-			}
+			h.offer(c, n)
 		}
 	}
 	if err := rows.Err(); err != nil {

@@ -277,12 +277,15 @@ func TestVecBlocksUpgrade(t *testing.T) {
 	db, path := openTest(t)
 	rng := rand.New(rand.NewPCG(9, 9))
 	var docs []*model.IndexDoc
-	for i := range 1500 {
-		dim := []int{8, 8, 1536}[i%3]
+	for i := range 1250 {
+		dim := []int{8, 8, 8, 1536}[i%4]
 		docs = append(docs, vecDoc(i, []string{"", "t1"}[rng.IntN(2)], randVec(rng, dim)))
 	}
 	for i := 0; i < len(docs); i += 250 {
 		mustWrite(t, db, docs[i:i+250]...)
+	}
+	if len(docs) <= 1<<blockShift(8) {
+		t.Fatal("the documents do not cross a block")
 	}
 	built := readBlocks(t, db)
 	for _, s := range []string{"DROP TRIGGER docs_vec_au", "DROP TABLE vec_dirty", "DROP TABLE vec_blocks", "PRAGMA user_version = 4"} {
@@ -297,7 +300,7 @@ func TestVecBlocksUpgrade(t *testing.T) {
 	if fast, err := r.hasVectors(ctx); fast || err != nil {
 		t.Fatalf("version 4: vectors %v, %v", fast, err)
 	}
-	for _, d := range []*model.IndexDoc{docs[0], docs[2]} {
+	for _, d := range []*model.IndexDoc{docs[0], docs[3]} {
 		if got, want := similarPair(t, r, d.EventID, 10); !slices.Equal(got, want) || len(got) != 10 {
 			t.Fatalf("version 4, Similar(%s):\n got %q\nwant %q", d.EventID, got, want)
 		}
@@ -325,15 +328,15 @@ func TestVecBlocksUpgrade(t *testing.T) {
 	}
 }
 
-// TestSimilarRecall: on 20,000 documents (4,000 with -short) recall@10
+// TestSimilarRecall: on 20,000 documents (2,000 with -short) recall@10
 // against the exact scan is at least 0.95, on uniform 8-dimensional
 // vectors and on tightly clustered 64-dimensional ones (near ties that
 // int8 scores cannot order: the rerank must). A correctness check, not a
 // speed one.
 func TestSimilarRecall(t *testing.T) {
-	n := 20000
+	n, queries := 20000, 40
 	if testing.Short() {
-		n = 4000
+		n, queries = 2000, 20
 	}
 	for _, c := range []struct {
 		name string
@@ -359,7 +362,7 @@ func TestSimilarRecall(t *testing.T) {
 				mustWrite(t, db, docs[i:i+1000]...)
 			}
 			r := openReaderT(t, path, "")
-			ids := make([]string, 40)
+			ids := make([]string, queries)
 			for i := range ids {
 				ids[i] = docs[rng.IntN(n)].EventID
 			}
