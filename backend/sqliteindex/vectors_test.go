@@ -137,21 +137,21 @@ func checkBlocks(t *testing.T, db *DB) {
 }
 
 // TestVecBlocksUnderWrites writes batches of varied sizes that cross block
-// boundaries (1024 vectors a block at 8 dimensions, 32 at 1536), mixing
+// boundaries (4096 vectors a block at 8 dimensions, 32 at 1536), mixing
 // tenants, dimensions, empty and zero embeddings and re-sent documents,
 // and checks vec_blocks against the documents after every batch.
 func TestVecBlocksUnderWrites(t *testing.T) {
 	db, _ := openTest(t)
 	rng := rand.New(rand.NewPCG(7, 7))
-	n := 3000
+	n := 6000
 	if testing.Short() {
-		n = 1300
+		n = 4400
 	}
-	dims := []int{8, 8, 8, 3, 1536}
+	dims := []int{8, 8, 8, 8, 8, 8, 3, 1536}
 	tenants := []string{"", "t1", "t2"}
 	var all []*model.IndexDoc
 	for len(all) < n {
-		batch := make([]*model.IndexDoc, 1+rng.IntN(400))
+		batch := make([]*model.IndexDoc, 1+rng.IntN(800))
 		for i := range batch {
 			emb := randVec(rng, dims[rng.IntN(len(dims))])
 			switch rng.IntN(20) {
@@ -169,7 +169,7 @@ func TestVecBlocksUnderWrites(t *testing.T) {
 		all = append(all, batch...)
 		checkBlocks(t, db)
 	}
-	if blockShift(8) != 10 || blockShift(1536) != 5 {
+	if blockShift(8) != 12 || blockShift(1536) != 5 {
 		t.Fatalf("block shifts %d and %d", blockShift(8), blockShift(1536))
 	}
 }
@@ -277,8 +277,8 @@ func TestVecBlocksUpgrade(t *testing.T) {
 	db, path := openTest(t)
 	rng := rand.New(rand.NewPCG(9, 9))
 	var docs []*model.IndexDoc
-	for i := range 1250 {
-		dim := []int{8, 8, 8, 1536}[i%4]
+	for i := range 4250 {
+		dim := []int{8, 8, 8, 1536, 8, 8, 8, 8}[i%8]
 		docs = append(docs, vecDoc(i, []string{"", "t1"}[rng.IntN(2)], randVec(rng, dim)))
 	}
 	for i := 0; i < len(docs); i += 250 {
