@@ -119,12 +119,22 @@ func (r *Reader) scanBlocks(ctx context.Context, dim int, t []float32, seq int64
 	return h, nil
 }
 
-// dot8 is the dot product of int8 components q and t (len(t) >= len(q)).
+// dot8 is the dot product of int8 components q and t (len(t) >= len(q)),
+// four independent sums at a time (a long vector is bound by the latency of
+// one chain of additions otherwise).
 func dot8(q []byte, t []float32) float32 {
 	t = t[:len(q)]
-	var s float32
-	for i, x := range q {
-		s += float32(int8(x)) * t[i]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(q); i += 4 {
+		q4, t4 := q[i:i+4:i+4], t[i:i+4:i+4]
+		s0 += float32(int8(q4[0])) * t4[0]
+		s1 += float32(int8(q4[1])) * t4[1]
+		s2 += float32(int8(q4[2])) * t4[2]
+		s3 += float32(int8(q4[3])) * t4[3]
 	}
-	return s
+	for ; i < len(q); i++ {
+		s0 += float32(int8(q[i])) * t[i]
+	}
+	return (s0 + s1) + (s2 + s3)
 }

@@ -374,3 +374,20 @@ func TestSimilarRecall(t *testing.T) {
 		})
 	}
 }
+
+// TestDot8: the unrolled dot product of every length agrees with the plain
+// sum.
+func TestDot8(t *testing.T) {
+	rng := rand.New(rand.NewPCG(12, 12))
+	for n := range 20 {
+		q, f := make([]byte, n), make([]float32, n)
+		var want float64
+		for i := range q {
+			q[i], f[i] = byte(rng.IntN(256)), float32(rng.NormFloat64())
+			want += float64(int8(q[i])) * float64(f[i])
+		}
+		if got := float64(dot8(q, f)); math.Abs(got-want) > 1e-3*(1+math.Abs(want)) {
+			t.Errorf("length %d: %v, want %v", n, got, want)
+		}
+	}
+}
