@@ -10,10 +10,13 @@ import (
 )
 
 // rerankFactor: Similar takes rerankFactor*k candidates (at least
-// minCandidates) from the quantized scan and reranks them exactly.
+// minCandidates) from the quantized scan and reranks them exactly. Each is
+// a random read of a docs page, from disk when the index is larger than
+// what the OS caches: at 1M documents 30 kept recall@10 at 1.000 and cut
+// the real binary's p99 from 102 to 80 ms (interleaved, load 12) against 100.
 const (
-	rerankFactor  = 10
-	minCandidates = 100
+	rerankFactor  = 3
+	minCandidates = 30
 )
 
 // hasVectors reports whether the index has vec_blocks (schema version 5 on;

@@ -21,7 +21,7 @@ import (
 // block << blockShift(dim), little-endian uint16, ascending; vecs is, per
 // vector, a float32 1/|q| then q, the vector scaled to int8 (its largest
 // component at ±127). int8 scores the cosine within ~0.5%, which Similar
-// absorbs by reranking ten times the candidates asked for exactly. Zero,
+// absorbs by reranking three times the candidates asked for exactly. Zero,
 // non-finite and malformed embeddings are left out (the exact scan has no
 // neighbour at them either).
 const vecBlocksSQL = `CREATE TABLE IF NOT EXISTS vec_blocks (

@@ -226,7 +226,7 @@ func TestSimilarAfterMaintenance(t *testing.T) {
 	db, path := openTest(t)
 	rng := rand.New(rand.NewPCG(8, 8))
 	var docs []*model.IndexDoc
-	for i := range 60 {
+	for i := range 45 { // 30 at 8 dimensions: no more than minCandidates
 		dim := 8
 		if i%3 == 0 {
 			dim = 1536
