@@ -13,7 +13,7 @@
 // [DB.SQL], that are query_only. [OpenReadOnly] opens only the read pool.
 // Readers see each write batch atomically, once it is committed.
 //
-// # Schema (PRAGMA user_version = SchemaVersion = 4)
+// # Schema (PRAGMA user_version = SchemaVersion = 5)
 //
 // docs: one row per index document, append-only for this package's writer.
 //
@@ -79,6 +79,19 @@
 //
 // Indexes on turns: (last_seq), (last_ts_ms); "turns newest first, paged" is
 // `SELECT ... FROM turns WHERE last_seq < ? ORDER BY last_seq DESC LIMIT ?`.
+//
+// vec_blocks(dim, tenant, block, seqs, vecs), PRIMARY KEY(dim, tenant,
+// block): the non-zero embeddings again, compact, for Similar (see
+// vectors.go): per dimension and tenant ("" for none), the documents
+// whose seq >> blockShift(dim) is block (a span of 4096 seqs at 8
+// dimensions, 32 at 1536), each as a uint16 seq offset, a float32 1/|q| and
+// the int8 vector q. Written by Write in the documents' transaction (the
+// last block of each dimension and tenant read, appended to and written
+// back) and built from docs by the upgrade to version 5. Similar scans it,
+// then reranks the best candidates exactly from docs.embedding.
+// vec_dirty(seq INTEGER PRIMARY KEY): the documents whose embedding or
+// tenant a plain-SQL update changed (trigger docs_vec_au), which Similar
+// always reranks too.
 //
 // What a batch of new documents adds to docs_fts, doc_tags and turns is
 // derived by Write with one statement each, after the batch's inserts and

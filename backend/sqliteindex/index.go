@@ -261,6 +261,11 @@ func (db *DB) setUp() error {
 				return fmt.Errorf("create schema: %w", err)
 			}
 		}
+		if v > 0 && v < vecsVersion {
+			if err := appendVectors(ctx, tx, 0); err != nil {
+				return fmt.Errorf("upgrade schema: build vec_blocks: %w", err)
+			}
+		}
 		if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", SchemaVersion)); err != nil {
 			return err
 		}
@@ -459,6 +464,9 @@ func (db *DB) writeTx(ctx context.Context, docs []*model.IndexDoc, args [][]any,
 			if _, err := tx.StmtContext(ctx, st).ExecContext(ctx, firstSeq); err != nil {
 				return err
 			}
+		}
+		if err := appendVectors(ctx, tx, firstSeq); err != nil {
+			return err
 		}
 	}
 	return tx.Commit()

@@ -6,8 +6,9 @@ import "fmt"
 // user_version. Versions 1 and 2 had an insert trigger on docs; version 3
 // derives the full-text rows, tags and turns of new documents with three
 // statements per batch instead (see batchSQL); version 4 keeps embeddings
-// out of the document JSON, in embedding64.
-const SchemaVersion = 4
+// out of the document JSON, in embedding64; version 5 adds vec_blocks, the
+// quantized embeddings Similar scans, built from docs by the upgrade.
+const SchemaVersion = 5
 
 // upgrades turn an index of the version given into the one before
 // SchemaVersion's statements run (they are idempotent and create what is
@@ -16,6 +17,7 @@ var upgrades = map[int][]string{
 	1: {`DROP TRIGGER IF EXISTS docs_ai`},
 	2: {`DROP TRIGGER IF EXISTS docs_ai`},
 	3: {`ALTER TABLE docs ADD COLUMN embedding64 BLOB`},
+	// 4: vec_blocks is created by schema and filled by setUp (appendVectors).
 }
 
 // batchSQL derives, in one statement each, what a batch of new documents
@@ -153,4 +155,7 @@ END`,
 		fmt.Sprintf(turnRecompute, "old.turn_key") +
 		fmt.Sprintf(turnRecompute, "new.turn_key") + `
 END`,
+	vecBlocksSQL,
+	vecDirtySQL[0],
+	vecDirtySQL[1],
 }
