@@ -11,14 +11,13 @@ import (
 	"testing"
 	"time"
 
-	"engram/backend/sqliteindex/sqlitetest"
 	"engram/model"
 	"engram/query/querytest"
 )
 
 // BenchmarkQueryBinary runs the real binary's read commands, as a user
 // types them, over the embedded index of a million documents
-// (querytest.BenchCorpus: Zipf-distributed words, so the most frequent are
+// (similarIndex: querytest.BenchCorpus: Zipf-distributed words, so the most frequent are
 // in most documents), and reports each query class's latency percentiles
 // (p50-ms, p99-ms), process start included, and the CPU time the process
 // used (cpu-p50-ms, cpu-p99-ms: on a loaded machine the wall time is mostly
@@ -26,7 +25,7 @@ import (
 // the class's frequency ranks.
 func BenchmarkQueryBinary(b *testing.B) {
 	data := b.TempDir()
-	if err := os.Symlink(sqlitetest.BenchIndex(b), filepath.Join(data, "index.db")); err != nil {
+	if err := os.Symlink(similarIndex(b), filepath.Join(data, "index.db")); err != nil {
 		b.Fatal(err)
 	}
 	bin := engramBinary(b)

@@ -11,21 +11,18 @@ import (
 	"time"
 
 	"engram/backend/sqliteindex"
+	"engram/backend/sqliteindex/sqlitetest"
 )
 
-// similarIndex is backend/sqliteindex's 1M-document benchmark database
-// upgraded to the current schema (vec_blocks built), shared with its
-// BenchmarkSimilar: $TMPDIR/engram-bench-1m-similar.db, made once from
-// $TMPDIR/engram-bench-1m.db (run `go test -run '^$' -bench Reader
-// ./backend/sqliteindex` to build that).
+// similarIndex is the 1M-document benchmark index (sqlitetest.BenchIndex)
+// upgraded to the current schema (vec_blocks built), shared with
+// backend/sqliteindex's BenchmarkSimilar: $TMPDIR/engram-bench-1m-similar.db,
+// made once.
 func similarIndex(b *testing.B) string {
-	src := filepath.Join(os.TempDir(), "engram-bench-1m.db")
+	src := sqlitetest.BenchIndex(b)
 	dst := filepath.Join(os.TempDir(), "engram-bench-1m-similar.db")
 	if _, err := os.Stat(dst + ".v1"); err == nil {
 		return dst
-	}
-	if _, err := os.Stat(src + ".v1"); err != nil {
-		b.Skipf("%s is not built: run the Reader benchmark of backend/sqliteindex first", src)
 	}
 	tmp := dst + ".building"
 	if err := ubCopyFile(src, tmp); err != nil {
