@@ -144,9 +144,19 @@ func (r *Reader) searchWindow(ctx context.Context, p *plan, after query.Cursor, 
 		return 1
 	})
 	cands = cands[min(start, len(cands)):min(len(cands), start+limit+1)]
-	docs, err := r.docsBySeq(ctx, cands)
+	seqs := make([]int64, len(cands))
+	for i, c := range cands {
+		seqs[i] = c.seq
+	}
+	bySeq, err := r.docsBySeq(ctx, seqs)
 	if err != nil {
 		return query.Page{}, err
+	}
+	docs := make([]*model.IndexDoc, 0, len(cands))
+	for _, c := range cands {
+		if d := bySeq[c.seq]; d != nil {
+			docs = append(docs, d)
+		}
 	}
 	pg := query.Page{Docs: docs, Ranking: ranking}
 	if len(cands) > limit {
@@ -237,15 +247,11 @@ func (r *Reader) newScorer(ctx context.Context, p *plan) (*scorer, error) {
 	return sc, nil
 }
 
-// docsBySeq reads the documents of cands, in their order (a document
-// deleted meanwhile is left out).
-func (r *Reader) docsBySeq(ctx context.Context, cands []ranked) ([]*model.IndexDoc, error) {
-	if len(cands) == 0 {
+// docsBySeq reads the documents of seqs, by seq (a document deleted
+// meanwhile is missing).
+func (r *Reader) docsBySeq(ctx context.Context, seqs []int64) (map[int64]*model.IndexDoc, error) {
+	if len(seqs) == 0 {
 		return nil, nil
-	}
-	seqs := make([]int64, len(cands))
-	for i, c := range cands {
-		seqs[i] = c.seq
 	}
 	list, _ := json.Marshal(seqs)
 	docs, got, _, err := r.docs(ctx, "SELECT d.seq, "+r.db.DocColumns(ctx)+" FROM docs d WHERE d.seq IN (SELECT value FROM json_each(?))", string(list))
@@ -256,13 +262,7 @@ func (r *Reader) docsBySeq(ctx context.Context, cands []ranked) ([]*model.IndexD
 	for i, d := range docs {
 		bySeq[got[i]] = d
 	}
-	out := make([]*model.IndexDoc, 0, len(cands))
-	for _, c := range cands {
-		if d := bySeq[c.seq]; d != nil {
-			out = append(out, d)
-		}
-	}
-	return out, nil
+	return bySeq, nil
 }
 
 // maxTimeBounded is the most documents in a time range whose seqs

@@ -48,14 +48,9 @@ func (r *Reader) Similar(ctx context.Context, eventID string, k int) ([]query.Sc
 	for i, c := range best {
 		seqs[i] = c.seq
 	}
-	list, _ := json.Marshal(seqs)
-	docs, got, _, err := r.docs(ctx, "SELECT d.seq, "+r.db.DocColumns(ctx)+" FROM docs d WHERE d.seq IN (SELECT value FROM json_each(?))", string(list))
+	bySeq, err := r.docsBySeq(ctx, seqs)
 	if err != nil {
 		return nil, err
-	}
-	bySeq := make(map[int64]*model.IndexDoc, len(docs))
-	for i, d := range docs {
-		bySeq[got[i]] = d
 	}
 	out := make([]query.Scored, 0, len(best))
 	for _, c := range best {
