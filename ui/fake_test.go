@@ -292,8 +292,9 @@ func (a *memArchive) Get(ctx context.Context, key string, limit int64) (*ingest.
 	a.mu.Unlock()
 	if block {
 		// Parked on purpose: the harness does not wait for this command.
-		parked.Add(1)
-		defer parked.Add(-1)
+		p := parkedIn(ctx)
+		p.Add(1)
+		defer p.Add(-1)
 		<-ctx.Done()
 		a.mu.Lock()
 		a.cancelled++

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"sync"
@@ -45,9 +46,23 @@ type harness struct {
 
 var harnesses sync.Map // *Model → *harness
 
-// parked counts commands stuck on purpose (a fetch that never answers);
-// settle does not wait for them.
-var parked atomic.Int64
+// A model's commands stuck on purpose (a fetch that never answers) are
+// counted in its context (parkedIn); settle does not wait for them. The
+// count is the model's own: a test's parked commands end some time after
+// its model is cancelled, and a count shared by all models let the next
+// test's settle return while its own commands still ran (flaky under load).
+type parkKey struct{}
+
+// strayParked counts parked commands of contexts of no test model.
+var strayParked atomic.Int64
+
+// parkedIn is the parked count of the model ctx derives from.
+func parkedIn(ctx context.Context) *atomic.Int64 {
+	if p, ok := ctx.Value(parkKey{}).(*atomic.Int64); ok {
+		return p
+	}
+	return &strayParked
+}
 
 func harnessOf(m *Model) *harness {
 	h, _ := harnesses.LoadOrStore(m, &harness{msgs: make(chan tea.Msg, 4096)})
@@ -71,6 +86,7 @@ func (h *harness) run(cmd tea.Cmd) {
 func newTestModel(t testing.TB, deps Deps, opts Options, w, h int) *Model {
 	t.Helper()
 	m := New(deps, opts)
+	m.c.Ctx = context.WithValue(m.c.Ctx, parkKey{}, new(atomic.Int64)) // before any command exists
 	m.c.Manual = true
 	t.Cleanup(m.cancel)
 	m.Update(tea.WindowSizeMsg{Width: w, Height: h})
@@ -92,7 +108,7 @@ func settle(t testing.TB, m *Model, cmds ...tea.Cmd) {
 		case msg = <-h.msgs:
 		case msg = <-m.events:
 		case <-time.After(time.Millisecond):
-			if len(h.msgs) == 0 && len(m.events) == 0 && h.inflight.Load() <= parked.Load() {
+			if len(h.msgs) == 0 && len(m.events) == 0 && h.inflight.Load() <= parkedIn(m.c.Ctx).Load() {
 				return
 			}
 			continue

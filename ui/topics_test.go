@@ -69,8 +69,9 @@ func (b *fakeBus) Send(ctx context.Context, ev *model.Event, seen func(uikit.Bus
 		return nil
 	}
 	// Parked: this command, and the one waiting for its next hop.
-	parked.Add(2)
-	defer parked.Add(-2)
+	p := parkedIn(ctx)
+	p.Add(2)
+	defer p.Add(-2)
 	<-ctx.Done()
 	return ctx.Err()
 }
@@ -79,8 +80,9 @@ type fakeWatch struct{ feed chan []uikit.BusMessage }
 
 // Poll waits, parked, for what the test pushes.
 func (w fakeWatch) Poll(ctx context.Context) ([]uikit.BusMessage, error) {
-	parked.Add(1)
-	defer parked.Add(-1)
+	p := parkedIn(ctx)
+	p.Add(1)
+	defer p.Add(-1)
 	select {
 	case ms := <-w.feed:
 		return ms, nil
