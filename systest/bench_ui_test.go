@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"engram/backend/sqliteindex"
+	"engram/backend/sqliteindex/sqlitetest"
 	"engram/ingest/gen"
 	"engram/model"
-	"engram/query"
 )
 
 // The terminal benchmarks run the real binary in a tmux pane (its own
@@ -189,19 +189,6 @@ func ubWriteDocs(tb testing.TB, db *sqliteindex.DB, docs []*model.IndexDoc) {
 	}
 }
 
-func ubCountDocs(path string) int64 {
-	r, err := sqliteindex.OpenReader(path, query.Options{})
-	if err != nil {
-		return -1
-	}
-	defer r.Close()
-	n, err := r.Count(context.Background())
-	if err != nil {
-		return -1
-	}
-	return n
-}
-
 // millionUIIndex is $TMPDIR/engram-bench-ui-1m/index.db, a million
 // documents: a copy of the query benchmarks' database when that is there
 // (a copy, because the inspector opens its index for writing and would run
@@ -227,7 +214,7 @@ func millionUIIndex(b *testing.B) string {
 		if err := ubCopyFile(src, path); err != nil {
 			b.Fatal(err)
 		}
-		if got := ubCountDocs(path); got != n {
+		if got := sqlitetest.Count(path); got != n {
 			b.Logf("the copy holds %d documents: building instead", got)
 			os.Remove(path)
 		}

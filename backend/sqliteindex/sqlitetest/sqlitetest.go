@@ -29,7 +29,7 @@ func BenchIndex(tb testing.TB) string {
 	}
 	path := filepath.Join(os.TempDir(), "engram-bench-1m.db")
 	marker := path + ".v" + benchVersion
-	if _, err := os.Stat(marker); err == nil && count(path) == querytest.BenchCorpusDocs {
+	if _, err := os.Stat(marker); err == nil && Count(path) == querytest.BenchCorpusDocs {
 		return path
 	}
 	tb.Logf("building %s (%d documents, once)", path, querytest.BenchCorpusDocs)
@@ -66,7 +66,9 @@ func BenchIndex(tb testing.TB) string {
 	return path
 }
 
-func count(path string) int64 {
+// Count is how many documents the index at path holds, -1 when it cannot
+// be read.
+func Count(path string) int64 {
 	r, err := sqliteindex.OpenReader(path, query.Options{})
 	if err != nil {
 		return -1
