@@ -205,7 +205,12 @@ format_storage() {
   [[ -f "$KAFKA_DIR/data/meta.properties" ]] && return 0
   local id
   # 16 random bytes, URL-safe base64 without padding: a KRaft cluster id.
-  id="$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=')"
+  # One that starts with "-" is taken by the tool's parser for an option
+  # ("argument --cluster-id: expected one argument"): draw again.
+  id=-
+  while [[ "$id" == -* ]]; do
+    id="$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=')"
+  done
   if ! "$java" -Xmx256m -XX:TieredStopAtLevel=1 -Dlog4j2.configurationFile="$KAFKA_DIR/log4j2.xml" \
     -cp "$KAFKA_LIBS/*" kafka.tools.StorageTool format --standalone -t "$id" -c "$KAFKA_PROPS" \
     --add-scram "SCRAM-SHA-256=[name=$KAFKA_SASL_USER,password=$KAFKA_SASL_PASSWORD]" \
