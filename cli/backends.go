@@ -242,7 +242,9 @@ func (b *backends) openSQLite(ctx context.Context, conf *resolved, e *env) (*sql
 	var ix *sqliteindex.DB
 	r := ingest.Retrier{Transient: transient, Observer: openOutages{e, conf}}
 	err := r.Do(ctx, ingest.StageIndex, func() (err error) {
-		ix, err = sqliteindex.Open(filepath.Join(b.data, "index.db"), sqliteindex.Options{})
+		// Every writer of engram's (the pipeline, reindex) syncs the index
+		// before it reports or announces what it wrote.
+		ix, err = sqliteindex.Open(filepath.Join(b.data, "index.db"), sqliteindex.Options{DeferSync: true})
 		return err
 	})
 	return ix, err

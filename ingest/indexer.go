@@ -3,6 +3,7 @@ package ingest
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"engram/model"
@@ -11,14 +12,16 @@ import (
 // indexer gathers archived events into batches, indexes each batch with one
 // write, then publishes the events that were newly indexed. It is the only
 // place documents are written, so per event archive → index → publish holds.
-// It runs as four steps joined by channels (gather, make the batch's
-// archive entries durable, index, publish), each handling batches in order,
-// so that archive writes, a batch's directory fsync, the index commit of the
-// batch before it and the notifications of the one before that all proceed
-// at once.
+// It runs as five steps joined by channels (gather, make the batch's
+// archive entries durable, index, make the index's commits durable,
+// publish), each handling batches in order, so that archive writes, a
+// batch's directory fsync, the index write of the batch after it, the
+// index sync of the one before and the notifications of the one before
+// that all proceed at once.
 func (p *Pipeline) indexer(ctx context.Context, in <-chan *work, finished chan<- *Trace) {
 	batches := make(chan []*work, 1)
 	synced := make(chan syncedBatch, 1)
+	written := make(chan indexedBatch, 1)
 	indexed := make(chan indexedBatch, 1)
 	go func() {
 		defer close(batches)
@@ -32,13 +35,17 @@ func (p *Pipeline) indexer(ctx context.Context, in <-chan *work, finished chan<-
 		}
 	}()
 	go func() {
-		defer close(indexed)
+		defer close(written)
 		for b := range synced {
-			indexed <- indexedBatch{b.batch, p.writeBatch(ctx, b.batch, b.syncErr)}
+			written <- indexedBatch{batch: b.batch, results: p.writeBatch(ctx, b.batch, b.syncErr)}
 		}
 	}()
+	go func() {
+		defer close(indexed)
+		p.syncIndexed(ctx, written, indexed)
+	}()
 	for b := range indexed {
-		p.publishBatch(ctx, b.batch, b.results)
+		p.publishBatch(ctx, b)
 		for _, w := range b.batch {
 			finished <- w.t
 		}
@@ -49,6 +56,9 @@ func (p *Pipeline) indexer(ctx context.Context, in <-chan *work, finished chan<-
 type indexedBatch struct {
 	batch   []*work
 	results []IndexResult
+	// keepHeld keeps every held notification of the batch in the outbox:
+	// its index writes may or may not have become durable.
+	keepHeld bool
 }
 
 // syncedBatch is a batch whose archive entries were made durable, unless
@@ -103,6 +113,8 @@ func (p *Pipeline) gather(in <-chan *work, out chan<- []*work) {
 }
 
 // writeBatch indexes batch and returns the index's result for each event.
+// The outbox hold runs while the index writes, which commits only once the
+// hold is durable.
 func (p *Pipeline) writeBatch(ctx context.Context, batch []*work, syncErr error) []IndexResult {
 	docs := make([]*model.IndexDoc, len(batch))
 	recs := make([]*StageRecord, len(batch))
@@ -114,18 +126,96 @@ func (p *Pipeline) writeBatch(ctx context.Context, batch []*work, syncErr error)
 		recs[i] = r
 		p.notify(w.t, *r)
 	}
+	var gate func() error
 	if syncErr == nil {
-		syncErr = p.hold(batch)
+		gate = p.holdGate(batch)
 	}
-	results := p.index(ctx, docs, syncErr, recs)
-	elapsed := time.Since(start)
-	for i, w := range batch {
+	results := p.index(ctx, docs, syncErr, gate, recs)
+	if gate != nil {
+		gate() // the hold has ended before anything is released
+	}
+	return results
+}
+
+// holdGate starts the batch's outbox hold and returns what waits for it
+// (nil when there is no outbox). An index that cannot wait for it before
+// committing gets it done first.
+func (p *Pipeline) holdGate(batch []*work) func() error {
+	if p.cfg.Outbox == nil || p.cfg.Publisher == nil {
+		return nil
+	}
+	if _, ok := p.cfg.Index.(GatedIndex); !ok {
+		err := p.hold(batch)
+		return func() error { return err }
+	}
+	done := make(chan error, 1)
+	go func() { done <- p.hold(batch) }()
+	return sync.OnceValue(func() error { return <-done })
+}
+
+// syncIndexed makes the index's commits durable (one Sync for every batch
+// written while the last one ran), then concludes the index stage of each
+// batch and passes it on.
+func (p *Pipeline) syncIndexed(ctx context.Context, in <-chan indexedBatch, out chan<- indexedBatch) {
+	for b := range in {
+		group := []indexedBatch{b}
+	more:
+		for {
+			select {
+			case nb, ok := <-in:
+				if !ok {
+					break more
+				}
+				group = append(group, nb)
+			default:
+				break more
+			}
+		}
+		err := p.syncIndex(ctx, group)
+		for _, b := range group {
+			p.settleIndex(b, err)
+			b.keepHeld = err != nil
+			out <- b
+		}
+	}
+}
+
+// syncIndex syncs an index whose commits are durable only when Sync
+// returns, when some batch of group created a document.
+func (p *Pipeline) syncIndex(ctx context.Context, group []indexedBatch) error {
+	s, ok := p.cfg.Index.(Syncer)
+	if !ok || !anyCreated(group) {
+		return nil
+	}
+	return p.retry(ctx, StageIndex, func() error { return s.Sync(ctx) })
+}
+
+func anyCreated(group []indexedBatch) bool {
+	for _, b := range group {
+		for _, r := range b.results {
+			if r.Err == nil && r.Created {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// settleIndex ends the index stage of b's events: a sync error fails every
+// document the batch created (it may or may not be there after a crash:
+// the journal makes the next run write it again).
+func (p *Pipeline) settleIndex(b indexedBatch, syncErr error) {
+	for i, w := range b.batch {
+		res := &b.results[i]
+		if syncErr != nil && res.Err == nil && res.Created {
+			res.Err = fmt.Errorf("indexed, but making the index durable failed: %w", syncErr)
+		}
 		r := &w.t.Stages[StageIndex]
-		r.Duration, r.Status, r.Err = elapsed, StatusDone, results[i].Err
+		r.Duration, r.Status, r.Err = time.Since(r.Start), StatusDone, res.Err
 		switch {
-		case results[i].Err != nil:
+		case res.Err != nil:
 			r.Status = StatusFailed
-		case !results[i].Created:
+		case !res.Created:
 			r.Note = "already indexed"
 		}
 		if r.Err == nil {
@@ -133,22 +223,23 @@ func (p *Pipeline) writeBatch(ctx context.Context, batch []*work, syncErr error)
 		}
 		p.notify(w.t, *r)
 	}
-	return results
 }
 
-// publishBatch publishes the events of batch that were newly indexed and
+// publishBatch publishes the events of b that were newly indexed and
 // concludes every event of it.
-func (p *Pipeline) publishBatch(ctx context.Context, batch []*work, results []IndexResult) {
+func (p *Pipeline) publishBatch(ctx context.Context, b indexedBatch) {
 	var pub []*work
-	for i, w := range batch {
-		if results[i].Err == nil && results[i].Created {
+	for i, w := range b.batch {
+		if b.results[i].Err == nil && b.results[i].Created {
 			pub = append(pub, w)
 		}
 	}
 	p.publish(ctx, pub)
-	p.release(batch, results)
-	for i, w := range batch {
-		p.conclude(w, results[i])
+	if !b.keepHeld {
+		p.release(b.batch, b.results)
+	}
+	for i, w := range b.batch {
+		p.conclude(w, b.results[i])
 	}
 }
 
@@ -268,8 +359,12 @@ func (p *Pipeline) syncArchive(ctx context.Context) error {
 // resent one come back as "already there", and it counts as created. Each
 // retry is noted in recs (one per document, or none at all), for the whole
 // batch: the write is one request.
-func (p *Pipeline) index(ctx context.Context, docs []*model.IndexDoc, syncErr error, recs []*StageRecord) []IndexResult {
+func (p *Pipeline) index(ctx context.Context, docs []*model.IndexDoc, syncErr error, gate func() error, recs []*StageRecord) []IndexResult {
 	results := make([]IndexResult, len(docs))
+	g, gated := p.cfg.Index.(GatedIndex)
+	if syncErr == nil && gate != nil && !gated {
+		syncErr = gate()
+	}
 	if err := syncErr; err != nil {
 		for i := range results {
 			results[i].Err = err
@@ -288,7 +383,13 @@ func (p *Pipeline) index(ctx context.Context, docs []*model.IndexDoc, syncErr er
 		}
 		var again []int
 		var firstErr error
-		for j, r := range p.cfg.Index.Write(ctx, batch) {
+		var rs []IndexResult
+		if gated && gate != nil {
+			rs = g.WriteGated(ctx, batch, gate)
+		} else {
+			rs = p.cfg.Index.Write(ctx, batch)
+		}
+		for j, r := range rs {
 			i := todo[j]
 			if attempted && r.Err == nil && !r.Created {
 				r.Created = true // created by an earlier attempt whose answer was lost

@@ -196,6 +196,10 @@ func (r *reindexer) batch(ctx context.Context, keys []string) error {
 		tb.WriteAt = time.Now()
 	}
 	results := r.cfg.Index.Write(ctx, batch)
+	if err := r.syncIndex(ctx, results); err != nil {
+		tb.Err = err
+		return err // nothing is announced or checkpointed: a re-run writes the batch again
+	}
 	if len(batch) > 0 {
 		tb.Write = time.Since(tb.WriteAt)
 	}
@@ -222,6 +226,19 @@ func (r *reindexer) batch(ctx context.Context, keys []string) error {
 		return nil // the checkpoint stays: a re-run retries from there
 	}
 	return r.saveCheckpoint(keys[len(keys)-1])
+}
+
+// syncIndex makes the batch's index writes durable, for an index whose
+// commits are durable only when Sync returns.
+func (r *reindexer) syncIndex(ctx context.Context, results []IndexResult) error {
+	s, ok := r.cfg.Index.(Syncer)
+	if !ok || !anyCreated([]indexedBatch{{results: results}}) {
+		return nil
+	}
+	if err := s.Sync(ctx); err != nil {
+		return fmt.Errorf("making the index durable: %w", err)
+	}
+	return nil
 }
 
 func firstErr(errs []error) error {

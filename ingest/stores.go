@@ -36,8 +36,19 @@ type Concurrent interface {
 // only when Sync returns, so that many writes can share one sync. The
 // pipeline calls Sync before it indexes a batch: nothing is indexed that a
 // crash could still take out of the archive.
+//
+// An Index may be a Syncer too: its Write commits, and Sync makes what was
+// committed durable. The pipeline then syncs it before it publishes or
+// reports a batch, while it writes the next.
 type Syncer interface {
 	Sync(ctx context.Context) error
+}
+
+// GatedIndex is an Index that can commit a batch only once a step of the
+// caller succeeded, so that the step (the outbox hold) runs while the
+// batch is written instead of before. A gate error fails the whole batch.
+type GatedIndex interface {
+	WriteGated(ctx context.Context, docs []*model.IndexDoc, gate func() error) []IndexResult
 }
 
 // ConflictError says an archive key already holds a different event.

@@ -34,6 +34,10 @@ type Options struct {
 	// CacheKiB is the page cache of the writer connection (default 16384,
 	// i.e. 16 MiB); read connections keep SQLite's default.
 	CacheKiB int
+	// DeferSync leaves making commits durable to Sync (see there), for a
+	// writer that calls Sync before it reports what it wrote. Without it
+	// every commit is durable when Write returns.
+	DeferSync bool
 }
 
 func (o Options) withDefaults() Options {
@@ -60,6 +64,11 @@ type DB struct {
 
 	mu     sync.Mutex // serialises writes and Close
 	closed bool
+
+	abs       string     // path, absolute: Sync opens abs + "-wal"
+	deferSync bool       // Options.DeferSync
+	syncMu    sync.Mutex // serialises Sync
+	walIno    uint64     // the WAL inode whose directory entry Sync has synced
 	legacy atomic.Bool // read-only on schema version <= 3: see DocColumns
 }
 
@@ -80,7 +89,7 @@ func Open(path string, opts Options) (*DB, error) {
 		fmt.Sprintf("cache_size(-%d)", opts.CacheKiB),
 		"foreign_keys(0)",
 		"journal_mode(WAL)",
-		"synchronous(FULL)",
+		synchronous(opts),
 		"temp_store(MEMORY)",
 		// A checkpoint copies every page the WAL holds into the database
 		// and fsyncs it; at SQLite's default of 1000 pages it ran every
@@ -96,7 +105,7 @@ func Open(path string, opts Options) (*DB, error) {
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxLifetime(0)
 	w.SetConnMaxIdleTime(0)
-	db := &DB{path: path, w: w}
+	db := &DB{path: path, w: w, abs: abs, deferSync: opts.DeferSync}
 	if err := db.setUp(); err != nil {
 		w.Close()
 		return nil, fmt.Errorf("sqlindex: open %s: %w", path, markBusy(err))
@@ -107,6 +116,15 @@ func Open(path string, opts Options) (*DB, error) {
 		return nil, fmt.Errorf("sqlindex: open %s: %w", path, err)
 	}
 	return db, nil
+}
+
+// synchronous is the writer's pragma: NORMAL when Sync makes commits
+// durable, else FULL.
+func synchronous(opts Options) string {
+	if opts.DeferSync {
+		return "synchronous(NORMAL)"
+	}
+	return "synchronous(FULL)"
 }
 
 // OpenReadOnly opens an existing index for reading only (Write reports
@@ -378,6 +396,13 @@ func (db *DB) Close() error {
 // cancelled context) is given to every document not already failed, and
 // then nothing of the batch is stored.
 func (db *DB) Write(ctx context.Context, docs []*model.IndexDoc) []ingest.IndexResult {
+	return db.WriteGated(ctx, docs, nil)
+}
+
+// WriteGated is Write, committing only once gate (when not nil) returns nil:
+// the caller's own preparation of the batch runs while its rows are
+// inserted. A gate error rolls the batch back and fails every document.
+func (db *DB) WriteGated(ctx context.Context, docs []*model.IndexDoc, gate func() error) []ingest.IndexResult {
 	res := make([]ingest.IndexResult, len(docs))
 	if len(docs) == 0 {
 		return res
@@ -395,7 +420,7 @@ func (db *DB) Write(ctx context.Context, docs []*model.IndexDoc) []ingest.IndexR
 		failAll(res, fmt.Errorf("sqlite index: %w", backend.ErrClosed))
 		return res
 	}
-	if err := db.writeTx(ctx, docs, args, res); err != nil {
+	if err := db.writeTx(ctx, docs, args, res, gate); err != nil {
 		for i := range res {
 			res[i].Created = false
 		}
@@ -426,7 +451,7 @@ func prepare(docs []*model.IndexDoc, now string, res []ingest.IndexResult) [][]a
 }
 
 // writeTx runs the batch; a non-nil error means nothing was committed.
-func (db *DB) writeTx(ctx context.Context, docs []*model.IndexDoc, args [][]any, res []ingest.IndexResult) error {
+func (db *DB) writeTx(ctx context.Context, docs []*model.IndexDoc, args [][]any, res []ingest.IndexResult, gate func() error) error {
 	tx, err := db.w.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -466,6 +491,11 @@ func (db *DB) writeTx(ctx context.Context, docs []*model.IndexDoc, args [][]any,
 			}
 		}
 		if err := appendVectors(ctx, tx, firstSeq); err != nil {
+			return err
+		}
+	}
+	if gate != nil {
+		if err := gate(); err != nil {
 			return err
 		}
 	}
