@@ -69,6 +69,7 @@ type DB struct {
 	deferSync bool       // Options.DeferSync
 	syncMu    sync.Mutex // serialises Sync
 	walIno    uint64     // the WAL inode whose directory entry Sync has synced
+
 	legacy atomic.Bool // read-only on schema version <= 3: see DocColumns
 }
 
