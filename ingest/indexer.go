@@ -3,7 +3,6 @@ package ingest
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
 	"engram/model"
@@ -30,8 +29,7 @@ func (p *Pipeline) indexer(ctx context.Context, in <-chan *work, finished chan<-
 	go func() {
 		defer close(synced)
 		for b := range batches {
-			err := p.retry(ctx, StageArchive, func() error { return p.syncArchive(ctx) })
-			synced <- syncedBatch{b, err}
+			synced <- syncedBatch{b, p.readyBatch(ctx, b)}
 		}
 	}()
 	go func() {
@@ -112,9 +110,17 @@ func (p *Pipeline) gather(in <-chan *work, out chan<- []*work) {
 	}
 }
 
+// readyBatch makes the batch's archive entries durable and, meanwhile,
+// holds its notifications in the outbox: both must be on disk before its
+// index write commits.
+func (p *Pipeline) readyBatch(ctx context.Context, batch []*work) error {
+	held := make(chan error, 1)
+	go func() { held <- p.hold(batch) }()
+	err := p.retry(ctx, StageArchive, func() error { return p.syncArchive(ctx) })
+	return firstNonNil(err, <-held)
+}
+
 // writeBatch indexes batch and returns the index's result for each event.
-// The outbox hold runs while the index writes, which commits only once the
-// hold is durable.
 func (p *Pipeline) writeBatch(ctx context.Context, batch []*work, syncErr error) []IndexResult {
 	docs := make([]*model.IndexDoc, len(batch))
 	recs := make([]*StageRecord, len(batch))
@@ -126,31 +132,7 @@ func (p *Pipeline) writeBatch(ctx context.Context, batch []*work, syncErr error)
 		recs[i] = r
 		p.notify(w.t, *r)
 	}
-	var gate func() error
-	if syncErr == nil {
-		gate = p.holdGate(batch)
-	}
-	results := p.index(ctx, docs, syncErr, gate, recs)
-	if gate != nil {
-		gate() // the hold has ended before anything is released
-	}
-	return results
-}
-
-// holdGate starts the batch's outbox hold and returns what waits for it
-// (nil when there is no outbox). An index that cannot wait for it before
-// committing gets it done first.
-func (p *Pipeline) holdGate(batch []*work) func() error {
-	if p.cfg.Outbox == nil || p.cfg.Publisher == nil {
-		return nil
-	}
-	if _, ok := p.cfg.Index.(GatedIndex); !ok {
-		err := p.hold(batch)
-		return func() error { return err }
-	}
-	done := make(chan error, 1)
-	go func() { done <- p.hold(batch) }()
-	return sync.OnceValue(func() error { return <-done })
+	return p.index(ctx, docs, syncErr, recs)
 }
 
 // syncIndexed makes the index's commits durable (one Sync for every batch
@@ -359,12 +341,8 @@ func (p *Pipeline) syncArchive(ctx context.Context) error {
 // resent one come back as "already there", and it counts as created. Each
 // retry is noted in recs (one per document, or none at all), for the whole
 // batch: the write is one request.
-func (p *Pipeline) index(ctx context.Context, docs []*model.IndexDoc, syncErr error, gate func() error, recs []*StageRecord) []IndexResult {
+func (p *Pipeline) index(ctx context.Context, docs []*model.IndexDoc, syncErr error, recs []*StageRecord) []IndexResult {
 	results := make([]IndexResult, len(docs))
-	g, gated := p.cfg.Index.(GatedIndex)
-	if syncErr == nil && gate != nil && !gated {
-		syncErr = gate()
-	}
 	if err := syncErr; err != nil {
 		for i := range results {
 			results[i].Err = err
@@ -383,13 +361,7 @@ func (p *Pipeline) index(ctx context.Context, docs []*model.IndexDoc, syncErr er
 		}
 		var again []int
 		var firstErr error
-		var rs []IndexResult
-		if gated && gate != nil {
-			rs = g.WriteGated(ctx, batch, gate)
-		} else {
-			rs = p.cfg.Index.Write(ctx, batch)
-		}
-		for j, r := range rs {
+		for j, r := range p.cfg.Index.Write(ctx, batch) {
 			i := todo[j]
 			if attempted && r.Err == nil && !r.Created {
 				r.Created = true // created by an earlier attempt whose answer was lost

@@ -38,10 +38,6 @@ func (x *syncingIndex) Write(ctx context.Context, docs []*model.IndexDoc) []inge
 	return x.count(x.DB.Write(ctx, docs))
 }
 
-func (x *syncingIndex) WriteGated(ctx context.Context, docs []*model.IndexDoc, gate func() error) []ingest.IndexResult {
-	return x.count(x.DB.WriteGated(ctx, docs, gate))
-}
-
 func (x *syncingIndex) Sync(ctx context.Context) error {
 	x.mu.Lock()
 	created, err := x.created, x.err

@@ -49,9 +49,14 @@ type Outbox struct {
 	mu   sync.Mutex
 	path string         // the base name; the file in use is cur
 	cur  string         // the file this process holds ("" until the first Hold)
-	f    *os.File       // cur, open and locked
-	held map[string]int // eventId → announcements held and not released
+	f    *os.File            // cur, open and locked
+	held map[string][][]byte // eventId → its held and not released lines
 }
+
+// compactAt is the size past which a Release that leaves something held
+// rewrites the file with only what is held: while batches overlap, the
+// moment nothing is held (when the file is emptied) may never come.
+const compactAt = 4 << 20
 
 // outboxLine is a held announcement, or the release of some.
 type outboxLine struct {
@@ -61,7 +66,7 @@ type outboxLine struct {
 
 // OpenOutbox uses an outbox file at path, or beside it when another process
 // holds that one (created when first needed).
-func OpenOutbox(path string) *Outbox { return &Outbox{path: path, held: map[string]int{}} }
+func OpenOutbox(path string) *Outbox { return &Outbox{path: path, held: map[string][][]byte{}} }
 
 // Path is the outbox's file.
 func (o *Outbox) Path() string {
@@ -129,20 +134,24 @@ func (o *Outbox) Hold(as []Announcement) error {
 		return nil
 	}
 	var buf []byte
+	lines := make([][]byte, len(as))
 	for i := range as {
 		line, err := json.Marshal(outboxLine{Announcement: &as[i]})
 		if err != nil {
 			return err
 		}
+		start := len(buf)
 		buf = append(append(buf, line...), '\n')
+		lines[i] = buf[start:len(buf):len(buf)]
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if err := o.append(buf, true); err != nil {
 		return fmt.Errorf("outbox %s: %w", o.path, err)
 	}
-	for _, a := range as {
-		o.held[a.Enriched.EventID]++
+	for i, a := range as {
+		id := a.Enriched.EventID
+		o.held[id] = append(o.held[id], lines[i])
 	}
 	return nil
 }
@@ -156,7 +165,9 @@ func (o *Outbox) Release(ids []string) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	for _, id := range ids {
-		if o.held[id]--; o.held[id] <= 0 {
+		if ls := o.held[id]; len(ls) > 1 {
+			o.held[id] = ls[1:]
+		} else {
 			delete(o.held, id)
 		}
 	}
@@ -166,11 +177,56 @@ func (o *Outbox) Release(ids []string) error {
 	if len(o.held) == 0 {
 		return o.truncate()
 	}
+	if st, err := o.f.Stat(); err == nil && st.Size() > compactAt {
+		return o.compact()
+	}
 	line, err := json.Marshal(outboxLine{Released: ids})
 	if err != nil {
 		return err
 	}
 	return o.append(append(line, '\n'), false)
+}
+
+// compact replaces the file with one holding only what is held: written
+// and synced beside it, locked, then renamed over it (and the directory
+// synced), so a crash leaves one or the other, each holding all that is
+// held. A compaction that fails leaves the file as it was.
+func (o *Outbox) compact() error {
+	tmp := o.cur + ".compact"
+	f, err := lockFile(tmp)
+	if err != nil || f == nil {
+		return fmt.Errorf("outbox %s: compact: %v", o.cur, err)
+	}
+	err = f.Truncate(0)
+	var buf []byte
+	for _, ls := range o.held {
+		for _, l := range ls {
+			buf = append(buf, l...)
+		}
+	}
+	if err == nil {
+		err = AppendLines(f, buf, true)
+	}
+	if err == nil {
+		err = os.Rename(tmp, o.cur)
+	}
+	if err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return fmt.Errorf("outbox %s: compact: %w", o.cur, err)
+	}
+	old := o.f
+	o.f = f
+	return errors.Join(syncDir(filepath.Dir(o.cur)), old.Close())
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
 }
 
 // HeldIDs is every event whose notifications an outbox beside path holds,

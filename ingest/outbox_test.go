@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -361,5 +362,63 @@ func checkJSONLines(t *testing.T, path string, want int) {
 	}
 	if len(lines) != want {
 		t.Fatalf("%s has %d lines, want %d", path, len(lines), want)
+	}
+}
+
+// While batches overlap something is always held and the file is never
+// emptied: it is rewritten with only what is held once it grows past a
+// few MiB, and stays a file this process holds.
+func TestOutboxCompactsWhileBatchesOverlap(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "outbox.jsonl")
+	ob := ingest.OpenOutbox(path)
+	defer ob.Close()
+	batch := func(n int) ([]ingest.Announcement, []string) {
+		as := make([]ingest.Announcement, 100)
+		ids := make([]string, len(as))
+		for i := range as {
+			ids[i] = fmt.Sprintf("ev-%03d-%03d", n, i)
+			as[i].Enriched = model.Enriched{EventID: ids[i], ObjectStorageKey: strings.Repeat("k", 400)}
+		}
+		return as, ids
+	}
+	var prev []string
+	var largest int64
+	for n := range 200 { // ~100,000 bytes a batch, 20 MB in all
+		as, ids := batch(n)
+		if err := ob.Hold(as); err != nil {
+			t.Fatal(err)
+		}
+		if err := ob.Release(prev); err != nil {
+			t.Fatalf("release of batch %d: %v", n-1, err)
+		}
+		prev = ids
+		st, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		largest = max(largest, st.Size())
+	}
+	if largest > 6<<20 {
+		t.Errorf("the outbox grew to %d bytes with one batch held", largest)
+	}
+	held, err := ingest.HeldIDs(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(held) != len(prev) {
+		t.Errorf("outbox holds %d events, want the last batch's %d", len(held), len(prev))
+	}
+	for _, id := range prev {
+		if !held[id] {
+			t.Errorf("%s held but not in the file", id)
+		}
+	}
+	other := ingest.OpenOutbox(path)
+	if err := other.Hold([]ingest.Announcement{{}}); err != nil || other.Path() == path {
+		t.Errorf("another process's outbox: %s (%v), want a file beside %s", other.Path(), err, path)
+	}
+	other.Close()
+	if m, _ := filepath.Glob(path + ".compact"); len(m) != 0 {
+		t.Errorf("compaction left %v", m)
 	}
 }

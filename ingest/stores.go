@@ -44,13 +44,6 @@ type Syncer interface {
 	Sync(ctx context.Context) error
 }
 
-// GatedIndex is an Index that can commit a batch only once a step of the
-// caller succeeded, so that the step (the outbox hold) runs while the
-// batch is written instead of before. A gate error fails the whole batch.
-type GatedIndex interface {
-	WriteGated(ctx context.Context, docs []*model.IndexDoc, gate func() error) []IndexResult
-}
-
 // ConflictError says an archive key already holds a different event.
 type ConflictError struct{ Key string }
 

@@ -397,13 +397,6 @@ func (db *DB) Close() error {
 // cancelled context) is given to every document not already failed, and
 // then nothing of the batch is stored.
 func (db *DB) Write(ctx context.Context, docs []*model.IndexDoc) []ingest.IndexResult {
-	return db.WriteGated(ctx, docs, nil)
-}
-
-// WriteGated is Write, committing only once gate (when not nil) returns nil:
-// the caller's own preparation of the batch runs while its rows are
-// inserted. A gate error rolls the batch back and fails every document.
-func (db *DB) WriteGated(ctx context.Context, docs []*model.IndexDoc, gate func() error) []ingest.IndexResult {
 	res := make([]ingest.IndexResult, len(docs))
 	if len(docs) == 0 {
 		return res
@@ -421,7 +414,7 @@ func (db *DB) WriteGated(ctx context.Context, docs []*model.IndexDoc, gate func(
 		failAll(res, fmt.Errorf("sqlite index: %w", backend.ErrClosed))
 		return res
 	}
-	if err := db.writeTx(ctx, docs, args, res, gate); err != nil {
+	if err := db.writeTx(ctx, docs, args, res); err != nil {
 		for i := range res {
 			res[i].Created = false
 		}
@@ -452,7 +445,7 @@ func prepare(docs []*model.IndexDoc, now string, res []ingest.IndexResult) [][]a
 }
 
 // writeTx runs the batch; a non-nil error means nothing was committed.
-func (db *DB) writeTx(ctx context.Context, docs []*model.IndexDoc, args [][]any, res []ingest.IndexResult, gate func() error) error {
+func (db *DB) writeTx(ctx context.Context, docs []*model.IndexDoc, args [][]any, res []ingest.IndexResult) error {
 	tx, err := db.w.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -492,11 +485,6 @@ func (db *DB) writeTx(ctx context.Context, docs []*model.IndexDoc, args [][]any,
 			}
 		}
 		if err := appendVectors(ctx, tx, firstSeq); err != nil {
-			return err
-		}
-	}
-	if gate != nil {
-		if err := gate(); err != nil {
 			return err
 		}
 	}

@@ -6,8 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-
-	"engram/model"
 )
 
 func synchronousOf(t *testing.T, db *DB) int {
@@ -54,33 +52,5 @@ func TestDeferSync(t *testing.T) {
 	cancel()
 	if err := db.Sync(ctx); !errors.Is(err, context.Canceled) {
 		t.Errorf("Sync with a cancelled context: %v, want context.Canceled", err)
-	}
-}
-
-// The gate runs before the commit: while it runs the batch is invisible to
-// readers, and a gate error stores nothing.
-func TestWriteGated(t *testing.T) {
-	db, _ := openTest(t)
-	var seen int64 = -1
-	res := db.WriteGated(context.Background(), []*model.IndexDoc{testDoc("g1"), testDoc("g2")}, func() error {
-		n, err := db.Count(context.Background())
-		seen = n
-		return err
-	})
-	for i, r := range res {
-		if r.Err != nil || !r.Created {
-			t.Fatalf("doc %d: created=%v err=%v", i, r.Created, r.Err)
-		}
-	}
-	if seen != 0 {
-		t.Errorf("the gate saw %d documents, want 0 (it runs before the commit)", seen)
-	}
-	boom := errors.New("outbox full")
-	res = db.WriteGated(context.Background(), []*model.IndexDoc{testDoc("g3")}, func() error { return boom })
-	if !errors.Is(res[0].Err, boom) || res[0].Created {
-		t.Errorf("gate error: created=%v err=%v, want the gate's error", res[0].Created, res[0].Err)
-	}
-	if n, _ := db.Count(context.Background()); n != 2 {
-		t.Errorf("index holds %d documents after a failed gate, want 2", n)
 	}
 }
