@@ -47,8 +47,8 @@ type Announcement struct {
 // Announce takes over only the files no live process holds.
 type Outbox struct {
 	mu   sync.Mutex
-	path string         // the base name; the file in use is cur
-	cur  string         // the file this process holds ("" until the first Hold)
+	path string              // the base name; the file in use is cur
+	cur  string              // the file this process holds ("" until the first Hold)
 	f    *os.File            // cur, open and locked
 	held map[string][][]byte // eventId → its held and not released lines
 }
