@@ -38,8 +38,8 @@ type Announcement struct {
 // key and the same payload, taken from the outbox, never rebuilt.
 //
 // Releases are appended without a sync: one lost in a crash only means an
-// announcement made twice. The file is emptied whenever nothing is held, so
-// it stays about one batch long.
+// announcement made twice. The file is emptied whenever nothing is held,
+// and compacted past compactAt, so it stays a few batches long.
 //
 // Several processes may ingest into one data directory (an ingest while
 // the inspector records, workers side by side): each holds its own file,
