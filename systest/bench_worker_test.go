@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"engram/internal/fsfloor"
 )
 
 // BenchmarkWorkerVsIngest: `engram worker` draining pre-produced events
@@ -36,11 +38,11 @@ func BenchmarkWorkerVsIngest(b *testing.B) {
 	if v, err := strconv.Atoi(os.Getenv("ENGRAM_BENCH_ROUNDS")); err == nil && v > 0 {
 		rounds = v
 	}
-	var ratios []float64
+	var ratios, steady []float64
 	for round := 1; round <= rounds; round++ {
 		// Which runs first alternates: the disk's state after one run
 		// (its dirty pages being written back) slows the next.
-		var ing, wrk float64
+		var ing, wrk drain
 		if round%2 == 1 {
 			ing = timeIngest(b, bin, input, n, "--data", b.TempDir())
 			wrk = timeWorkers(b, bin, brokers, input, n, 1, "--data", b.TempDir())
@@ -48,39 +50,76 @@ func BenchmarkWorkerVsIngest(b *testing.B) {
 			wrk = timeWorkers(b, bin, brokers, input, n, 1, "--data", b.TempDir())
 			ing = timeIngest(b, bin, input, n, "--data", b.TempDir())
 		}
-		b.Logf("round %d, embedded, %d events: ingest %.0f/s, worker %.0f/s, ratio %.2f", round, n, ing, wrk, wrk/ing)
-		b.ReportMetric(wrk/ing, fmt.Sprintf("ratio-embedded-r%d", round))
-		ratios = append(ratios, wrk/ing)
+		b.Logf("round %d, embedded, %d events: ingest %.0f/s, worker %.0f/s (%.0f/s once consuming), ratio %.2f (%.2f); "+
+			"CPU µs/event: ingest %.0f, worker %.0f, broker %.0f beside the worker", round, n,
+			ing.rate, wrk.rate, wrk.steady, wrk.rate/ing.rate, wrk.steady/ing.rate, ing.cpu, wrk.cpu, wrk.broker)
+		b.ReportMetric(wrk.rate/ing.rate, fmt.Sprintf("ratio-embedded-r%d", round))
+		ratios = append(ratios, wrk.rate/ing.rate)
+		steady = append(steady, wrk.steady/ing.rate)
 	}
 	slices.Sort(ratios)
+	slices.Sort(steady)
 	b.ReportMetric(ratios[len(ratios)/2], "ratio-embedded-median")
+	b.ReportMetric(steady[len(steady)/2], "ratio-consuming-median")
 	if os.Getenv("ENGRAM_TEST_S3_ENDPOINT") == "" || os.Getenv("ENGRAM_TEST_OPENSEARCH_URL") == "" {
 		return
 	}
 	ing := timeIngest(b, bin, input, n, serviceArgs(b)...)
 	for workers := 1; workers <= 3; workers++ {
 		wrk := timeWorkers(b, bin, brokers, input, n, workers, serviceArgs(b)...)
-		b.Logf("S3 + OpenSearch, %d events: ingest %.0f/s, %d worker(s) %.0f/s, ratio %.2f", n, ing, workers, wrk, wrk/ing)
-		b.ReportMetric(wrk/ing, fmt.Sprintf("ratio-services-%dw", workers))
+		b.Logf("S3 + OpenSearch, %d events: ingest %.0f/s, %d worker(s) %.0f/s, ratio %.2f", n, ing.rate, workers, wrk.rate, wrk.rate/ing.rate)
+		b.ReportMetric(wrk.rate/ing.rate, fmt.Sprintf("ratio-services-%dw", workers))
 	}
 }
 
-// timeIngest is the rate of `engram ingest FILE`.
-func timeIngest(b *testing.B, bin, input string, n int, stores ...string) float64 {
+// drain is how one run went: its rate from the start of the processes,
+// the workers' rate once they consume (their start-up and group join
+// left out), and CPU per event of engram's processes and, beside workers,
+// of the broker (ENGRAM_BENCH_BROKER_PID; -1 without it).
+type drain struct {
+	rate, steady float64
+	cpu, broker  float64
+}
+
+// timeIngest runs `engram ingest FILE`.
+func timeIngest(b *testing.B, bin, input string, n int, stores ...string) drain {
+	cmd := exec.Command(bin, append(append([]string{"ingest"}, stores...), input)...)
 	start := time.Now()
-	if out, err := exec.Command(bin, append(append([]string{"ingest"}, stores...), input)...).CombinedOutput(); err != nil {
+	if out, err := cmd.CombinedOutput(); err != nil {
 		b.Fatalf("ingest: %v\n%s", err, tail(out))
 	}
-	return float64(n) / time.Since(start).Seconds()
+	rate := float64(n) / time.Since(start).Seconds()
+	return drain{rate: rate, steady: rate, cpu: perEvent(childCPU(cmd), n), broker: -1}
+}
+
+func childCPU(cmd *exec.Cmd) time.Duration {
+	return fsfloor.RusageCPU(cmd.ProcessState.SysUsage().(*syscall.Rusage))
+}
+
+func perEvent(d time.Duration, n int) float64 { return float64(d.Microseconds()) / float64(n) }
+
+// brokerCPU is the broker's CPU so far, -1 when ENGRAM_BENCH_BROKER_PID is
+// not set.
+func brokerCPU(b *testing.B) time.Duration {
+	pid := os.Getenv("ENGRAM_BENCH_BROKER_PID")
+	if pid == "" {
+		return -1
+	}
+	cpu, err := fsfloor.ProcCPU(pid)
+	if err != nil {
+		b.Fatalf("ENGRAM_BENCH_BROKER_PID: %v", err)
+	}
+	return cpu
 }
 
 // timeWorkers produces the events (not timed), then times workers from
 // their start until they have ingested all of them.
-func timeWorkers(b *testing.B, bin, brokers, input string, n, workers int, stores ...string) float64 {
+func timeWorkers(b *testing.B, bin, brokers, input string, n, workers int, stores ...string) drain {
 	kargs, _ := kafkaArgs(b, brokers)
 	runEngram(b, bin, append([]string{"kafka", "create-topics", "--partitions", "6"}, kargs...)...)
 	runEngram(b, bin, append(append([]string{"produce"}, kargs...), input)...)
 	args := append(append([]string{}, stores...), kargs...)
+	broker0 := brokerCPU(b)
 	start := time.Now()
 	var firstAt time.Time
 	var first int64
@@ -101,11 +140,16 @@ func timeWorkers(b *testing.B, bin, brokers, input string, n, workers int, store
 		return sum >= int64(n)
 	})
 	elapsed := time.Since(start)
-	steady := float64(int64(n)-first) / time.Since(firstAt).Seconds()
-	b.Logf("%d worker(s): %.0f/s from start (process, group join), %.0f/s once consuming", workers, float64(n)/elapsed.Seconds(), steady)
+	d := drain{rate: float64(n) / elapsed.Seconds(), steady: float64(int64(n)-first) / time.Since(firstAt).Seconds(), broker: -1}
+	if broker0 >= 0 {
+		d.broker = perEvent(brokerCPU(b)-broker0, n)
+	}
+	var cpu time.Duration
 	for _, w := range ws {
 		w.cmd.Process.Signal(syscall.SIGTERM)
 		w.cmd.Wait()
+		cpu += childCPU(w.cmd)
 	}
-	return float64(n) / elapsed.Seconds()
+	d.cpu = perEvent(cpu, n)
+	return d
 }

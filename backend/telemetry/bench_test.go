@@ -1,7 +1,6 @@
 package telemetry_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net"
@@ -10,13 +9,13 @@ import (
 	"os"
 	"sort"
 	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"engram/backend/telemetry"
 	"engram/ingest"
+	"engram/internal/fsfloor"
 )
 
 // BenchmarkIngestSpans ingests b.N events into embedded stores in each of
@@ -174,18 +173,11 @@ func collectorCPU(b *testing.B) time.Duration {
 	if pid == "" {
 		return -1
 	}
-	raw, err := os.ReadFile("/proc/" + pid + "/stat")
+	cpu, err := fsfloor.ProcCPU(pid)
 	if err != nil {
 		b.Fatalf("ENGRAM_BENCH_COLLECTOR_PID: %v", err)
 	}
-	// utime and stime are fields 14 and 15, counted after the ")" that
-	// ends the command name (which may hold spaces).
-	f := strings.Fields(string(raw[bytes.LastIndexByte(raw, ')')+1:]))
-	if len(f) < 13 {
-		b.Fatalf("/proc/%s/stat: %q", pid, raw)
-	}
-	ticks := func(s string) int64 { n, _ := strconv.ParseInt(s, 10, 64); return n }
-	return time.Duration(ticks(f[11])+ticks(f[12])) * (time.Second / 100) // USER_HZ is 100 on Linux
+	return cpu
 }
 
 // settle waits (up to 2 s) until the collector's process is idle: it digests
