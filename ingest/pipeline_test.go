@@ -40,7 +40,7 @@ func newStoresIn(t testing.TB, dir string) *stores {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ix, err := sqliteindex.Open(filepath.Join(dir, "index.db"), sqliteindex.Options{})
+	ix, err := sqliteindex.Open(filepath.Join(dir, "index.db"), sqliteindex.Options{DeferSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,7 +38,7 @@ func newStores(t testing.TB) *stores {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ix, err := sqliteindex.Open(filepath.Join(dir, "index.db"), sqliteindex.Options{})
+	ix, err := sqliteindex.Open(filepath.Join(dir, "index.db"), sqliteindex.Options{DeferSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
