@@ -43,9 +43,29 @@ func (p *Pipeline) indexer(ctx context.Context, in <-chan *work, finished chan<-
 		p.syncIndexed(ctx, written, indexed)
 	}()
 	for b := range indexed {
-		p.publishBatch(ctx, b)
-		for _, w := range b.batch {
-			finished <- w.t
+		group := withReady(b, indexed)
+		p.publishGroup(ctx, group)
+		for _, b := range group {
+			for _, w := range b.batch {
+				finished <- w.t
+			}
+		}
+	}
+}
+
+// withReady is first and whatever else in is ready to give at once: a step
+// that fell behind then catches up with one fsync for several batches.
+func withReady[T any](first T, in <-chan T) []T {
+	group := []T{first}
+	for {
+		select {
+		case next, ok := <-in:
+			if !ok {
+				return group
+			}
+			group = append(group, next)
+		default:
+			return group
 		}
 	}
 }
@@ -140,19 +160,7 @@ func (p *Pipeline) writeBatch(ctx context.Context, batch []*work, syncErr error)
 // batch and passes it on.
 func (p *Pipeline) syncIndexed(ctx context.Context, in <-chan indexedBatch, out chan<- indexedBatch) {
 	for b := range in {
-		group := []indexedBatch{b}
-	more:
-		for {
-			select {
-			case nb, ok := <-in:
-				if !ok {
-					break more
-				}
-				group = append(group, nb)
-			default:
-				break more
-			}
-		}
+		group := withReady(b, in)
 		err := p.syncIndex(ctx, group)
 		for _, b := range group {
 			p.settleIndex(b, err)
@@ -207,21 +215,25 @@ func (p *Pipeline) settleIndex(b indexedBatch, syncErr error) {
 	}
 }
 
-// publishBatch publishes the events of b that were newly indexed and
-// concludes every event of it.
-func (p *Pipeline) publishBatch(ctx context.Context, b indexedBatch) {
+// publishGroup publishes the events of the batches of group that were
+// newly indexed, in one go, and concludes every event of them.
+func (p *Pipeline) publishGroup(ctx context.Context, group []indexedBatch) {
 	var pub []*work
-	for i, w := range b.batch {
-		if b.results[i].Err == nil && b.results[i].Created {
-			pub = append(pub, w)
+	for _, b := range group {
+		for i, w := range b.batch {
+			if b.results[i].Err == nil && b.results[i].Created {
+				pub = append(pub, w)
+			}
 		}
 	}
 	p.publish(ctx, pub)
-	if !b.keepHeld {
-		p.release(b.batch, b.results)
-	}
-	for i, w := range b.batch {
-		p.conclude(w, b.results[i])
+	for _, b := range group {
+		if !b.keepHeld {
+			p.release(b.batch, b.results)
+		}
+		for i, w := range b.batch {
+			p.conclude(w, b.results[i])
+		}
 	}
 }
 

@@ -73,11 +73,18 @@ func (t *Topics) Publish(_ context.Context, as []ingest.Announcement) error {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if err := ingest.AppendLines(t.enriched, eb, true); err != nil {
+	// The two files' fsyncs wait for the disk side by side. One append
+	// failing leaves the batch unannounced as a whole: the next run
+	// announces it again on both topics (at-least-once).
+	indexed := make(chan error, 1)
+	go func() { indexed <- ingest.AppendLines(t.indexed, ib, true) }()
+	err = ingest.AppendLines(t.enriched, eb, true)
+	ierr := <-indexed
+	if err != nil {
 		return fmt.Errorf("topic %s: %w", model.TopicEnriched, err)
 	}
-	if err := ingest.AppendLines(t.indexed, ib, true); err != nil {
-		return fmt.Errorf("topic %s: %w", model.TopicIndexed, err)
+	if ierr != nil {
+		return fmt.Errorf("topic %s: %w", model.TopicIndexed, ierr)
 	}
 	return nil
 }
