@@ -55,10 +55,15 @@ func TestDetailSlowFetchNeverBlocks(t *testing.T) {
 		t.Fatalf("detail on %s, want ev-000007", m.detail.Doc().EventID)
 	}
 	press(t, m, "esc")
-	a.mu.Lock()
-	n := a.cancelled
-	a.mu.Unlock()
-	if n != 3 {
+	cancelled := func() int {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		return a.cancelled
+	}
+	// A fetch counts itself once it has seen its context end, which may
+	// come after the key that cancelled it has been handled.
+	waitFor(t, func() bool { return cancelled() >= 3 })
+	if n := cancelled(); n != 3 {
 		t.Fatalf("%d fetches cancelled, want the 3 left behind", n)
 	}
 }
