@@ -17,6 +17,7 @@ import (
 	"engram/ingest"
 	"engram/ingest/embed"
 	"engram/query"
+	"engram/ui/uikit"
 )
 
 // probe runs the inspector in a real program (teatest) and keeps the last
@@ -152,6 +153,39 @@ func (s *realStore) ingest(t *testing.T, from, n int) {
 	if sum := p.Run(context.Background(), items, nil); sum.Ingested != n {
 		t.Fatalf("ingested %d of %d", sum.Ingested, n)
 	}
+}
+
+// heldReader holds the stream's first load (the unfiltered rows) until
+// release is closed.
+type heldReader struct {
+	uikit.Reader
+	release chan struct{}
+}
+
+func (r heldReader) Recent(ctx context.Context, expr string, after query.Cursor, limit int) (query.Page, error) {
+	if expr == "" {
+		<-r.release
+	}
+	return r.Reader.Recent(ctx, expr, after, limit)
+}
+
+// TestFlowFilterBeforeFirstLoad: a filter entered before the stream's
+// first rows have come still follows the tail once they do (their answer
+// is moot, but it carries where the tail starts).
+func TestFlowFilterBeforeFirstLoad(t *testing.T) {
+	s := openReal(t)
+	s.ingest(t, 0, 12)
+	d := s.deps()
+	held := heldReader{Reader: d.Reader, release: make(chan struct{})}
+	d.Reader = held
+	tm, p := flow(t, d)
+	keys(tm, "/")
+	tm.Type("agent:critic")
+	keys(tm, "enter")
+	waitScreen(t, p, "filtered", has("filter: agent:critic", "row 1 of 3 loaded"))
+	close(held.release)
+	s.ingest(t, 12, 12)
+	waitScreen(t, p, "tail filtered", has("row 1 of 6 loaded"))
 }
 
 // TestFlowRecordThenStreamThenArchive: record an event → it appears in the

@@ -158,11 +158,24 @@ func (v *Model) showWanted() tea.Cmd {
 }
 
 func (v *Model) onHead(msg headMsg) tea.Cmd {
+	if !msg.first {
+		return v.landHead(msg)
+	}
+	if msg.err != nil {
+		return send(StartFailedMsg{msg.err})
+	}
+	// Where the tail starts does not depend on the rows' filter: it is
+	// taken even when a filter entered before this answer made its rows
+	// moot, or nothing would ever poll the tail.
+	v.tail, v.tailReady = msg.tail, true
+	return tea.Batch(v.landHead(msg), v.c.After(v.c.Opts.Poll, TickMsg{}))
+}
+
+// landHead shows a head load's rows, unless a newer load made them moot.
+func (v *Model) landHead(msg headMsg) tea.Cmd {
 	switch {
 	case msg.seq != v.seq:
 		return nil
-	case msg.err != nil && msg.first:
-		return send(StartFailedMsg{msg.err})
 	case msg.err != nil && v.expr != "":
 		// The rows shown stay those of the last expression that worked.
 		bad := v.expr
@@ -188,10 +201,6 @@ func (v *Model) onHead(msg headMsg) tea.Cmd {
 	}
 	v.selectWanted()
 	v.cur.Scroll(v.buf.Len())
-	if msg.first {
-		v.tail, v.tailReady = msg.tail, true
-		return v.c.After(v.c.Opts.Poll, TickMsg{})
-	}
 	return nil
 }
 
