@@ -37,6 +37,7 @@ func kafkaConfig(conf *resolved) (cfg kafka.Config, ok bool, err error) {
 		CertFile: conf.get("kafka.cert_file"), CertPEM: conf.get("kafka.cert_pem"),
 		KeyFile: conf.get("kafka.key_file"), KeyPEM: conf.get("kafka.key_pem"),
 	}
+	cfg.Compression = conf.get("kafka.compression")
 	cfg.SASL = kafka.SASL{Mechanism: conf.get("kafka.sasl_mechanism"), User: conf.get("kafka.sasl_username"), Password: conf.get("kafka.sasl_password")}
 	if strings.HasPrefix(proto, "SASL_") && cfg.SASL.Mechanism == "" {
 		return cfg, true, errors.New("kafka.security_protocol " + proto + " needs kafka.sasl_mechanism (KAFKA_SASL_MECHANISM)")

@@ -106,6 +106,7 @@ var settingsTable = []setting{
 	{key: "opensearch.timeout", flag: "opensearch-timeout", env: []string{"ENGRAM_OPENSEARCH_TIMEOUT"}, def: "30s", usage: "OpenSearch request timeout"},
 	{key: "kafka.brokers", flag: "kafka-brokers", env: []string{"KAFKA_BROKERS", "KAFKA_BOOTSTRAP_SERVER"}, usage: "Kafka brokers, host:port comma-separated: notifications go to Kafka, and worker/produce/tail --topic use it"},
 	{key: "kafka.client_id", flag: "kafka-client-id", env: []string{"ENGRAM_KAFKA_CLIENT_ID"}, def: "engram", usage: "Kafka client id"},
+	{key: "kafka.compression", flag: "kafka-compression", env: []string{"ENGRAM_KAFKA_COMPRESSION"}, def: "gzip", usage: "compression of the messages engram produces: gzip (the source system's), snappy, lz4, zstd or none"},
 	{key: "kafka.group", flag: "kafka-group", env: []string{"KAFKA_GROUP_ID"}, def: "ingestion-workers", usage: "consumer group of engram worker"},
 	{key: "kafka.topic_raw", flag: "kafka-topic-raw", env: []string{"ENGRAM_KAFKA_TOPIC_RAW"}, def: "experience.raw", usage: "topic of incoming events"},
 	{key: "kafka.topic_enriched", flag: "kafka-topic-enriched", env: []string{"ENGRAM_KAFKA_TOPIC_ENRICHED"}, def: "experience.enriched", usage: "topic of experience.enriched notifications"},

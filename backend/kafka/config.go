@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -62,7 +63,15 @@ type Config struct {
 	DeliveryTimeout time.Duration
 	// DialTimeout bounds each connection attempt; default 10 s.
 	DialTimeout time.Duration
+	// Compression of the batches engram produces: gzip (the source
+	// system's, the default), snappy, lz4, zstd or none. Every Kafka
+	// client reads them all; the broker decompresses each batch to check
+	// it, and gzip costs it (and engram) the most CPU.
+	Compression string
 }
+
+// Compressions are the codecs Config.Compression may name.
+var Compressions = []string{"gzip", "snappy", "lz4", "zstd", "none"}
 
 // Topics names the topics engram reads and writes.
 type Topics struct {
@@ -122,6 +131,8 @@ func (c Config) WithDefaults() Config {
 	def(&c.Topics.Enriched, DefaultTopicEnriched)
 	def(&c.Topics.Indexed, DefaultTopicIndexed)
 	def(&c.Topics.Rejected, DefaultTopicRejected)
+	c.Compression = strings.ToLower(strings.TrimSpace(c.Compression))
+	def(&c.Compression, "gzip")
 	if c.DeliveryTimeout <= 0 {
 		c.DeliveryTimeout = DefaultDeliveryTimeout
 	}
@@ -195,6 +206,9 @@ func (c Config) Validate() error {
 			errs = append(errs, fmt.Errorf("kafka: the %s and %s topics are both %q", other, t.field, t.name))
 		}
 		topics[t.name] = t.field
+	}
+	if !slices.Contains(Compressions, c.Compression) {
+		errs = append(errs, fmt.Errorf("kafka: compression %q: want one of %s", c.Compression, strings.Join(Compressions, ", ")))
 	}
 	if c.TLS.CAFile != "" && c.TLS.CAPEM != "" {
 		errs = append(errs, errors.New("kafka: TLS CA given both as a file and as PEM; give one"))
@@ -405,17 +419,33 @@ func (c Config) clientOpts() ([]kgo.Opt, error) {
 	return opts, nil
 }
 
-// producerOpts: acks=all and idempotence are franz-go's defaults; gzip as
-// the source system; a bounded delivery so an outage is an error.
+// producerOpts: acks=all and idempotence are franz-go's defaults; the
+// configured compression (gzip as the source system by default); a bounded
+// delivery so an outage is an error.
 func (c Config) producerOpts() []kgo.Opt {
 	return []kgo.Opt{
 		kgo.RequiredAcks(kgo.AllISRAcks()),
-		kgo.ProducerBatchCompression(kgo.GzipCompression()),
+		kgo.ProducerBatchCompression(c.codec()),
 		kgo.RecordDeliveryTimeout(c.DeliveryTimeout),
 		// A missing topic fails after a few metadata refreshes (~ seconds),
 		// not after the delivery timeout.
 		kgo.UnknownTopicRetries(3),
 	}
+}
+
+// codec is Compression's franz-go codec (Validate refuses other names).
+func (c Config) codec() kgo.CompressionCodec {
+	switch c.Compression {
+	case "snappy":
+		return kgo.SnappyCompression()
+	case "lz4":
+		return kgo.Lz4Compression()
+	case "zstd":
+		return kgo.ZstdCompression()
+	case "none":
+		return kgo.NoCompression()
+	}
+	return kgo.GzipCompression()
 }
 
 func (c Config) prepare() (Config, error) {

@@ -95,7 +95,7 @@ func TestConfigValidate(t *testing.T) {
 		t.Fatalf("defaults: %v", err)
 	}
 	if ok.Topics.Raw != "experience.raw" || ok.Topics.Enriched != "experience.enriched" || ok.Topics.Indexed != "memory.indexed" ||
-		ok.Topics.Rejected != "experience.raw.rejected" || ok.Topics.Audit != "" || ok.Group != "ingestion-workers" || ok.ClientID != "engram" {
+		ok.Topics.Rejected != "experience.raw.rejected" || ok.Topics.Audit != "" || ok.Group != "ingestion-workers" || ok.ClientID != "engram" || ok.Compression != "gzip" {
 		t.Errorf("defaults: %s", ok)
 	}
 	if d := DefaultConfig("x:1"); d.Topics.Audit != "audit.events" {
@@ -118,6 +118,7 @@ func TestConfigValidate(t *testing.T) {
 		{"CA twice", func(c *Config) { c.TLS.CAPEM, c.TLS.CAFile = cert, "/etc/ca.pem" }, "both as a file and as PEM"},
 		{"CA not PEM", func(c *Config) { c.TLS.CAPEM = "hello" }, "holds no PEM certificate"},
 		{"CA file missing", func(c *Config) { c.TLS.CAFile = "/nonexistent/ca.pem" }, "/nonexistent/ca.pem"},
+		{"unknown compression", func(c *Config) { c.Compression = "brotli" }, `compression "brotli": want one of gzip, snappy, lz4, zstd, none`},
 	} {
 		c := ok
 		tc.edit(&c)

@@ -200,3 +200,33 @@ func TestTraceparent(t *testing.T) {
 		}
 	}
 }
+
+// Every compression engram may be set to produces what the broker takes
+// and a consumer reads back as it was sent.
+func TestPublishCompressions(t *testing.T) {
+	t.Parallel()
+	for _, codec := range Compressions {
+		t.Run(codec, func(t *testing.T) {
+			t.Parallel()
+			cfg := testConfig(t)
+			cfg.Compression = codec
+			setup(t, cfg, 1, cfg.Topics.Enriched, cfg.Topics.Indexed)
+			cfg.Topics.Audit = ""
+			p, err := NewPublisher(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.Close()
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			e := model.Enriched{EventID: "ev-" + codec, ObjectStorageKey: strings.Repeat("k", 500), Tags: []string{"t"}}
+			if err := p.PublishPayloads(ctx, []model.Enriched{e}, []model.Indexed{{EventID: e.EventID}}); err != nil {
+				t.Fatal(err)
+			}
+			got := readAll(t, cfg, 1, cfg.Topics.Enriched)[cfg.Topics.Enriched]
+			if len(got) != 1 || !bytes.Equal(got[0].Value, jsonLine(t, e)) {
+				t.Fatalf("read back %d records, want the one sent", len(got))
+			}
+		})
+	}
+}
