@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"sort"
 	"sync"
 	"time"
 
@@ -41,8 +42,8 @@ func (b *fileBus) Where() string { return "topic files in " + b.dir }
 
 // TimeNote: a line of a topic file has no time of its own.
 func (b *fileBus) TimeNote() string {
-	return "time: the topic files hold none of their own. A line appended while watching shows when the watch saw it (it looks every 0.25 s); " +
-		"a line already there when the view opened shows when its event was indexed (the index's ingested_at, just before the line was appended)"
+	return "time: topic files hold none. A line appended while watching shows when the watch saw it (within 0.25 s); " +
+		"one there before, when its event was indexed (ingested_at, just before the line was written)"
 }
 
 func (b *fileBus) Topics() []uikit.BusTopic {
@@ -154,6 +155,10 @@ func (w *fileWatch) read() ([]uikit.BusMessage, error) {
 			errs = append(errs, err)
 		}
 	}
+	// By line, the topics' lines of one line number side by side: the
+	// files grow together, a line of each per event, and the view keeps
+	// this order among equal times (a batch indexed in one millisecond).
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Offset < out[j].Offset })
 	return out, errors.Join(errs...)
 }
 

@@ -212,7 +212,11 @@ func TestFileBusTimes(t *testing.T) {
 	if err != nil || len(ms) != 8 {
 		t.Fatalf("first poll: %v, %d messages, want 8", err, len(ms))
 	}
-	for _, m := range ms {
+	for i, m := range ms {
+		// Line by line, each event's two notifications side by side.
+		if m.Offset != int64(i/2) || m.Key != ms[i&^1].Key {
+			t.Fatalf("message %d is %s@%d of %s, want line %d beside its pair", i, m.Topic, m.Offset, m.Key, i/2)
+		}
 		doc, err := d.Reader.Document(ctx, m.Key)
 		if err != nil {
 			t.Fatal(err)

@@ -464,7 +464,7 @@ func TestTopicsRateOverWindow(t *testing.T) {
 		t.Fatalf("after the end went back: rate %s, want — (counted afresh)", r)
 	}
 	press(t, m, "?")
-	mustContain(t, screen(m), "time is the fake broker's", "rate/s is the messages a topic gained in the last 10s")
+	mustContain(t, screen(m), "time is the fake broker's", "rate/s: messages per second over the last 10s")
 }
 
 // Once the index has the event sent to the raw topic, the stream selects

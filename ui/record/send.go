@@ -169,7 +169,7 @@ func (v *Model) afterHop() tea.Cmd {
 	}
 	if !s.running() {
 		s.cancel()
-		return uikit.StatusCmd(fmt.Sprintf("sent %s: through the deployment in %s, selected in the stream", uikit.Clean(s.id), uikit.FormatDuration(s.at[uikit.NumHops-1].Sub(s.start))), false)
+		return uikit.StatusCmd(fmt.Sprintf("sent %s in %s: selected in the stream", uikit.Clean(s.id), uikit.FormatDuration(s.at[uikit.NumHops-1].Sub(s.start))), false)
 	}
 	return nil
 }

@@ -276,7 +276,7 @@ func (v *Model) HelpNote() string {
 	if v.c.Deps.Bus == nil {
 		return ""
 	}
-	return v.c.Deps.Bus.TimeNote() + ".\n" + fmt.Sprintf("rate/s is the messages a topic gained in the last %s (its end offsets, read every %s), per second; — until two readings.",
+	return v.c.Deps.Bus.TimeNote() + ".\n" + fmt.Sprintf("rate/s: messages per second over the last %s (end offsets read every %s); — until two readings.",
 		uikit.FormatDuration(RateWindow), uikit.FormatDuration(statsPoll))
 }
 
