@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/BurntSushi/toml"
 )
@@ -28,6 +29,8 @@ type setting struct {
 	// --s3-path-style=false); choices lists the values a setting allows.
 	boolean bool
 	choices []string
+	// duration settings take a Go duration above zero (30s, 1m30s).
+	duration bool
 }
 
 func (s setting) isBool() bool { return s.boolean }
@@ -37,6 +40,11 @@ func (s setting) check(v, source string) error {
 	if s.boolean {
 		if _, ok := parseBool(v); !ok {
 			return fmt.Errorf("%s = %q (%s): want true or false", s.key, v, source)
+		}
+	}
+	if s.duration {
+		if d, err := time.ParseDuration(v); err != nil || d <= 0 {
+			return fmt.Errorf("%s = %q (%s): want a duration above zero such as 30s, 2m or 1m30s", s.key, v, source)
 		}
 	}
 	if len(s.choices) > 0 && !slices.Contains(s.choices, v) {
@@ -148,6 +156,7 @@ var settingsTable = []setting{
 	{key: "otel.traces_sampler_arg", flag: "otel-traces-sampler-arg", env: []string{"OTEL_TRACES_SAMPLER_ARG"}, usage: "the sampler's ratio, 0 to 1 (traceidratio samplers)"},
 	{key: "otel.sdk_disabled", flag: "otel-sdk-disabled", env: []string{"OTEL_SDK_DISABLED"}, def: "false", usage: "export no spans whatever the endpoint", boolean: true},
 	{key: "otel.stage_spans", flag: "otel-stage-spans", env: []string{"ENGRAM_OTEL_STAGE_SPANS"}, def: "all", usage: "child spans of experience.ingest: all (every stage) or main (embed, objectstore.put, opensearch.index; the other stages' durations as attributes of the root: half the spans)", choices: []string{"all", "main"}},
+	{key: "ui.hop_timeout", flag: "hop-timeout", env: []string{"ENGRAM_HOP_TIMEOUT"}, def: "30s", duration: true, usage: "the inspector's send to the raw topic (ctrl+p in the record form): how long each next hop may take before it is shown stuck"},
 	{key: "trace.url", flag: "trace-url", env: []string{"ENGRAM_TRACE_URL"}, usage: "link from an event to its trace in the inspector: {traceId} (and {spanId}) replaced, e.g. http://localhost:16686/trace/{traceId}"},
 }
 

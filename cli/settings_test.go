@@ -146,3 +146,37 @@ func TestRedactURLCredentials(t *testing.T) {
 		}
 	}
 }
+
+// ui.hop_timeout is a setting like any: shown by engram config with where
+// it comes from, given by flag, environment or profile, and a value that
+// is not a duration above zero is refused naming the setting and where
+// the value came from.
+func TestHopTimeoutSetting(t *testing.T) {
+	c := newCLI(t)
+	out, _, code := c.run("", "config")
+	if code != 0 || !regexp.MustCompile(`(?m)^ui\.hop_timeout\s+30s\s+default$`).MatchString(out) {
+		t.Fatalf("config: code %d\n%s", code, out)
+	}
+	out, _, _ = c.run("", "config", "--hop-timeout", "2m")
+	if !regexp.MustCompile(`(?m)^ui\.hop_timeout\s+2m\s+flag --hop-timeout$`).MatchString(out) {
+		t.Fatalf("config --hop-timeout 2m:\n%s", out)
+	}
+	for _, bad := range []struct{ args, env, profile, from string }{
+		{args: "--hop-timeout=soon", from: `ui.hop_timeout = "soon" (flag --hop-timeout)`},
+		{env: "0s", from: `ui.hop_timeout = "0s" (env ENGRAM_HOP_TIMEOUT)`},
+		{profile: "-5s", from: `ui.hop_timeout = "-5s" (profile default)`},
+	} {
+		c.env["ENGRAM_HOP_TIMEOUT"] = bad.env
+		args := []string{"config"}
+		if bad.args != "" {
+			args = append(args, bad.args)
+		}
+		if bad.profile != "" {
+			args = append(args, "--config", writeConfig(t, "[profiles.default]\nui.hop_timeout = \""+bad.profile+"\"\n"))
+		}
+		_, stderr, code := c.run("", args...)
+		if code == 0 || !strings.Contains(stderr, bad.from) || !strings.Contains(stderr, "want a duration above zero") {
+			t.Errorf("%+v: code %d, stderr %s", bad, code, stderr)
+		}
+	}
+}

@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/charmbracelet/x/term"
 
+	"engram/model"
 	"engram/query"
 	"engram/themes"
 	"engram/ui"
@@ -24,6 +26,8 @@ type uiOpts struct {
 	buffer   int
 	demo     bool
 	mouse    bool
+	// hopTimeout is ui.hop_timeout, read with the other settings.
+	hopTimeout time.Duration
 }
 
 // fileList is a repeatable flag.
@@ -78,7 +82,7 @@ func runUI(ctx context.Context, e *env, args []string) error {
 	defer closeAll()
 	return ui.Run(ctx, deps, ui.Options{
 		ReadOnly: o.readonly, Demo: o.demo, Mouse: o.mouse, Theme: o.theme, NoColor: e.getenv("NO_COLOR") != "",
-		Follow: o.follow, BufferRows: o.buffer, In: e.stdin, Out: e.stdout,
+		Follow: o.follow, BufferRows: o.buffer, HopTimeout: o.hopTimeout, In: e.stdin, Out: e.stdout,
 	})
 }
 
@@ -110,6 +114,7 @@ func openUIDeps(ctx context.Context, o *uiOpts, fs *flag.FlagSet, e *env) (ui.De
 	}
 	d.Backend = conf.get("index") + " + " + conf.get("archive")
 	d.TraceURL = conf.get("trace.url")
+	o.hopTimeout, _ = time.ParseDuration(conf.get("ui.hop_timeout")) // checked by resolve
 	d.DataDir = dataDir(conf.get("data"), e.getenv)
 	if conf.profile != "" {
 		d.Profile = conf.profile
@@ -163,7 +168,25 @@ func openUIDeps(ctx context.Context, o *uiOpts, fs *flag.FlagSet, e *env) (ui.De
 		// marks the header.
 		d.Reader = query.TurnReader{Reader: r, Archived: &query.ArchiveTurns{Reader: r, Archive: d.Archive}}
 	}
+	if fb, ok := d.Bus.(*fileBus); ok {
+		fb.indexedAt = indexedAt(d.Reader)
+	}
 	return d, closeAll
+}
+
+// indexedAt is when the index took an event (its ingested_at), zero when
+// it does not have it or does not say.
+func indexedAt(r interface {
+	Document(ctx context.Context, id string) (*model.IndexDoc, error)
+}) func(context.Context, string) time.Time {
+	return func(ctx context.Context, id string) time.Time {
+		d, err := r.Document(ctx, id)
+		if err != nil || d.IngestedAt == "" {
+			return time.Time{}
+		}
+		t, _ := time.Parse(time.RFC3339Nano, d.IngestedAt)
+		return t
+	}
 }
 
 func backendHint(conf *resolved) string {

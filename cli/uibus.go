@@ -34,6 +34,10 @@ func (b *kafkaBus) Close() error { return b.admin.Close() }
 
 func (b *kafkaBus) Where() string { return "kafka " + strings.Join(b.cfg.Brokers, ",") }
 
+func (b *kafkaBus) TimeNote() string {
+	return "time is each record's timestamp, as the producer (or the broker, by the topic's message.timestamp.type) set it"
+}
+
 func (b *kafkaBus) Topics() []uikit.BusTopic {
 	t := b.cfg.Topics
 	out := []uikit.BusTopic{{Name: t.Raw, Role: uikit.RoleRaw}, {Name: t.Enriched, Role: uikit.RoleEnriched}, {Name: t.Indexed, Role: uikit.RoleIndexed}}

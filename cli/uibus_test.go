@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -175,5 +176,78 @@ func TestFileBus(t *testing.T) {
 	}
 	if b.CanSend() || b.Send(ctx, nil, nil) == nil {
 		t.Fatal("the topic files took a raw event")
+	}
+}
+
+// uiDeps opens the inspector's services as `engram` does, on c's data.
+func uiDeps(t *testing.T, c *cli, args ...string) (uikit.Deps, *uiOpts) {
+	t.Helper()
+	e := &env{strings.NewReader(""), new(bytes.Buffer), new(bytes.Buffer), func(k string) string { return c.env[k] }}
+	fs, o := uiFlags(e)
+	if err := fs.Parse(append([]string{"--data", c.data}, args...)); err != nil {
+		t.Fatal(err)
+	}
+	d, closeAll := openUIDeps(context.Background(), o, fs, e)
+	t.Cleanup(closeAll)
+	return d, o
+}
+
+// The topic files hold no time: the lines already there when the watch
+// starts get the time their event was indexed (ingested_at), those
+// appended while it runs the time the watch saw them.
+func TestFileBusTimes(t *testing.T) {
+	c := newCLI(t)
+	c.run(demoLines(4), "ingest")
+	d, _ := uiDeps(t, c)
+	if d.Err != nil {
+		t.Fatal(d.Err)
+	}
+	ctx := context.Background()
+	w, err := d.Bus.Watch(ctx, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	ms, err := w.Poll(ctx)
+	if err != nil || len(ms) != 8 {
+		t.Fatalf("first poll: %v, %d messages, want 8", err, len(ms))
+	}
+	for i, m := range ms {
+		// Line by line, each event's two notifications side by side.
+		if m.Offset != int64(i/2) || m.Key != ms[i&^1].Key {
+			t.Fatalf("message %d is %s@%d of %s, want line %d beside its pair", i, m.Topic, m.Offset, m.Key, i/2)
+		}
+		doc, err := d.Reader.Document(ctx, m.Key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := time.Parse(time.RFC3339Nano, doc.IngestedAt)
+		if err != nil || !m.Time.Equal(want) {
+			t.Fatalf("%s@%d (%s): time %v, want its ingested_at %q", m.Topic, m.Offset, m.Key, m.Time, doc.IngestedAt)
+		}
+	}
+	before := time.Now()
+	c.run(demoLines(6), "ingest") // 2 new events, their 4 lines
+	ms, err = w.Poll(ctx)
+	after := time.Now()
+	if err != nil || len(ms) != 4 {
+		t.Fatalf("after the ingest: %v, %d messages, want 4", err, len(ms))
+	}
+	for _, m := range ms {
+		if m.Time.Before(before) || m.Time.After(after) {
+			t.Fatalf("%s@%d: time %v, want when the watch saw it (between %v and %v)", m.Topic, m.Offset, m.Time, before, after)
+		}
+	}
+}
+
+// The inspector takes ui.hop_timeout; a bad one is shown, naming it.
+func TestInspectorHopTimeout(t *testing.T) {
+	c := newCLI(t)
+	if d, o := uiDeps(t, c, "--hop-timeout", "90s"); d.Err != nil || o.hopTimeout != 90*time.Second {
+		t.Fatalf("--hop-timeout 90s: err %v, timeout %v", d.Err, o.hopTimeout)
+	}
+	c.env["ENGRAM_HOP_TIMEOUT"] = "later"
+	if d, _ := uiDeps(t, c); d.Err == nil || !strings.Contains(d.Err.Error(), `ui.hop_timeout = "later" (env ENGRAM_HOP_TIMEOUT)`) {
+		t.Fatalf("ENGRAM_HOP_TIMEOUT=later: err %v", d.Err)
 	}
 }

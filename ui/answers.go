@@ -26,6 +26,8 @@ func (m *Model) onAnswer(msg tea.Msg) tea.Cmd {
 		return m.listen()
 	case record.DoneMsg:
 		return m.onRecorded(msg)
+	case record.FoundMsg:
+		return m.stream.SelectID(msg.ID) // the status says so when the send ends
 	case gotMsg:
 		return m.onGot(msg)
 	case copyMsg:

@@ -117,7 +117,12 @@ func (m *Model) fullHelp() string {
 		out += "\n\n" + st.Title.Render(title) + "\n\n" + indent(m.helpColumns(chords, m.w-1), 1)
 	}
 	trace := ""
-	if m.focus != viewRecord {
+	if m.focus == viewTopics {
+		// The columns' meaning, wrapped: the note is longer than a line.
+		note := strings.Join(uikit.WrapText(m.topics.HelpNote(), max(20, m.w-2)), "\n")
+		out += "\n\n" + st.Muted.Render(indent(note, 1))
+	}
+	if m.focus != viewRecord && m.focus != viewTopics { // no event to link there
 		trace = "\n\n" + st.Muted.Render(indent(traceHelp, 1))
 	}
 	return m.withCoverageHelp(out, trace)

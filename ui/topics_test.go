@@ -15,6 +15,7 @@ import (
 
 	"engram/model"
 	"engram/ui/record"
+	"engram/ui/stream"
 	"engram/ui/topics"
 	"engram/ui/uikit"
 )
@@ -41,7 +42,8 @@ func newFakeBus() *fakeBus {
 		}}}
 }
 
-func (b *fakeBus) Where() string { return "kafka broker-1:9092" }
+func (b *fakeBus) Where() string    { return "kafka broker-1:9092" }
+func (b *fakeBus) TimeNote() string { return "time is the fake broker's" }
 func (b *fakeBus) Topics() []uikit.BusTopic {
 	return []uikit.BusTopic{{Name: "experience.raw", Role: uikit.RoleRaw}, {Name: "experience.enriched", Role: uikit.RoleEnriched},
 		{Name: "memory.indexed", Role: uikit.RoleIndexed}, {Name: "audit.events", Role: uikit.RoleAudit},
@@ -148,6 +150,8 @@ func TestGoldenTopics(t *testing.T) {
 		t.Run(fmt.Sprintf("topics_%dx%d", size[0], size[1]), func(t *testing.T) {
 			m, b := topicsModel(t, size[0], size[1])
 			feed(t, m, b, busMessages(testNow))
+			// A second reading 4 s after the first: the rates show.
+			send(t, m, topics.StatsMsg{Stats: grown(b.stats, 12, 8), At: testNow.Add(4 * time.Second)})
 			golden.RequireEqual(t, []byte(screen(m)))
 		})
 		t.Run(fmt.Sprintf("message_%dx%d", size[0], size[1]), func(t *testing.T) {
@@ -395,4 +399,109 @@ type failingBus struct {
 func (b *failingBus) Watch(context.Context, int) (uikit.BusWatch, error) {
 	b.tries++
 	return nil, fmt.Errorf(`kafka broker-1:9092: topic "experience.raw" does not exist`)
+}
+
+// grown is s with every readable topic's end n messages on, the audit
+// topic's audit more.
+func grown(s uikit.BusStats, n, audit int64) uikit.BusStats {
+	out := s
+	out.Topics = append([]uikit.TopicStats(nil), s.Topics...)
+	for i, t := range out.Topics {
+		if t.Err == nil {
+			out.Topics[i].End += n
+			if t.Name == "audit.events" {
+				out.Topics[i].End += audit
+			}
+		}
+	}
+	return out
+}
+
+// rateOf is the rate/s column of topic's line of the Topics view.
+func rateOf(t *testing.T, m *Model, topic string) string {
+	t.Helper()
+	for _, l := range strings.Split(screen(m), "\n") {
+		if f := strings.Fields(l); len(f) >= 5 && f[0] == topic {
+			return f[3]
+		}
+	}
+	t.Fatalf("no line of %s in\n%s", topic, screen(m))
+	return ""
+}
+
+// The rate is what a topic gained over the last RateWindow, per second:
+// a pipeline announcing a batch of 3 every 2 s shows 1.5 between the
+// batches too, not 0.0 and then a burst; a topic that stops falls to 0.0
+// once the window has passed; a topic recreated (its end going back)
+// starts again.
+func TestTopicsRateOverWindow(t *testing.T) {
+	m, b := topicsModel(t, 120, 40)
+	const topic = "experience.enriched"
+	if r := rateOf(t, m, topic); r != "—" {
+		t.Fatalf("one reading: rate %s, want —", r)
+	}
+	at := testNow
+	var added int64
+	for sec := 1; sec <= 30; sec++ {
+		if sec%2 == 0 {
+			added += 3
+		}
+		send(t, m, topics.StatsMsg{Stats: grown(b.stats, added, 0), At: at.Add(time.Duration(sec) * time.Second)})
+		if sec >= 11 {
+			if r := rateOf(t, m, topic); r != "1.5" && r != "1.4" && r != "1.6" {
+				t.Fatalf("second %d: rate %s, want 1.5 (batches of 3 every 2 s)", sec, r)
+			}
+		}
+	}
+	for sec := 31; sec <= 41; sec++ { // the pipeline stops
+		send(t, m, topics.StatsMsg{Stats: grown(b.stats, added, 0), At: at.Add(time.Duration(sec) * time.Second)})
+	}
+	if r := rateOf(t, m, topic); r != "0.0" {
+		t.Fatalf("10 s without a message: rate %s, want 0.0", r)
+	}
+	send(t, m, topics.StatsMsg{Stats: grown(b.stats, 0, 0), At: at.Add(42 * time.Second)})
+	if r := rateOf(t, m, topic); r != "—" {
+		t.Fatalf("after the end went back: rate %s, want — (counted afresh)", r)
+	}
+	press(t, m, "?")
+	mustContain(t, screen(m), "time is the fake broker's", "rate/s: messages per second over the last 10s")
+}
+
+// Once the index has the event sent to the raw topic, the stream selects
+// it, as it does an event recorded in this process; an event stuck
+// before the index is not selected.
+func TestSentEventSelectedInStream(t *testing.T) {
+	for _, hops := range [][]uikit.Hop{nil, {uikit.HopEnriched}} {
+		m := sendModel(t, 120, 40, hops)
+		send(t, m, ctrlP)
+		b := m.c.Deps.Bus.(*fakeBus)
+		r := m.c.Deps.Reader.(sentReader)
+		through := hops == nil
+		if through != strings.Contains(screen(m), "selected in the stream") {
+			t.Fatalf("hops %v: the form says selected %v, want %v", hops, !through, through)
+		}
+		// The deployment indexed it (or, stuck, has not yet) and then
+		// another: the tail brings both either way, so only the send can
+		// have kept the selection on it.
+		r.memReader.add(model.NewIndexDoc(b.sentEv, 0))
+		send(t, m, stream.TickMsg{})
+		later := *model.NewIndexDoc(b.sentEv, 0)
+		later.EventID, later.Summary = "agent-later", "what an agent did next"
+		r.memReader.add(&later)
+		send(t, m, stream.TickMsg{})
+		press(t, m, "esc")
+		if m.focus != viewStream {
+			t.Fatalf("esc from the form went to %s", viewNames[m.focus])
+		}
+		got := m.stream.Selected().EventID
+		switch {
+		case through && got != "new-001":
+			t.Fatalf("through the deployment: the stream selects %s, want the sent new-001", got)
+		case !through && got == "new-001":
+			t.Fatalf("stuck at indexed: the stream selects the sent event, which the index was not seen to have")
+		}
+		if through {
+			mustContain(t, screen(m), "sent to the deployment")
+		}
+	}
 }

@@ -169,7 +169,7 @@ func (v *Model) afterHop() tea.Cmd {
 	}
 	if !s.running() {
 		s.cancel()
-		return uikit.StatusCmd(fmt.Sprintf("sent %s: through the deployment in %s", uikit.Clean(s.id), uikit.FormatDuration(s.at[uikit.NumHops-1].Sub(s.start))), false)
+		return uikit.StatusCmd(fmt.Sprintf("sent %s in %s: selected in the stream", uikit.Clean(s.id), uikit.FormatDuration(s.at[uikit.NumHops-1].Sub(s.start))), false)
 	}
 	return nil
 }
@@ -184,8 +184,14 @@ func (v *Model) onFound(msg foundMsg) tea.Cmd {
 		return later(findDoc(s.ctx, v.c.Deps.Reader, s.id, s.run))
 	}
 	s.at[uikit.HopFound], s.last = v.c.Deps.Now(), ""
-	return fetchObject(s.ctx, v.c.Deps.Archive, msg.doc, s.run, v.c.Opts.ArchiveLimit)
+	id := s.id
+	found := func() tea.Msg { return FoundMsg{ID: id} }
+	return tea.Batch(fetchObject(s.ctx, v.c.Deps.Archive, msg.doc, s.run, v.c.Opts.ArchiveLimit), found)
 }
+
+// FoundMsg: the sent event is in the index. The root selects it in the
+// stream, as it does an event recorded in this process (DoneMsg).
+type FoundMsg struct{ ID string }
 
 // lookNote is what a look that found nothing says, for a stuck hop.
 func lookNote(err error) string {

@@ -225,6 +225,7 @@ func (v *Model) sendOutcome(w int) []string {
 		if s.last != "" {
 			text += " (" + s.last + ")"
 		}
+		text += fmt.Sprintf(" stuck after %s (ui.hop_timeout)", uikit.FormatDuration(v.c.Opts.HopTimeout))
 	default:
 		text, style = "✓ through the deployment in "+uikit.FormatDuration(s.at[uikit.NumHops-1].Sub(s.start)), st.Success
 	}
@@ -235,8 +236,15 @@ func (v *Model) sendOutcome(w int) []string {
 		}
 		out = append(out, " "+style.Render(l))
 	}
+	if !s.at[uikit.HopFound].IsZero() {
+		out = append(out, st.Muted.Render(uikit.Trunc(" selected in the stream (esc)", w)))
+	}
 	if s.stuck {
-		for _, l := range uikit.WrapText(v.stuckHint(), max(10, w-4)) {
+		hint := "a slower deployment: more ui.hop_timeout (--hop-timeout)"
+		if h := v.stuckHint(); h != "" {
+			hint = h + "; " + hint
+		}
+		for _, l := range uikit.WrapText(hint, max(10, w-4)) {
 			out = append(out, " "+st.Muted.Render(l))
 		}
 	}

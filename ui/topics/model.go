@@ -41,10 +41,8 @@ type Model struct {
 
 	stats   uikit.BusStats
 	serr    error
-	statsAt time.Time
-	prevEnd map[string]int64
-	rate    map[string]float64
-	loading bool // stats asked, not answered
+	ends    map[string][]endAt // each topic's end offsets over the rate window
+	loading bool               // stats asked, not answered
 
 	pane   *jsontree.Model // a message's JSON, when open
 	paneOf *uikit.BusMessage
@@ -53,7 +51,7 @@ type Model struct {
 
 // New is the view before it is first shown.
 func New(c *uikit.Common) *Model {
-	return &Model{c: c, following: true, only: -1, prevEnd: map[string]int64{}, rate: map[string]float64{}, folds: map[string]bool{}}
+	return &Model{c: c, following: true, only: -1, ends: map[string][]endAt{}, folds: map[string]bool{}}
 }
 
 // Size is the area SetSize gave.
@@ -157,24 +155,54 @@ func trim(ms []uikit.BusMessage) []uikit.BusMessage {
 	return ms
 }
 
-// onStats takes a stats answer and the rates since the last one.
+// RateWindow is how far back a topic's rate looks: long enough that a
+// pipeline announcing in batches (a batch every second or two) shows its
+// mean rate, not 0.0 between two batches and a burst at each.
+const RateWindow = 10 * time.Second
+
+// endAt is a topic's end offset (the sum of its partitions') at a time.
+type endAt struct {
+	at  time.Time
+	end int64
+}
+
+// onStats takes a stats answer, keeping each topic's end offsets of the
+// last RateWindow for its rate.
 func (v *Model) onStats(s uikit.BusStats, err error, at time.Time) {
 	v.loading = false
 	v.serr = err
 	if err != nil {
 		return
 	}
-	if secs := at.Sub(v.statsAt).Seconds(); !v.statsAt.IsZero() && secs > 0 {
-		for _, t := range s.Topics {
-			if prev, ok := v.prevEnd[t.Name]; ok && t.Err == nil {
-				v.rate[t.Name] = float64(max(0, t.End-prev)) / secs
-			}
-		}
-	}
 	for _, t := range s.Topics {
-		if t.Err == nil {
-			v.prevEnd[t.Name] = t.End
+		if t.Err != nil {
+			continue
 		}
+		ends := v.ends[t.Name]
+		n := len(ends)
+		switch {
+		case n > 0 && t.End < ends[n-1].end:
+			ends = nil // recreated (or replaced, a topic file): count afresh
+		case n > 0 && !at.After(ends[n-1].at):
+			ends = ends[:n-1] // a clock that did not move: the newer end only
+		}
+		ends = append(ends, endAt{at, t.End})
+		// The oldest kept is the newest at least RateWindow old.
+		for len(ends) > 2 && at.Sub(ends[1].at) >= RateWindow {
+			ends = ends[1:]
+		}
+		v.ends[t.Name] = ends
 	}
-	v.stats, v.statsAt = s, at
+	v.stats = s
+}
+
+// rate is a topic's messages per second over the last RateWindow (or
+// since the view was first shown); false before two stats.
+func (v *Model) rate(topic string) (float64, bool) {
+	ends := v.ends[topic]
+	if len(ends) < 2 {
+		return 0, false
+	}
+	first, last := ends[0], ends[len(ends)-1]
+	return float64(last.end-first.end) / last.at.Sub(first.at).Seconds(), true
 }

@@ -111,7 +111,7 @@ func perPartition(ends []int64, w int) string {
 func (v *Model) numbers(s uikit.TopicStats) string {
 	st := v.c.Styles
 	rate := "—"
-	if r, ok := v.rate[s.Name]; ok {
+	if r, ok := v.rate(s.Name); ok {
 		rate = strconv.FormatFloat(r, 'f', 1, 64)
 	}
 	lag := st.Muted.Render(uikit.FitRight("—", lagW+1))
@@ -268,6 +268,16 @@ func (v *Model) FullHelp() [][]key.Binding {
 		acts = append(acts, retryKey())
 	}
 	return [][]key.Binding{km.ListKeys(), acts}
+}
+
+// HelpNote is the help's word on the columns: what a message's time is
+// (the bus says) and how the rate is measured.
+func (v *Model) HelpNote() string {
+	if v.c.Deps.Bus == nil {
+		return ""
+	}
+	return v.c.Deps.Bus.TimeNote() + ".\n" + fmt.Sprintf("rate/s: messages per second over the last %s (end offsets read every %s); — until two readings.",
+		uikit.FormatDuration(RateWindow), uikit.FormatDuration(statsPoll))
 }
 
 // retryKey is r while the watch could not start.

@@ -17,6 +17,8 @@ type Bus interface {
 	Where() string
 	// Topics are the topics watched, in the order shown.
 	Topics() []BusTopic
+	// TimeNote says what a message's Time is, for the view's help.
+	TimeNote() string
 	// Stats is every topic's partitions, end offsets and the worker
 	// group's lag, as of now.
 	Stats(ctx context.Context) (BusStats, error)
