@@ -217,10 +217,11 @@ func (o *Outbox) compact() error {
 	}
 	old := o.f
 	o.f = f
-	return errors.Join(syncDir(filepath.Dir(o.cur)), old.Close())
+	return errors.Join(SyncDir(filepath.Dir(o.cur)), old.Close())
 }
 
-func syncDir(dir string) error {
+// SyncDir fsyncs a directory, making the entries made in it durable.
+func SyncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
 		return err

@@ -45,7 +45,7 @@ func Open(dir string) (*Store, error) {
 	}
 	return &Store{
 		root:  dir,
-		dirs:  newGroupCommit(func(dir string, _ []struct{}) error { return fsyncDir(dir) }),
+		dirs:  newGroupCommit(func(dir string, _ []struct{}) error { return ingest.SyncDir(dir) }),
 		data:  newGroupCommit(func(_ struct{}, fds []int) error { return syncData(fds) }),
 		dirty: map[string]bool{},
 	}, nil
@@ -381,13 +381,4 @@ func (s *Store) List(ctx context.Context, prefix string, fn func(key string, siz
 		return nil
 	}
 	return err
-}
-
-func fsyncDir(dir string) error {
-	f, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	return f.Sync()
 }

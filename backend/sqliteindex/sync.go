@@ -2,6 +2,7 @@ package sqliteindex
 
 import (
 	"context"
+	"engram/ingest"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -56,18 +57,9 @@ func (db *DB) Sync(ctx context.Context) error {
 	if ino == db.walIno {
 		return nil
 	}
-	if err := syncDir(filepath.Dir(wal)); err != nil {
+	if err := ingest.SyncDir(filepath.Dir(wal)); err != nil {
 		return fmt.Errorf("sqlite index: sync %s: %w", filepath.Dir(wal), err)
 	}
 	db.walIno = ino
 	return nil
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }
