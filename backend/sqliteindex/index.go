@@ -58,6 +58,10 @@ type DB struct {
 	bat  []*sql.Stmt // batchSQL, prepared on w once rather than parsed per batch
 	r    *sql.DB     // read pool
 
+	// turnsMany and turnsOne are turnUpsertSQL of turnUpsertRows and of
+	// one tuple, prepared on w.
+	turnsMany, turnsOne *sql.Stmt
+
 	mu     sync.Mutex // serialises writes and Close
 	closed bool
 	legacy atomic.Bool // read-only on schema version <= 3: see DocColumns
@@ -283,13 +287,17 @@ func (db *DB) setUp() error {
 		}
 		db.bat = append(db.bat, st)
 	}
-	return nil
+	if db.turnsMany, err = db.w.PrepareContext(ctx, turnUpsertSQL(turnUpsertRows)); err != nil {
+		return err
+	}
+	db.turnsOne, err = db.w.PrepareContext(ctx, turnUpsertSQL(1))
+	return err
 }
 
 // closeStmts closes the prepared statements.
 func (db *DB) closeStmts() error {
 	var errs []error
-	for _, st := range append([]*sql.Stmt{db.ins}, db.bat...) {
+	for _, st := range append([]*sql.Stmt{db.ins, db.turnsMany, db.turnsOne}, db.bat...) {
 		if st != nil {
 			errs = append(errs, st.Close())
 		}
@@ -434,6 +442,7 @@ func (db *DB) writeTx(ctx context.Context, docs []*model.IndexDoc, args [][]any,
 	defer tx.Rollback()
 	ins := tx.StmtContext(ctx, db.ins)
 	firstSeq := int64(-1)
+	var turns turnBatch
 	for i, a := range args {
 		if a == nil {
 			continue
@@ -452,11 +461,17 @@ func (db *DB) writeTx(ctx context.Context, docs []*model.IndexDoc, args [][]any,
 			return err
 		}
 		res[i].Created = n == 1
-		if n == 1 && firstSeq < 0 {
-			if firstSeq, err = r.LastInsertId(); err != nil {
-				return err
-			}
+		if n != 1 {
+			continue
 		}
+		seq, err := r.LastInsertId()
+		if err != nil {
+			return err
+		}
+		if firstSeq < 0 {
+			firstSeq = seq
+		}
+		turns.add(seq, a)
 	}
 	if firstSeq >= 0 {
 		// The write lock is ours: every row from firstSeq on is this batch's.
@@ -464,6 +479,9 @@ func (db *DB) writeTx(ctx context.Context, docs []*model.IndexDoc, args [][]any,
 			if _, err := tx.StmtContext(ctx, st).ExecContext(ctx, firstSeq); err != nil {
 				return err
 			}
+		}
+		if err := turns.upsert(ctx, tx.StmtContext(ctx, db.turnsMany), tx.StmtContext(ctx, db.turnsOne)); err != nil {
+			return err
 		}
 		if err := appendVectors(ctx, tx, firstSeq); err != nil {
 			return err
