@@ -480,7 +480,8 @@ func (db *DB) writeTx(ctx context.Context, docs []*model.IndexDoc, args [][]any,
 				return err
 			}
 		}
-		if err := turns.upsert(ctx, tx.StmtContext(ctx, db.turnsMany), tx.StmtContext(ctx, db.turnsOne)); err != nil {
+		many, one := tx.StmtContext(ctx, db.turnsMany), tx.StmtContext(ctx, db.turnsOne)
+		if err := turns.upsert(ctx, many, turnUpsertRows, one); err != nil {
 			return err
 		}
 		if err := appendVectors(ctx, tx, firstSeq); err != nil {

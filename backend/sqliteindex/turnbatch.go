@@ -107,15 +107,15 @@ func firstNonNil(have, next any) any {
 	return next
 }
 
-// upsert writes the sums with many, the prepared turnUpsertSQL of
-// turnUpsertRows tuples, and the rest with one, that of a single tuple.
-func (b *turnBatch) upsert(ctx context.Context, many, one *sql.Stmt) error {
-	args := make([]any, 0, turnUpsertRows*len(turnCols))
+// upsert writes the sums with many, the prepared turnUpsertSQL of rows
+// tuples (turnUpsertRows), and the rest with one, that of a single tuple.
+func (b *turnBatch) upsert(ctx context.Context, many *sql.Stmt, rows int, one *sql.Stmt) error {
+	args := make([]any, 0, rows*len(turnCols))
 	sums := b.sums
 	for len(sums) > 0 {
 		st, k := one, 1
-		if len(sums) >= turnUpsertRows {
-			st, k = many, turnUpsertRows
+		if len(sums) >= rows {
+			st, k = many, rows
 		}
 		args = args[:0]
 		for _, t := range sums[:k] {
