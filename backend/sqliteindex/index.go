@@ -58,9 +58,9 @@ type DB struct {
 	bat  []*sql.Stmt // batchSQL, prepared on w once rather than parsed per batch
 	r    *sql.DB     // read pool
 
-	// turnsMany and turnsOne are turnUpsertSQL of turnUpsertRows and of
-	// one tuple, prepared on w.
-	turnsMany, turnsOne *sql.Stmt
+	// insMany is insertManySQL(insertRows); turnsMany and turnsOne are
+	// turnUpsertSQL of turnUpsertRows and of one tuple; all prepared on w.
+	insMany, turnsMany, turnsOne *sql.Stmt
 
 	mu     sync.Mutex // serialises writes and Close
 	closed bool
@@ -280,6 +280,9 @@ func (db *DB) setUp() error {
 	if db.ins, err = db.w.PrepareContext(ctx, insertSQL); err != nil {
 		return err
 	}
+	if db.insMany, err = db.w.PrepareContext(ctx, insertManySQL(insertRows)); err != nil {
+		return err
+	}
 	for _, q := range batchSQL {
 		st, err := db.w.PrepareContext(ctx, q)
 		if err != nil {
@@ -297,7 +300,7 @@ func (db *DB) setUp() error {
 // closeStmts closes the prepared statements.
 func (db *DB) closeStmts() error {
 	var errs []error
-	for _, st := range append([]*sql.Stmt{db.ins, db.turnsMany, db.turnsOne}, db.bat...) {
+	for _, st := range append([]*sql.Stmt{db.ins, db.insMany, db.turnsMany, db.turnsOne}, db.bat...) {
 		if st != nil {
 			errs = append(errs, st.Close())
 		}
@@ -440,39 +443,11 @@ func (db *DB) writeTx(ctx context.Context, docs []*model.IndexDoc, args [][]any,
 		return err
 	}
 	defer tx.Rollback()
-	ins := tx.StmtContext(ctx, db.ins)
-	firstSeq := int64(-1)
-	var turns turnBatch
-	for i, a := range args {
-		if a == nil {
-			continue
-		}
-		r, err := ins.ExecContext(ctx, a...)
-		if err != nil {
-			if statementOnly(err) {
-				// SQLite undid this statement (and its triggers) only.
-				res[i].Err = docError(docs[i], err)
-				continue
-			}
-			return err
-		}
-		n, err := r.RowsAffected()
-		if err != nil {
-			return err
-		}
-		res[i].Created = n == 1
-		if n != 1 {
-			continue
-		}
-		seq, err := r.LastInsertId()
-		if err != nil {
-			return err
-		}
-		if firstSeq < 0 {
-			firstSeq = seq
-		}
-		turns.add(seq, a)
+	b := batchInsert{one: tx.StmtContext(ctx, db.ins), many: tx.StmtContext(ctx, db.insMany), docs: docs, args: args, res: res}
+	if err := b.run(ctx); err != nil {
+		return err
 	}
+	firstSeq, turns := b.firstSeq, &b.turns
 	if firstSeq >= 0 {
 		// The write lock is ours: every row from firstSeq on is this batch's.
 		for _, st := range db.bat {

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"engram/internal/fsfloor"
-	"engram/model"
 )
 
 // windowTurnsSQL is the statement turnBatch replaced (in batchSQL until
@@ -59,23 +58,16 @@ func benchTurnsUpsert(b *testing.B, perTurn, dim int, how string) {
 	for i := range emb {
 		emb[i] = float64(i%97)/97 - 0.0123456789
 	}
-	mk := func(from int) [][]any {
-		var args [][]any
-		for i := from; i < from+batch; i++ {
-			d := testDoc(fmt.Sprintf("bench-%06d", i))
-			d.TurnID = fmt.Sprintf("turn-%05d", i/perTurn)
-			d.Embedding = emb
-			a, err := rowArgs(d, "2026-05-08T22:31:25.000Z")
-			if err != nil {
-				b.Fatal(err)
-			}
-			args = append(args, a)
-		}
-		return args
-	}
 	// The committed batch before: the timed one continues half its turns.
 	mustWrite(b, db, docsOf(b, 0, batch, perTurn, emb)...)
-	args := mk(batch / 2)
+	var args [][]any
+	for _, d := range docsOf(b, batch/2, batch, perTurn, emb) {
+		a, err := rowArgs(d, "2026-05-08T22:31:25.000Z")
+		if err != nil {
+			b.Fatal(err)
+		}
+		args = append(args, a)
+	}
 	window, err := db.w.Prepare(windowTurnsSQL)
 	if err != nil {
 		b.Fatal(err)
@@ -135,15 +127,4 @@ func benchTurnsUpsert(b *testing.B, perTurn, dim int, how string) {
 	}
 	b.ReportMetric(float64(elapsed.Nanoseconds())/float64(b.N*batch), "ns/doc")
 	b.ReportMetric(float64(cpu.Microseconds())/float64(b.N*batch), "cpu-µs/doc")
-}
-
-func docsOf(b *testing.B, from, n, perTurn int, emb []float64) []*model.IndexDoc {
-	var docs []*model.IndexDoc
-	for i := from; i < from+n; i++ {
-		d := testDoc(fmt.Sprintf("bench-%06d", i))
-		d.TurnID = fmt.Sprintf("turn-%05d", i/perTurn)
-		d.Embedding = emb
-		docs = append(docs, d)
-	}
-	return docs
 }

@@ -171,3 +171,15 @@ func recomputedTurns(t *testing.T, w *sql.DB) map[string][]any {
 	}
 	return turnsTable(t, tx)
 }
+
+// docsOf is n documents from number from on, perTurn to a turn, with emb.
+func docsOf(b testing.TB, from, n, perTurn int, emb []float64) []*model.IndexDoc {
+	var docs []*model.IndexDoc
+	for i := from; i < from+n; i++ {
+		d := testDoc(fmt.Sprintf("bench-%06d", i))
+		d.TurnID = fmt.Sprintf("turn-%05d", i/perTurn)
+		d.Embedding = emb
+		docs = append(docs, d)
+	}
+	return docs
+}
