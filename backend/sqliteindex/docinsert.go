@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"strings"
 
 	"engram/ingest"
@@ -17,7 +18,8 @@ const insertRows = 16
 
 // insertManySQL inserts rows documents with no conflict clause: a document
 // already stored (or twice in the rows) fails the whole statement, and the
-// rows are then inserted one by one with insertSQL, which leaves it alone.
+// rows (and the rest of the batch) are then inserted one by one with
+// insertSQL, which leaves it alone.
 // So when the statement succeeds every row was created, and they got
 // consecutive seqs (AUTOINCREMENT, one statement, the write lock held).
 func insertManySQL(rows int) string {
@@ -37,7 +39,8 @@ type batchInsert struct {
 	turns    turnBatch
 }
 
-// run inserts the documents in order, insertRows at a time where it can.
+// run inserts the documents in order, insertRows at a time until a
+// statement of them fails.
 func (b *batchInsert) run(ctx context.Context) error {
 	b.firstSeq = -1
 	var valid []int
@@ -60,11 +63,11 @@ func (b *batchInsert) run(ctx context.Context) error {
 				return err
 			}
 			// SQLite undid this statement only: a duplicate or a bad
-			// document, which the single inserts tell apart.
-			if err := b.each(ctx, chunk); err != nil {
-				return err
-			}
-			continue
+			// document, which the single inserts tell apart. A batch with
+			// one duplicate mostly has more (a replay, a rebuild over what
+			// is stored), and each failed statement costs about as much as
+			// the rows it undid: the rest of the batch goes one by one.
+			return b.each(ctx, slices.Concat(chunk, valid))
 		}
 		if err := b.created(r, chunk); err != nil {
 			return err
