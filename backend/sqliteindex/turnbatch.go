@@ -26,8 +26,12 @@ const turnUpsertRows = 16
 func turnUpsertSQL(rows int) string {
 	tuple := "(" + strings.TrimSuffix(strings.Repeat("?, ", len(turnCols)), ", ") + ")"
 	return "INSERT INTO turns(" + strings.Join(turnCols, ", ") + ") VALUES " +
-		strings.TrimSuffix(strings.Repeat(tuple+", ", rows), ", ") + `
-  ON CONFLICT(turn_key) DO UPDATE SET
+		strings.TrimSuffix(strings.Repeat(tuple+", ", rows), ", ") + "\n" + turnsOnConflict
+}
+
+// turnsOnConflict adds a batch's sum of a turn (excluded) to the stored
+// row of the turn.
+const turnsOnConflict = `  ON CONFLICT(turn_key) DO UPDATE SET
     session_id     = coalesce(turns.session_id, excluded.session_id),
     agent_id       = coalesce(turns.agent_id, excluded.agent_id),
     tenant_id      = coalesce(turns.tenant_id, excluded.tenant_id),
@@ -38,7 +42,6 @@ func turnUpsertSQL(rows int) string {
     max_importance = max(turns.max_importance, excluded.max_importance),
     first_seq      = min(turns.first_seq, excluded.first_seq),
     last_seq       = max(turns.last_seq, excluded.last_seq)`
-}
 
 // Where the insert's arguments (rowArgs, insertColumns order) hold what a
 // turn sums up.
