@@ -62,6 +62,10 @@ type DB struct {
 	bat  []*sql.Stmt // batchSQL, prepared on w once rather than parsed per batch
 	r    *sql.DB     // read pool
 
+	// insMany is insertManySQL(insertRows); turnsMany and turnsOne are
+	// turnUpsertSQL of turnUpsertRows and of one tuple; all prepared on w.
+	insMany, turnsMany, turnsOne *sql.Stmt
+
 	mu     sync.Mutex // serialises writes and Close
 	closed bool
 
@@ -295,6 +299,9 @@ func (db *DB) setUp() error {
 	if db.ins, err = db.w.PrepareContext(ctx, insertSQL); err != nil {
 		return err
 	}
+	if db.insMany, err = db.w.PrepareContext(ctx, insertManySQL(insertRows)); err != nil {
+		return err
+	}
 	for _, q := range batchSQL {
 		st, err := db.w.PrepareContext(ctx, q)
 		if err != nil {
@@ -302,13 +309,17 @@ func (db *DB) setUp() error {
 		}
 		db.bat = append(db.bat, st)
 	}
-	return nil
+	if db.turnsMany, err = db.w.PrepareContext(ctx, turnUpsertSQL(turnUpsertRows)); err != nil {
+		return err
+	}
+	db.turnsOne, err = db.w.PrepareContext(ctx, turnUpsertSQL(1))
+	return err
 }
 
 // closeStmts closes the prepared statements.
 func (db *DB) closeStmts() error {
 	var errs []error
-	for _, st := range append([]*sql.Stmt{db.ins}, db.bat...) {
+	for _, st := range append([]*sql.Stmt{db.ins, db.insMany, db.turnsMany, db.turnsOne}, db.bat...) {
 		if st != nil {
 			errs = append(errs, st.Close())
 		}
@@ -451,38 +462,21 @@ func (db *DB) writeTx(ctx context.Context, docs []*model.IndexDoc, args [][]any,
 		return err
 	}
 	defer tx.Rollback()
-	ins := tx.StmtContext(ctx, db.ins)
-	firstSeq := int64(-1)
-	for i, a := range args {
-		if a == nil {
-			continue
-		}
-		r, err := ins.ExecContext(ctx, a...)
-		if err != nil {
-			if statementOnly(err) {
-				// SQLite undid this statement (and its triggers) only.
-				res[i].Err = docError(docs[i], err)
-				continue
-			}
-			return err
-		}
-		n, err := r.RowsAffected()
-		if err != nil {
-			return err
-		}
-		res[i].Created = n == 1
-		if n == 1 && firstSeq < 0 {
-			if firstSeq, err = r.LastInsertId(); err != nil {
-				return err
-			}
-		}
+	b := batchInsert{one: tx.StmtContext(ctx, db.ins), many: tx.StmtContext(ctx, db.insMany), docs: docs, args: args, res: res}
+	if err := b.run(ctx); err != nil {
+		return err
 	}
+	firstSeq, turns := b.firstSeq, &b.turns
 	if firstSeq >= 0 {
 		// The write lock is ours: every row from firstSeq on is this batch's.
 		for _, st := range db.bat {
 			if _, err := tx.StmtContext(ctx, st).ExecContext(ctx, firstSeq); err != nil {
 				return err
 			}
+		}
+		many, one := tx.StmtContext(ctx, db.turnsMany), tx.StmtContext(ctx, db.turnsOne)
+		if err := turns.upsert(ctx, many, turnUpsertRows, one); err != nil {
+			return err
 		}
 		if err := appendVectors(ctx, tx, firstSeq); err != nil {
 			return err

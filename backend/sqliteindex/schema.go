@@ -22,38 +22,18 @@ var upgrades = map[int][]string{
 
 // batchSQL derives, in one statement each, what a batch of new documents
 // (every docs row from seq ?1 on: the writer holds the write lock) adds to
-// docs_fts, doc_tags and turns. Done per row by a trigger, this was most
-// of the cost of a write: a statement journal for every insert, a full-text
+// docs_fts and doc_tags. Done per row by a trigger, this was most of the
+// cost of a write: a statement journal for every insert, and a full-text
 // segment flushed for every row (FTS5 flushes when a statement touching it
-// ends inside a transaction), and an upsert of turns per row instead of per
-// turn. The turns upsert keeps what the per-row one computed: session,
-// agent and tenant from the turn's first document that has one.
+// ends inside a transaction). What the batch adds to turns is summed up in
+// Go from the inserted rows' arguments (turnBatch) and upserted per turn
+// (turnUpsertSQL): an INSERT ... SELECT here with window functions for the
+// turn's first session, agent and tenant re-read the batch's rows and
+// sorted them three times, and cost about as much as all the inserts.
 var batchSQL = []string{
 	`INSERT INTO docs_fts(rowid, summary) SELECT seq, summary FROM docs WHERE seq >= ?1`,
 	`INSERT OR IGNORE INTO doc_tags(tag, seq)
   SELECT j.value, d.seq FROM docs d, json_each(d.tags) j WHERE d.seq >= ?1 AND j.type = 'text'`,
-	`INSERT INTO turns(turn_key, session_id, agent_id, tenant_id, n_events,
-                  first_ts_ms, last_ts_ms, any_failed, max_importance, first_seq, last_seq)
-  SELECT turn_key, max(session_id), max(agent_id), max(tenant_id),
-         count(*), min(ts_unix_ms), max(ts_unix_ms), max(success IS 0), max(importance_score), min(seq), max(seq)
-  FROM (SELECT turn_key, ts_unix_ms, success, importance_score, seq,
-               -- a turn's first non-null value, on every row of the turn
-               first_value(session_id) OVER (PARTITION BY turn_key ORDER BY session_id IS NULL, seq) AS session_id,
-               first_value(agent_id)   OVER (PARTITION BY turn_key ORDER BY agent_id IS NULL, seq)   AS agent_id,
-               first_value(tenant_id)  OVER (PARTITION BY turn_key ORDER BY tenant_id IS NULL, seq)  AS tenant_id
-        FROM docs WHERE seq >= ?1)
-  WHERE true GROUP BY turn_key
-  ON CONFLICT(turn_key) DO UPDATE SET
-    session_id     = coalesce(turns.session_id, excluded.session_id),
-    agent_id       = coalesce(turns.agent_id, excluded.agent_id),
-    tenant_id      = coalesce(turns.tenant_id, excluded.tenant_id),
-    n_events       = turns.n_events + excluded.n_events,
-    first_ts_ms    = min(turns.first_ts_ms, excluded.first_ts_ms),
-    last_ts_ms     = max(turns.last_ts_ms, excluded.last_ts_ms),
-    any_failed     = max(turns.any_failed, excluded.any_failed),
-    max_importance = max(turns.max_importance, excluded.max_importance),
-    first_seq      = min(turns.first_seq, excluded.first_seq),
-    last_seq       = max(turns.last_seq, excluded.last_seq)`,
 }
 
 // turnRecompute rebuilds the turns row of one turn key (bound as ?1 or used
