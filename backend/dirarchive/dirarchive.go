@@ -110,16 +110,36 @@ func (s *Store) Sync(ctx context.Context) error {
 	dirs := s.dirty
 	s.dirty = map[string]bool{}
 	s.mu.Unlock()
+	// The directories' fsyncs wait for the disk side by side: a batch of
+	// events spread over many days touches as many day directories, and
+	// one after the other their flushes were most of the batch's sync.
+	errs := make(chan error, len(dirs))
+	sem := make(chan struct{}, syncDirsAtOnce)
 	for dir := range dirs {
-		if err := s.dirs.do(dir, struct{}{}); err != nil {
-			s.mu.Lock()
-			s.dirty[dir] = true
-			s.mu.Unlock()
-			return fmt.Errorf("archive: sync directory %s: %w", dir, err)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem }()
+			err := s.dirs.do(dir, struct{}{})
+			if err != nil {
+				s.mu.Lock()
+				s.dirty[dir] = true
+				s.mu.Unlock()
+				err = fmt.Errorf("archive: sync directory %s: %w", dir, err)
+			}
+			errs <- err
+		}()
+	}
+	var first error
+	for range dirs {
+		if err := <-errs; err != nil && first == nil {
+			first = err
 		}
 	}
-	return nil
+	return first
 }
+
+// syncDirsAtOnce bounds the directory fsyncs one Sync runs at once.
+const syncDirsAtOnce = 32
 
 func (s *Store) compare(key, final string, body []byte) error {
 	old, err := os.ReadFile(final)
