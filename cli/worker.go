@@ -48,6 +48,7 @@ func runWorker(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	ingestGC() // a worker is a long ingest too
 	st, err := openBackends(ctx, conf, e)
 	if err != nil {
 		return err
