@@ -6,8 +6,8 @@ import (
 )
 
 // ingestGC makes the garbage collector of a long ingest (engram ingest,
-// worker, reindex) run less often than
-// Go's default (GOGC=100): a run keeps little alive (the events in flight
+// worker, reindex) run less often than Go's default (GOGC=100): a run
+// keeps little alive (the events in flight
 // and a batch), so collections were frequent: 5.5% of the CPU of a run in
 // the background mark workers alone (1.3% at 400, see BENCHMARKS.md). At
 // 400 the heap may grow to five times what is live; the
