@@ -49,7 +49,8 @@ func runReindex(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	ingestGC()                                      // a rebuild writes every archived event: a long ingest
+	// A rebuild writes every archived event: a long ingest.
+	ingestGC()
 	if err := requireArchive(conf, e); err != nil { // the index may be missing: it is rebuilt
 		return err
 	}
