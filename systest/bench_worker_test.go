@@ -22,7 +22,9 @@ import (
 //	source .ci/services/.env && go test ./systest -run '^$' -bench WorkerVsIngest -benchtime 1x
 //
 // ENGRAM_BENCH_ROUNDS sets the embedded rounds (default 2; which of the two
-// runs first alternates), reported each and as their median.
+// runs first alternates), reported each and as their median;
+// ENGRAM_BENCH_KAFKA_COMPRESSION the codec produce and the workers use;
+// ENGRAM_BENCH_BROKER_PID the broker's process, whose CPU is reported.
 func BenchmarkWorkerVsIngest(b *testing.B) {
 	n := 50_000
 	if v, err := strconv.Atoi(os.Getenv("ENGRAM_BENCH_WORKER_EVENTS")); err == nil && v > 0 {
@@ -116,6 +118,9 @@ func brokerCPU(b *testing.B) time.Duration {
 // their start until they have ingested all of them.
 func timeWorkers(b *testing.B, bin, brokers, input string, n, workers int, stores ...string) drain {
 	kargs, _ := kafkaArgs(b, brokers)
+	if c := os.Getenv("ENGRAM_BENCH_KAFKA_COMPRESSION"); c != "" {
+		kargs = append(kargs, "--kafka-compression", c) // for produce and the workers alike
+	}
 	runEngram(b, bin, append([]string{"kafka", "create-topics", "--partitions", "6"}, kargs...)...)
 	runEngram(b, bin, append(append([]string{"produce"}, kargs...), input)...)
 	args := append(append([]string{}, stores...), kargs...)

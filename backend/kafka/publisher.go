@@ -105,7 +105,9 @@ func (p *Publisher) PublishPayloads(ctx context.Context, enriched []model.Enrich
 // eventId (model.Enriched does not carry it: build the map with TraceOf
 // from the events of the batch). An enriched notification whose event has
 // a trace id gets the traceparent header (and tracestate when set), as the
-// source system does; indexed notifications get none.
+// source system does; so does its indexed notification, which the source
+// system sends without one: a consumer of memory.indexed can then carry on
+// the ingestion's trace (headers it does not read change nothing for it).
 func (p *Publisher) PublishTraced(ctx context.Context, enriched []model.Enriched, indexed []model.Indexed, traces map[string]Trace) error {
 	topics := p.c.cfg.Topics
 	krs := make([]*kgo.Record, 0, 2*(len(enriched)+len(indexed)))
@@ -117,7 +119,7 @@ func (p *Publisher) PublishTraced(ctx context.Context, enriched []model.Enriched
 		krs = append(krs, kr)
 	}
 	for _, ix := range indexed {
-		kr, err := record(topics.Indexed, ix.EventID, ix, nil)
+		kr, err := record(topics.Indexed, ix.EventID, ix, traces[ix.EventID].headers())
 		if err != nil {
 			return err
 		}

@@ -90,8 +90,8 @@ func TestPublishReadBack(t *testing.T) {
 		if r == nil || !bytes.Equal(r.Value, jsonLine(t, ix)) {
 			t.Fatalf("indexed %s: value %s", ix.EventID, r.Value)
 		}
-		if len(r.Headers) != 0 {
-			t.Errorf("indexed %s: headers %v, want none (the source system attaches none)", ix.EventID, headerMap(r))
+		if !sameHeaders(headerMap(r), wantHeaders[ix.EventID]) {
+			t.Errorf("indexed %s: headers %v, want %v (the enriched notification's)", ix.EventID, headerMap(r), wantHeaders[ix.EventID])
 		}
 	}
 	if len(idx) != len(indexed) {
