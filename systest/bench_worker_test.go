@@ -112,15 +112,7 @@ func perEvent(d time.Duration, n int) float64 { return float64(d.Microseconds())
 // brokerCPU is the broker's CPU so far, -1 when ENGRAM_BENCH_BROKER_PID is
 // not set.
 func brokerCPU(b *testing.B) time.Duration {
-	pid := os.Getenv("ENGRAM_BENCH_BROKER_PID")
-	if pid == "" {
-		return -1
-	}
-	cpu, err := fsfloor.ProcCPU(pid)
-	if err != nil {
-		b.Fatalf("ENGRAM_BENCH_BROKER_PID: %v", err)
-	}
-	return cpu
+	return fsfloor.EnvProcCPU(b, "ENGRAM_BENCH_BROKER_PID")
 }
 
 // timeWorkers produces the events (not timed), then times workers from

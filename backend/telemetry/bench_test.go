@@ -169,15 +169,7 @@ func cpuTime() time.Duration {
 // e.g. Jaeger's) has used, -1 when not asked: on a machine it shares, its
 // work on engram's spans is part of what they cost.
 func collectorCPU(b *testing.B) time.Duration {
-	pid := os.Getenv("ENGRAM_BENCH_COLLECTOR_PID")
-	if pid == "" {
-		return -1
-	}
-	cpu, err := fsfloor.ProcCPU(pid)
-	if err != nil {
-		b.Fatalf("ENGRAM_BENCH_COLLECTOR_PID: %v", err)
-	}
-	return cpu
+	return fsfloor.EnvProcCPU(b, "ENGRAM_BENCH_COLLECTOR_PID")
 }
 
 // settle waits (up to 2 s) until the collector's process is idle: it digests

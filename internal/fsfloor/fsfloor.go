@@ -65,6 +65,20 @@ func ProcCPU(pid string) (time.Duration, error) {
 	return time.Duration(ticks(f[11])+ticks(f[12])) * (time.Second / 100), nil // USER_HZ is 100 on Linux
 }
 
+// EnvProcCPU is ProcCPU of the process whose pid the environment variable
+// env holds, -1 when it is not set.
+func EnvProcCPU(tb testing.TB, env string) time.Duration {
+	pid := os.Getenv(env)
+	if pid == "" {
+		return -1
+	}
+	cpu, err := ProcCPU(pid)
+	if err != nil {
+		tb.Fatalf("%s: %v", env, err)
+	}
+	return cpu
+}
+
 // RusageCPU is the user plus system time of ru.
 func RusageCPU(ru *syscall.Rusage) time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
