@@ -42,15 +42,50 @@ func (p *Pipeline) indexer(ctx context.Context, in <-chan *work, finished chan<-
 		defer close(indexed)
 		p.syncIndexed(ctx, written, indexed)
 	}()
-	for b := range indexed {
-		group := withReady(b, indexed)
-		p.publishGroup(ctx, group)
+	for group := range p.announce(ctx, indexed) {
 		for _, b := range group {
 			for _, w := range b.batch {
 				finished <- w.t
 			}
 		}
 	}
+}
+
+// announce is the publish step: it publishes each group of indexed batches
+// (up to the publisher's InFlight at once) and gives back every group,
+// concluded, in the order the groups came.
+func (p *Pipeline) announce(ctx context.Context, indexed <-chan indexedBatch) <-chan []indexedBatch {
+	inFlight := 1
+	if pl, ok := p.cfg.Publisher.(Pipeliner); ok {
+		inFlight = max(1, pl.InFlight())
+	}
+	// A group is gathered once a call is free, so that it takes every batch
+	// that became ready meanwhile; its result comes through a channel of
+	// its own, queued in order.
+	slots := make(chan struct{}, inFlight)
+	queue := make(chan chan []indexedBatch, inFlight)
+	go func() {
+		defer close(queue)
+		for b := range indexed {
+			slots <- struct{}{}
+			group := withReady(b, indexed)
+			done := make(chan []indexedBatch, 1)
+			queue <- done
+			go func() {
+				p.publishGroup(ctx, group)
+				<-slots
+				done <- group
+			}()
+		}
+	}()
+	out := make(chan []indexedBatch)
+	go func() {
+		defer close(out)
+		for done := range queue {
+			out <- <-done
+		}
+	}()
+	return out
 }
 
 // withReady is first and whatever else in is ready to give at once: a step

@@ -85,6 +85,17 @@ type Publisher interface {
 	Close() error
 }
 
+// Pipeliner is a Publisher that takes several Publish calls at once and
+// gains by it: a Kafka producer keeps several requests in flight, so the
+// pipeline's publish step is no longer one broker round trip a batch. A
+// Publisher that is not one (topic files, where each call is an fsync) gets
+// one call at a time, and a publish step that fell behind puts several
+// batches in one call instead.
+type Pipeliner interface {
+	Publisher
+	InFlight() int // Publish calls worth having at once (≥ 1)
+}
+
 // Embedder turns texts into vectors of Dimension() components.
 type Embedder interface {
 	Embed(ctx context.Context, texts []string) ([][]float64, error)

@@ -31,7 +31,8 @@ var ErrClosed = errors.New("kafka: consumer closed")
 type ConsumerOptions struct {
 	// Topics to consume; default the raw topic.
 	Topics []string
-	// MaxBatch is the most records one Poll returns; default 500.
+	// MaxBatch is the most records one Poll returns; default 0: all that
+	// the client holds (one fetch, of every partition this member owns).
 	MaxBatch int
 	// CommitInterval is how often finished records are committed in the
 	// background; default 1 s. Close and a revoke commit them at once.
@@ -88,9 +89,6 @@ func NewConsumer(cfg Config, opts ConsumerOptions) (*Consumer, error) {
 	if len(opts.Topics) == 0 {
 		opts.Topics = []string{cfg.Topics.Raw}
 	}
-	if opts.MaxBatch <= 0 {
-		opts.MaxBatch = 500
-	}
 	if opts.CommitInterval <= 0 {
 		opts.CommitInterval = time.Second
 	}
@@ -126,10 +124,12 @@ func NewConsumer(cfg Config, opts ConsumerOptions) (*Consumer, error) {
 }
 
 // Poll waits for the next records (at most MaxBatch) of the partitions this
-// member owns. An empty batch with a nil error is possible. It returns the
-// context's error when ctx ends, and ErrClosed after Close. Errors of some
-// partitions (franz-go keeps retrying what it can) are returned only by a
-// poll that brought no records.
+// member owns, the partitions interleaved in the order the records were
+// produced (see byProduceTime); each partition's stay in offset order. An
+// empty batch with a nil error is possible. It returns the context's error
+// when ctx ends, and ErrClosed after Close. Errors of some partitions
+// (franz-go keeps retrying what it can) are returned only by a poll that
+// brought no records.
 func (c *Consumer) Poll(ctx context.Context) ([]*Record, error) {
 	fetches := c.cl.PollRecords(ctx, c.opts.MaxBatch)
 	defer c.cl.AllowRebalance()
@@ -145,14 +145,15 @@ func (c *Consumer) Poll(ctx context.Context) ([]*Record, error) {
 			errs = append(errs, fmt.Errorf("%s[%d]: %w", t, p, c.cfg.explain(c.prod.seeds(), err)))
 		}
 	})
-	var out []*Record
+	krs := byProduceTime(fetches.Records())
+	out := make([]*Record, len(krs))
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	fetches.EachRecord(func(kr *kgo.Record) {
+	for i, kr := range krs {
 		tp := topicPartition{kr.Topic, kr.Partition}
 		c.pending[tp] = append(c.pending[tp], &pendingRecord{kr: kr})
-		out = append(out, fromKgo(kr))
-	})
+		out[i] = fromKgo(kr)
+	}
 	if len(out) == 0 && len(errs) > 0 {
 		return nil, fmt.Errorf("kafka: poll: %w", errors.Join(errs...))
 	}
@@ -188,7 +189,9 @@ func (c *Consumer) Done(recs ...*Record) {
 		}
 		if n > 0 {
 			marks = append(marks, list[n-1].kr)
-			c.pending[tp] = slices.Delete(list, 0, n)
+			// Resliced, not shifted: a poll's worth of records finishing
+			// one by one would otherwise copy the list once each.
+			c.pending[tp] = list[n:]
 		}
 	}
 	if len(marks) > 0 {

@@ -135,6 +135,12 @@ func (p *Publisher) PublishTraced(ctx context.Context, enriched []model.Enriched
 // Close closes the connection.
 func (p *Publisher) Close() error { return p.c.Close() }
 
+// InFlight makes the Publisher an ingest.Pipeliner: the idempotent producer
+// keeps up to five produce requests in flight to a broker, so several
+// batches' notifications wait for their acknowledgements at once instead of
+// one round trip after the other.
+func (p *Publisher) InFlight() int { return 4 }
+
 func record(topic, key string, v any, headers []kgo.RecordHeader) (*kgo.Record, error) {
 	b, err := json.Marshal(v)
 	if err != nil {
