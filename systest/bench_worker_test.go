@@ -16,13 +16,15 @@ import (
 // BenchmarkWorkerVsIngest: `engram worker` draining pre-produced events
 // from a 6-partition raw topic into the embedded stores, against `engram
 // ingest` of the same events from a file, side by side in interleaved
-// rounds; then 1, 2 and 3 workers into S3 + OpenSearch against ingest into
-// them. Reported: events/s of each and the ratio worker/ingest.
+// rounds, and against that ingest with its notifications on Kafka as the
+// worker's are (what differs then is consuming alone); then 1, 2 and 3
+// workers into S3 + OpenSearch against ingest into them. Reported: events/s
+// of each and the ratios.
 //
 //	source .ci/services/.env && go test ./systest -run '^$' -bench WorkerVsIngest -benchtime 1x
 //
-// ENGRAM_BENCH_ROUNDS sets the embedded rounds (default 2; which of the two
-// runs first alternates), reported each and as their median;
+// ENGRAM_BENCH_ROUNDS sets the embedded rounds (default 2; which of the
+// three runs first rotates), reported each and as their median;
 // ENGRAM_BENCH_KAFKA_COMPRESSION the codec produce and the workers use;
 // ENGRAM_BENCH_BROKER_PID the broker's process, whose CPU is reported.
 func BenchmarkWorkerVsIngest(b *testing.B) {
@@ -40,27 +42,30 @@ func BenchmarkWorkerVsIngest(b *testing.B) {
 	if v, err := strconv.Atoi(os.Getenv("ENGRAM_BENCH_ROUNDS")); err == nil && v > 0 {
 		rounds = v
 	}
-	var ratios, steady []float64
+	var ratios, steady, alike []float64
 	for round := 1; round <= rounds; round++ {
-		// Which runs first alternates: the disk's state after one run
-		// (its dirty pages being written back) slows the next.
-		var ing, wrk drain
-		if round%2 == 1 {
-			ing = timeIngest(b, bin, input, n, "--data", b.TempDir())
-			wrk = timeWorkers(b, bin, brokers, input, n, 1, "--data", b.TempDir())
-		} else {
-			wrk = timeWorkers(b, bin, brokers, input, n, 1, "--data", b.TempDir())
-			ing = timeIngest(b, bin, input, n, "--data", b.TempDir())
+		// Which runs first rotates: the disk's state after one run (its
+		// dirty pages being written back) slows the next.
+		var ing, wrk, ingk drain
+		runs := []func(){
+			func() { ing = timeIngest(b, bin, input, n, "--data", b.TempDir()) },
+			func() { wrk = timeWorkers(b, bin, brokers, input, n, 1, "--data", b.TempDir()) },
+			func() { ingk = timeIngestKafka(b, bin, brokers, input, n, "--data", b.TempDir()) },
+		}
+		for i := range runs {
+			runs[(i+round-1)%len(runs)]()
 		}
 		b.Logf("round %d, embedded, %d events: ingest %.0f/s, worker %.0f/s (%.0f/s once consuming), ratio %.2f (%.2f); "+
-			"CPU µs/event: ingest %.0f, worker %.0f, broker %.0f beside the worker", round, n,
-			ing.rate, wrk.rate, wrk.steady, wrk.rate/ing.rate, wrk.steady/ing.rate, ing.cpu, wrk.cpu, wrk.broker)
+			"ingest notifying on Kafka %.0f/s, worker/that %.2f; CPU µs/event: ingest %.0f, worker %.0f, broker %.0f beside the worker", round, n,
+			ing.rate, wrk.rate, wrk.steady, wrk.rate/ing.rate, wrk.steady/ing.rate, ingk.rate, wrk.rate/ingk.rate, ing.cpu, wrk.cpu, wrk.broker)
 		b.ReportMetric(wrk.rate/ing.rate, fmt.Sprintf("ratio-embedded-r%d", round))
 		ratios = append(ratios, wrk.rate/ing.rate)
 		steady = append(steady, wrk.steady/ing.rate)
+		alike = append(alike, wrk.rate/ingk.rate)
 	}
 	b.ReportMetric(median(ratios), "ratio-embedded-median")
 	b.ReportMetric(median(steady), "ratio-consuming-median")
+	b.ReportMetric(median(alike), "ratio-vs-ingest-kafka-median")
 	if os.Getenv("ENGRAM_TEST_S3_ENDPOINT") == "" || os.Getenv("ENGRAM_TEST_OPENSEARCH_URL") == "" {
 		return
 	}
@@ -103,6 +108,24 @@ func timeIngest(b *testing.B, bin, input string, n int, stores ...string) drain 
 	return drain{rate: rate, steady: rate, cpu: perEvent(childCPU(cmd), n), broker: -1}
 }
 
+// timeIngestKafka runs `engram ingest FILE` with its notifications on
+// Kafka, as the workers': what is left between the two is consuming.
+func timeIngestKafka(b *testing.B, bin, brokers, input string, n int, stores ...string) drain {
+	kargs := benchKafkaArgs(b, bin, brokers)
+	return timeIngest(b, bin, input, n, append(stores, kargs...)...)
+}
+
+// benchKafkaArgs creates a fresh set of topics and returns the flags that
+// name them (and the benchmark's codec).
+func benchKafkaArgs(b *testing.B, bin, brokers string) []string {
+	kargs, _ := kafkaArgs(b, brokers)
+	if c := os.Getenv("ENGRAM_BENCH_KAFKA_COMPRESSION"); c != "" {
+		kargs = append(kargs, "--kafka-compression", c) // for produce and the workers alike
+	}
+	runEngram(b, bin, append([]string{"kafka", "create-topics", "--partitions", "6"}, kargs...)...)
+	return kargs
+}
+
 func childCPU(cmd *exec.Cmd) time.Duration {
 	return fsfloor.RusageCPU(cmd.ProcessState.SysUsage().(*syscall.Rusage))
 }
@@ -118,11 +141,7 @@ func brokerCPU(b *testing.B) time.Duration {
 // timeWorkers produces the events (not timed), then times workers from
 // their start until they have ingested all of them.
 func timeWorkers(b *testing.B, bin, brokers, input string, n, workers int, stores ...string) drain {
-	kargs, _ := kafkaArgs(b, brokers)
-	if c := os.Getenv("ENGRAM_BENCH_KAFKA_COMPRESSION"); c != "" {
-		kargs = append(kargs, "--kafka-compression", c) // for produce and the workers alike
-	}
-	runEngram(b, bin, append([]string{"kafka", "create-topics", "--partitions", "6"}, kargs...)...)
+	kargs := benchKafkaArgs(b, bin, brokers)
 	runEngram(b, bin, append(append([]string{"produce"}, kargs...), input)...)
 	args := append(append([]string{}, stores...), kargs...)
 	broker0 := brokerCPU(b)

@@ -263,7 +263,7 @@ func (c *Consumer) Reject(ctx context.Context, rec *Record, reasons []string) er
 		kgo.RecordHeader{Key: HeaderSourceOffset, Value: []byte(strconv.FormatInt(rec.Offset, 10))},
 		kgo.RecordHeader{Key: HeaderRejectedAt, Value: []byte(now.Format(auditTime))},
 	)
-	krs, err := c.prod.withAudit([]*kgo.Record{{Topic: c.cfg.Topics.Rejected, Key: rec.Key, Value: rec.Value, Headers: hs}}, now)
+	krs, err := c.prod.withAudit([]*kgo.Record{{Topic: c.cfg.Topics.Rejected, Key: rec.Key, Value: rec.Value, Headers: hs}}, now, false)
 	if err != nil {
 		return err
 	}

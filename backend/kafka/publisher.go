@@ -125,7 +125,8 @@ func (p *Publisher) PublishTraced(ctx context.Context, enriched []model.Enriched
 		}
 		krs = append(krs, kr)
 	}
-	krs, err := p.c.withAudit(krs, p.now())
+	// The values are encoding/json's own output: compact, valid JSON.
+	krs, err := p.c.withAudit(krs, p.now(), true)
 	if err != nil {
 		return err
 	}
@@ -162,8 +163,12 @@ const auditTime = "2006-01-02T15:04:05.000Z"
 // withAudit appends a copy of each record to the audit topic, when one is
 // configured: same key and headers, value {"originalTopic", "payload",
 // "timestamp"} (payload: the JSON value as is; a value that is not JSON, as
-// a JSON string). The originals get the same timestamp.
-func (c *Client) withAudit(krs []*kgo.Record, now time.Time) ([]*kgo.Record, error) {
+// a JSON string). The originals get the same timestamp. compact says the
+// values are compact JSON as encoding/json writes it (the notifications):
+// the audit value is then put together around them, byte for byte what
+// json.Marshal of the AuditRecord gives, without checking and compacting
+// each payload once more.
+func (c *Client) withAudit(krs []*kgo.Record, now time.Time, compact bool) ([]*kgo.Record, error) {
 	if c.cfg.Topics.Audit == "" {
 		return krs, nil
 	}
@@ -172,16 +177,30 @@ func (c *Client) withAudit(krs []*kgo.Record, now time.Time) ([]*kgo.Record, err
 	n := len(krs)
 	for _, kr := range krs[:n] {
 		kr.Timestamp = now
-		payload := json.RawMessage(kr.Value)
-		if !json.Valid(kr.Value) {
-			// A rejected raw record need not be JSON: mirror it as a string.
-			payload, _ = json.Marshal(string(kr.Value))
-		}
-		v, err := json.Marshal(AuditRecord{OriginalTopic: kr.Topic, Payload: payload, Timestamp: ts})
+		v, err := auditValue(kr, ts, compact)
 		if err != nil {
 			return nil, fmt.Errorf("kafka: encode audit record of %s: %w", kr.Key, err)
 		}
 		krs = append(krs, &kgo.Record{Topic: c.cfg.Topics.Audit, Key: kr.Key, Value: v, Headers: kr.Headers, Timestamp: now})
 	}
 	return krs, nil
+}
+
+func auditValue(kr *kgo.Record, ts string, compact bool) ([]byte, error) {
+	if !compact {
+		payload := json.RawMessage(kr.Value)
+		if !json.Valid(kr.Value) {
+			// A rejected raw record need not be JSON: mirror it as a string.
+			payload, _ = json.Marshal(string(kr.Value))
+		}
+		return json.Marshal(AuditRecord{OriginalTopic: kr.Topic, Payload: payload, Timestamp: ts})
+	}
+	topic, err := json.Marshal(kr.Topic)
+	if err != nil {
+		return nil, err
+	}
+	v := make([]byte, 0, len(kr.Value)+len(topic)+len(ts)+48)
+	v = append(append(append(v, `{"originalTopic":`...), topic...), `,"payload":`...)
+	v = append(append(append(v, kr.Value...), `,"timestamp":"`...), ts...)
+	return append(v, `"}`...), nil
 }
