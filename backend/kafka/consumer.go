@@ -199,6 +199,22 @@ func (c *Consumer) Done(recs ...*Record) {
 	}
 }
 
+// Owns reports whether r is still this member's to finish: polled here,
+// not finished, and its partition not revoked since. A record held in hand
+// (a poll holds all the client had) whose partition moved to another
+// member is that member's to read again; working on it here as well would
+// only make a duplicate.
+func (c *Consumer) Owns(r *Record) bool {
+	if r == nil || r.kr == nil {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	list := c.pending[topicPartition{r.Topic, r.Partition}]
+	i := sort.Search(len(list), func(i int) bool { return list[i].kr.Offset >= r.Offset })
+	return i < len(list) && list[i].kr == r.kr && !list[i].done
+}
+
 // Pending is how many handed-out records are not finished yet.
 func (c *Consumer) Pending() int {
 	c.mu.Lock()

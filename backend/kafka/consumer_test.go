@@ -479,3 +479,65 @@ func TestWatch(t *testing.T) {
 		t.Errorf("watch of a missing topic: %v", err)
 	}
 }
+
+// Records held in hand stop being a member's once their partition moves to
+// another member (the worker then drops them instead of ingesting them a
+// second time), and once they are finished.
+func TestOwnsAfterRevoke(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	admin := setup(t, cfg, 6, cfg.Topics.Raw)
+	produceN(t, admin, 600)
+	a, err := NewConsumer(cfg, ConsumerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	got := pollUntil(t, a, 600)
+	for _, r := range got {
+		if !a.Owns(r) {
+			t.Fatalf("%s[%d]@%d: not owned right after its poll", r.Topic, r.Partition, r.Offset)
+		}
+	}
+	a.Done(got[0])
+	if a.Owns(got[0]) {
+		t.Errorf("a finished record is still owned")
+	}
+	b, err := NewConsumer(cfg, ConsumerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var wg sync.WaitGroup
+	for _, c := range []*Consumer{a, b} {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				recs, _ := c.Poll(ctx)
+				c.Done(recs...)
+			}
+		})
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for len(a.Assigned()[cfg.Topics.Raw]) == 6 || len(b.Assigned()[cfg.Topics.Raw]) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("no rebalance after 30s: %v / %v", a.Assigned(), b.Assigned())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	kept := a.Assigned()[cfg.Topics.Raw]
+	moved := 0
+	for _, r := range got[1:] {
+		if want := slices.Contains(kept, r.Partition); a.Owns(r) != want {
+			t.Errorf("%s[%d]@%d: Owns %v, want %v (a keeps %v)", r.Topic, r.Partition, r.Offset, !want, want, kept)
+		} else if !want {
+			moved++
+		}
+	}
+	if moved == 0 {
+		t.Errorf("no record held in hand was of a partition that moved (a keeps %v)", kept)
+	}
+	cancel()
+	wg.Wait()
+}

@@ -21,6 +21,7 @@ import (
 type Consumer interface {
 	Poll(ctx context.Context) ([]*kafka.Record, error)
 	Done(recs ...*kafka.Record)
+	Owns(rec *kafka.Record) bool
 	Reject(ctx context.Context, rec *kafka.Record, reasons []string) error
 	Commit(ctx context.Context) error
 }
@@ -86,6 +87,9 @@ func (w *worker) feed(ctx context.Context, items chan<- ingest.Item) error {
 			return err
 		}
 		for _, r := range recs {
+			if !w.cfg.Consumer.Owns(r) {
+				continue // its partition was revoked meanwhile: its new owner reads it
+			}
 			it := ingest.Item{Src: ingest.Source{File: where(r)}, Data: r.Value, Ref: r}
 			// The ingestion continues the producer's trace.
 			it.Traceparent, _ = r.Header(kafka.HeaderTraceparent)
