@@ -172,12 +172,9 @@ func (c *Consumer) Done(recs ...*Record) {
 		if r == nil || r.kr == nil {
 			continue
 		}
-		tp := topicPartition{r.Topic, r.Partition}
-		list := c.pending[tp]
-		i := sort.Search(len(list), func(i int) bool { return list[i].kr.Offset >= r.Offset })
-		if i < len(list) && list[i].kr == r.kr {
-			list[i].done = true
-			touched[tp] = true
+		if p := c.pendingLocked(r); p != nil {
+			p.done = true
+			touched[topicPartition{r.Topic, r.Partition}] = true
 		}
 	}
 	var marks []*kgo.Record
@@ -210,9 +207,19 @@ func (c *Consumer) Owns(r *Record) bool {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	p := c.pendingLocked(r)
+	return p != nil && !p.done
+}
+
+// pendingLocked is r's entry in its partition's list of handed-out
+// records, nil when it has none (committed past, or its partition gone).
+func (c *Consumer) pendingLocked(r *Record) *pendingRecord {
 	list := c.pending[topicPartition{r.Topic, r.Partition}]
 	i := sort.Search(len(list), func(i int) bool { return list[i].kr.Offset >= r.Offset })
-	return i < len(list) && list[i].kr == r.kr && !list[i].done
+	if i < len(list) && list[i].kr == r.kr {
+		return list[i]
+	}
+	return nil
 }
 
 // Pending is how many handed-out records are not finished yet.
