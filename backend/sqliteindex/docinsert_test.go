@@ -54,7 +54,72 @@ func TestManyRowInsertFailsAlone(t *testing.T) {
 	for _, d := range clean {
 		want = append(want, d.EventID)
 	}
-	rows, err := db.SQL().Query("SELECT event_id FROM docs WHERE seq > 1 ORDER BY seq")
+	if got := storedAfter(t, db, 1); !slices.Equal(got, want) {
+		t.Fatalf("stored in seq order\n got %v\nwant %v", got, want)
+	}
+	if ids := ftsIDs(t, db, "memory"); len(ids) != len(want)+1 {
+		t.Fatalf("fts has %d documents, want %d", len(ids), len(want)+1)
+	}
+	if d := turnsDiff(turnsTable(t, db.w), recomputedTurns(t, db.w)); d != "" {
+		t.Fatal(d)
+	}
+}
+
+// TestManyRowInsertStopsMidway: a statement of insertRows documents that
+// stops in its middle (OR FAIL, or as here a trigger's RAISE(FAIL): the
+// rows before the refused one stay) still reports those rows as created,
+// with their seqs, in the turns, the full-text index and sqlite_sequence
+// (which no later insert brings up here: the rest of the batch is refused
+// too), and the refused documents fail alone.
+func TestManyRowInsertStopsMidway(t *testing.T) {
+	db, _ := openTest(t)
+	if _, err := db.w.Exec(`CREATE TEMP TRIGGER refuse BEFORE INSERT ON main.docs WHEN new.event_id LIKE 'refused-%'
+		BEGIN SELECT RAISE(FAIL, 'refused'); END`); err != nil {
+		t.Fatal(err)
+	}
+	const at = 5 // the second statement stops at its sixth row
+	stored := docsOf(t, 1000, 3, 1, nil)
+	mustWrite(t, db, stored...)
+	docs := docsOf(t, 0, 2*insertRows, 3, nil)
+	for i := insertRows + at; i < len(docs); i++ {
+		docs[i].EventID = "refused-" + docs[i].EventID
+	}
+	res := db.Write(context.Background(), docs)
+	var want []string
+	for i, r := range res {
+		if i >= insertRows+at {
+			if r.Err == nil || r.Created || !strings.Contains(r.Err.Error(), docs[i].EventID) {
+				t.Fatalf("refused doc %d: %+v", i, r)
+			}
+			continue
+		}
+		if r.Err != nil || !r.Created {
+			t.Fatalf("doc %d (%s): %+v", i, docs[i].EventID, r)
+		}
+		want = append(want, docs[i].EventID)
+	}
+	if got := storedAfter(t, db, int64(len(stored))); !slices.Equal(got, want) {
+		t.Fatalf("stored in seq order\n got %v\nwant %v", got, want)
+	}
+	var maxSeq, sequence int64
+	if err := db.w.QueryRow("SELECT max(seq), (SELECT seq FROM sqlite_sequence WHERE name = 'docs') FROM docs").Scan(&maxSeq, &sequence); err != nil {
+		t.Fatal(err)
+	}
+	if sequence != maxSeq {
+		t.Fatalf("sqlite_sequence %d, max(seq) %d", sequence, maxSeq)
+	}
+	if ids := ftsIDs(t, db, "memory"); len(ids) != len(want)+len(stored) {
+		t.Fatalf("fts has %d documents, want %d", len(ids), len(want)+len(stored))
+	}
+	if d := turnsDiff(turnsTable(t, db.w), recomputedTurns(t, db.w)); d != "" {
+		t.Fatal(d)
+	}
+}
+
+// storedAfter is the event ids of the documents above seq, in seq order.
+func storedAfter(t *testing.T, db *DB, seq int64) []string {
+	t.Helper()
+	rows, err := db.SQL().Query("SELECT event_id FROM docs WHERE seq > ? ORDER BY seq", seq)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,13 +130,8 @@ func TestManyRowInsertFailsAlone(t *testing.T) {
 		rows.Scan(&id)
 		got = append(got, id)
 	}
-	if !slices.Equal(got, want) {
-		t.Fatalf("stored in seq order\n got %v\nwant %v", got, want)
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
 	}
-	if ids := ftsIDs(t, db, "memory"); len(ids) != len(want)+1 {
-		t.Fatalf("fts has %d documents, want %d", len(ids), len(want)+1)
-	}
-	if d := turnsDiff(turnsTable(t, db.w), recomputedTurns(t, db.w)); d != "" {
-		t.Fatal(d)
-	}
+	return got
 }

@@ -476,7 +476,7 @@ func (db *DB) writeTx(ctx context.Context, docs []*model.IndexDoc, args [][]any,
 		return err
 	}
 	defer tx.Rollback()
-	b := batchInsert{one: tx.StmtContext(ctx, db.ins), many: tx.StmtContext(ctx, db.insMany), docs: docs, args: args, res: res}
+	b := batchInsert{tx: tx, one: tx.StmtContext(ctx, db.ins), many: tx.StmtContext(ctx, db.insMany), docs: docs, args: args, res: res}
 	if err := b.run(ctx); err != nil {
 		return err
 	}
