@@ -26,7 +26,8 @@ import (
 // ENGRAM_BENCH_ROUNDS sets the embedded rounds (default 2; which of the
 // three runs first rotates), reported each and as their median;
 // ENGRAM_BENCH_KAFKA_COMPRESSION the codec produce and the workers use;
-// ENGRAM_BENCH_BROKER_PID the broker's process, whose CPU is reported.
+// ENGRAM_BENCH_BROKER_PID the broker's process, whose CPU is reported;
+// ENGRAM_BENCH_DIR a directory to keep the data directories in.
 func BenchmarkWorkerVsIngest(b *testing.B) {
 	n := 50_000
 	if v, err := strconv.Atoi(os.Getenv("ENGRAM_BENCH_WORKER_EVENTS")); err == nil && v > 0 {
@@ -46,11 +47,14 @@ func BenchmarkWorkerVsIngest(b *testing.B) {
 	for round := 1; round <= rounds; round++ {
 		// Which runs first rotates: the disk's state after one run (its
 		// dirty pages being written back) slows the next.
+		// The data directories are fsfloor.Dir's: kept under
+		// ENGRAM_BENCH_DIR, so that deleting one run's hundreds of thousands of files
+		// does not slow the next run's file creation (see BENCHMARKS.md).
 		var ing, wrk, ingk drain
 		runs := []func(){
-			func() { ing = timeIngest(b, bin, input, n, "--data", b.TempDir()) },
-			func() { wrk = timeWorkers(b, bin, brokers, input, n, 1, "--data", b.TempDir()) },
-			func() { ingk = timeIngestKafka(b, bin, brokers, input, n, "--data", b.TempDir()) },
+			func() { ing = timeIngest(b, bin, input, n, "--data", fsfloor.Dir(b)) },
+			func() { wrk = timeWorkers(b, bin, brokers, input, n, 1, "--data", fsfloor.Dir(b)) },
+			func() { ingk = timeIngestKafka(b, bin, brokers, input, n, "--data", fsfloor.Dir(b)) },
 		}
 		for i := range runs {
 			runs[(i+round-1)%len(runs)]()
@@ -150,7 +154,7 @@ func timeWorkers(b *testing.B, bin, brokers, input string, n, workers int, store
 	var first int64
 	var ws []*worker
 	for range workers { // one at a time: the first makes the bucket
-		w := startWorker(b, bin, b.TempDir(), args)
+		w := startWorker(b, bin, fsfloor.Dir(b), args)
 		waitUntil(b, time.Minute, "a worker to serve /health", w.healthy)
 		ws = append(ws, w)
 	}
