@@ -281,7 +281,11 @@ func (p *Pipeline) hold(batch []*work) error {
 	}
 	as := make([]Announcement, len(batch))
 	for i, w := range batch {
-		as[i] = p.announcement(w)
+		a, err := p.announcement(w).Encoded()
+		if err != nil {
+			return err
+		}
+		as[i], w.ann = a, &as[i]
 	}
 	return p.cfg.Outbox.Hold(as)
 }
@@ -332,7 +336,11 @@ func (p *Pipeline) publish(ctx context.Context, pub []*work) {
 	if p.cfg.Publisher != nil {
 		as := make([]Announcement, len(pub))
 		for i, w := range pub {
-			as[i] = p.announcement(w)
+			if w.ann != nil {
+				as[i] = *w.ann
+			} else {
+				as[i] = p.announcement(w)
+			}
 		}
 		err = p.publishAnnouncements(ctx, as)
 	}

@@ -28,6 +28,47 @@ type Announcement struct {
 	TraceID    string         `json:"traceId,omitempty"`
 	SpanID     string         `json:"spanId,omitempty"`
 	TraceState string         `json:"traceState,omitempty"`
+
+	encoded *payloads // the notifications' JSON, once Encoded
+}
+
+// payloads is what EnrichedJSON and IndexedJSON return.
+type payloads struct{ enriched, indexed []byte }
+
+// Encoded is a with its two notifications encoded, so that the outbox and
+// the publisher, which both write them, do not encode them again each.
+func (a Announcement) Encoded() (Announcement, error) {
+	if a.encoded != nil {
+		return a, nil
+	}
+	e, err := json.Marshal(a.Enriched)
+	if err != nil {
+		return a, err
+	}
+	i, err := json.Marshal(a.Indexed)
+	if err != nil {
+		return a, err
+	}
+	a.encoded = &payloads{e, i}
+	return a, nil
+}
+
+// EnrichedJSON is the enriched notification as json.Marshal encodes it:
+// the payload of the topic (without a newline). The caller must not
+// modify it.
+func (a Announcement) EnrichedJSON() ([]byte, error) {
+	if a.encoded != nil {
+		return a.encoded.enriched, nil
+	}
+	return json.Marshal(a.Enriched)
+}
+
+// IndexedJSON is the indexed notification as json.Marshal encodes it.
+func (a Announcement) IndexedJSON() ([]byte, error) {
+	if a.encoded != nil {
+		return a.encoded.indexed, nil
+	}
+	return json.Marshal(a.Indexed)
 }
 
 // Outbox makes notifications at-least-once. A batch's announcements are
@@ -136,12 +177,12 @@ func (o *Outbox) Hold(as []Announcement) error {
 	var buf []byte
 	lines := make([][]byte, len(as))
 	for i := range as {
-		line, err := json.Marshal(outboxLine{Announcement: &as[i]})
-		if err != nil {
+		start := len(buf)
+		var err error
+		if buf, err = appendHeld(buf, as[i]); err != nil {
 			return err
 		}
-		start := len(buf)
-		buf = append(append(buf, line...), '\n')
+		buf = append(buf, '\n')
 		lines[i] = buf[start:len(buf):len(buf)]
 	}
 	o.mu.Lock()
@@ -154,6 +195,33 @@ func (o *Outbox) Hold(as []Announcement) error {
 		o.held[id] = append(o.held[id], lines[i])
 	}
 	return nil
+}
+
+// appendHeld appends the outbox line holding a: what json.Marshal of
+// outboxLine{Announcement: &a} gives, put together around the
+// notifications' own JSON.
+func appendHeld(buf []byte, a Announcement) ([]byte, error) {
+	e, err := a.EnrichedJSON()
+	if err != nil {
+		return buf, err
+	}
+	i, err := a.IndexedJSON()
+	if err != nil {
+		return buf, err
+	}
+	buf = append(append(append(buf, `{"enriched":`...), e...), `,"indexed":`...)
+	buf = append(buf, i...)
+	for _, f := range [...]struct{ name, v string }{{"traceId", a.TraceID}, {"spanId", a.SpanID}, {"traceState", a.TraceState}} {
+		if f.v == "" {
+			continue
+		}
+		v, err := json.Marshal(f.v)
+		if err != nil {
+			return buf, err
+		}
+		buf = append(append(append(append(buf, `,"`...), f.name...), `":`...), v...)
+	}
+	return append(buf, '}'), nil
 }
 
 // Release forgets announcements that were published, or that are no longer

@@ -177,6 +177,7 @@ type work struct {
 	t   *Trace
 	ev  *model.Event
 	doc *model.IndexDoc
+	ann *Announcement // its notifications, once held (encoded once for hold and publish)
 }
 
 func (p *Pipeline) worker(ctx context.Context, items <-chan Item, toIndex chan<- *work, finished chan<- *Trace) {

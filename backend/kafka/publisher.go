@@ -84,16 +84,28 @@ func (p *Publisher) Client() *Client { return p.c }
 // acknowledged all of them (and their audit copies), or with an error after
 // at most the delivery timeout.
 func (p *Publisher) Publish(ctx context.Context, as []ingest.Announcement) error {
-	enriched := make([]model.Enriched, len(as))
-	indexed := make([]model.Indexed, len(as))
-	traces := make(map[string]Trace, len(as))
+	topics := p.c.cfg.Topics
+	krs := make([]*kgo.Record, 2*len(as), 4*len(as))
 	for i, a := range as {
-		enriched[i], indexed[i] = a.Enriched, a.Indexed
-		if a.TraceID != "" {
-			traces[a.Enriched.EventID] = Trace{TraceID: a.TraceID, SpanID: a.SpanID, State: a.TraceState}
+		e, err := a.EnrichedJSON()
+		if err != nil {
+			return fmt.Errorf("kafka: encode %s payload of %s: %w", topics.Enriched, a.Enriched.EventID, err)
 		}
+		ix, err := a.IndexedJSON()
+		if err != nil {
+			return fmt.Errorf("kafka: encode %s payload of %s: %w", topics.Indexed, a.Indexed.EventID, err)
+		}
+		// All of the enriched notifications first, then the indexed, as
+		// PublishTraced orders them.
+		hs := Trace{TraceID: a.TraceID, SpanID: a.SpanID, State: a.TraceState}.headers()
+		krs[i] = &kgo.Record{Topic: topics.Enriched, Key: []byte(a.Enriched.EventID), Value: e, Headers: hs}
+		krs[len(as)+i] = &kgo.Record{Topic: topics.Indexed, Key: []byte(a.Indexed.EventID), Value: ix, Headers: hs}
 	}
-	return p.PublishTraced(ctx, enriched, indexed, traces)
+	krs, err := p.c.withAudit(krs, p.now(), true)
+	if err != nil {
+		return err
+	}
+	return p.c.produce(ctx, krs)
 }
 
 // PublishPayloads is Publish of bare payloads, without traceparent headers.

@@ -4,7 +4,6 @@
 package publish
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -63,11 +62,11 @@ func OpenTopics(dir string) (*Topics, error) {
 // after an error may announce the enriched notifications twice, as
 // at-least-once allows.
 func (t *Topics) Publish(_ context.Context, as []ingest.Announcement) error {
-	eb, err := jsonLines(as, func(a ingest.Announcement) any { return a.Enriched })
+	eb, err := jsonLines(as, ingest.Announcement.EnrichedJSON)
 	if err != nil {
 		return err
 	}
-	ib, err := jsonLines(as, func(a ingest.Announcement) any { return a.Indexed })
+	ib, err := jsonLines(as, ingest.Announcement.IndexedJSON)
 	if err != nil {
 		return err
 	}
@@ -89,15 +88,18 @@ func (t *Topics) Publish(_ context.Context, as []ingest.Announcement) error {
 	return nil
 }
 
-func jsonLines(as []ingest.Announcement, payload func(ingest.Announcement) any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
+// jsonLines is one line per announcement: its payload as json.Marshal
+// encodes it (what a json.Encoder writes, without its newline).
+func jsonLines(as []ingest.Announcement, payload func(ingest.Announcement) ([]byte, error)) ([]byte, error) {
+	var b []byte
 	for _, a := range as {
-		if err := enc.Encode(payload(a)); err != nil {
+		v, err := payload(a)
+		if err != nil {
 			return nil, err
 		}
+		b = append(append(b, v...), '\n')
 	}
-	return b.Bytes(), nil
+	return b, nil
 }
 
 // Close closes both files.
