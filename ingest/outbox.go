@@ -29,44 +29,35 @@ type Announcement struct {
 	SpanID     string         `json:"spanId,omitempty"`
 	TraceState string         `json:"traceState,omitempty"`
 
-	encoded *payloads // the notifications' JSON, once Encoded
+	// The notifications' JSON, once Encoded.
+	enrichedJSON, indexedJSON []byte
 }
-
-// payloads is what EnrichedJSON and IndexedJSON return.
-type payloads struct{ enriched, indexed []byte }
 
 // Encoded is a with its two notifications encoded, so that the outbox and
 // the publisher, which both write them, do not encode them again each.
 func (a Announcement) Encoded() (Announcement, error) {
-	if a.encoded != nil {
-		return a, nil
-	}
-	e, err := json.Marshal(a.Enriched)
-	if err != nil {
+	var err error
+	if a.enrichedJSON, err = a.EnrichedJSON(); err != nil {
 		return a, err
 	}
-	i, err := json.Marshal(a.Indexed)
-	if err != nil {
-		return a, err
-	}
-	a.encoded = &payloads{e, i}
-	return a, nil
+	a.indexedJSON, err = a.IndexedJSON()
+	return a, err
 }
 
 // EnrichedJSON is the enriched notification as json.Marshal encodes it:
 // the payload of the topic (without a newline). The caller must not
 // modify it.
 func (a Announcement) EnrichedJSON() ([]byte, error) {
-	if a.encoded != nil {
-		return a.encoded.enriched, nil
+	if a.enrichedJSON != nil {
+		return a.enrichedJSON, nil
 	}
 	return json.Marshal(a.Enriched)
 }
 
 // IndexedJSON is the indexed notification as json.Marshal encodes it.
 func (a Announcement) IndexedJSON() ([]byte, error) {
-	if a.encoded != nil {
-		return a.encoded.indexed, nil
+	if a.indexedJSON != nil {
+		return a.indexedJSON, nil
 	}
 	return json.Marshal(a.Indexed)
 }
@@ -215,13 +206,24 @@ func appendHeld(buf []byte, a Announcement) ([]byte, error) {
 		if f.v == "" {
 			continue
 		}
-		v, err := json.Marshal(f.v)
-		if err != nil {
+		buf = append(append(append(buf, `,"`...), f.name...), `":`...)
+		if buf, err = appendJSONString(buf, f.v); err != nil {
 			return buf, err
 		}
-		buf = append(append(append(append(buf, `,"`...), f.name...), `":`...), v...)
 	}
 	return append(buf, '}'), nil
+}
+
+// appendJSONString appends s as json.Marshal encodes it: as it is, quoted,
+// when nothing in it needs escaping (trace ids are hex), else json.Marshal's.
+func appendJSONString(buf []byte, s string) ([]byte, error) {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			v, err := json.Marshal(s)
+			return append(buf, v...), err
+		}
+	}
+	return append(append(append(buf, '"'), s...), '"'), nil
 }
 
 // Release forgets announcements that were published, or that are no longer
