@@ -108,7 +108,8 @@ func IsTransient(err error) bool {
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, syscall.ECONNREFUSED) ||
 		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNABORTED) ||
 		errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.EHOSTUNREACH) ||
-		errors.Is(err, syscall.ENETUNREACH) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+		errors.Is(err, syscall.ENETUNREACH) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
+		closedIdle(err) {
 		return true
 	}
 	var ne net.Error
@@ -120,6 +121,14 @@ func IsTransient(err error) bool {
 		return dns.IsTemporary || dns.IsTimeout
 	}
 	return false
+}
+
+// closedIdle: the server closed a kept-alive connection just as a request
+// went out on it. net/http sends an idempotent request again by itself,
+// but not a POST (_bulk, _msearch), and says so only in the text of an
+// unexported error.
+func closedIdle(err error) bool {
+	return strings.Contains(err.Error(), "http: server closed idle connection")
 }
 
 func transientStatus(s int) bool {
@@ -261,7 +270,7 @@ func openError(u string, cfg *Config, op string, err error) error {
 	case errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &netErr) && netErr.Timeout()):
 		e.What = fmt.Sprintf("%s: no answer within %s", op, cfg.Timeout)
 		e.Hint = fmt.Sprintf("is OpenSearch running and reachable at %s?", u)
-	case errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+	case errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || closedIdle(err):
 		e.What = "the server closed the connection"
 		if strings.HasPrefix(u, "http://") {
 			e.Hint = "if the server speaks TLS, use an https:// URL"

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"reflect"
 	"strings"
 	"sync"
@@ -170,6 +171,9 @@ func TestIsTransient(t *testing.T) {
 		{errors.New("opensearch: document without event_id"), false},
 		{backend.ErrNotFound, false},
 		{&OpenError{Err: syscall.ECONNREFUSED}, true},
+		// net/http's own words when the server closed a kept-alive
+		// connection under a POST (seen when the test cluster went away).
+		{&url.Error{Op: "Post", URL: "http://h/_msearch", Err: errors.New("http: server closed idle connection")}, true},
 	} {
 		if got := IsTransient(tc.err); got != tc.want {
 			t.Errorf("IsTransient(%v) = %v", tc.err, got)
