@@ -118,9 +118,21 @@ func (b *batchInsert) partial(ctx context.Context, top int64, chunk []int) (int,
 		return 0, err
 	}
 	if n > 0 {
-		_, err = b.tx.ExecContext(ctx, "UPDATE sqlite_sequence SET seq = ?1 WHERE name = 'docs' AND seq < ?1", last)
+		err = b.bringSequenceUp(ctx, last)
 	}
 	return n, err
+}
+
+// bringSequenceUp makes sqlite_sequence's seq of docs at least last. The
+// table has no row for docs until an insert that completed gave it one: a
+// fresh index whose first statement stopped midway has none.
+func (b *batchInsert) bringSequenceUp(ctx context.Context, last int64) error {
+	if _, err := b.tx.ExecContext(ctx, "UPDATE sqlite_sequence SET seq = ?1 WHERE name = 'docs' AND seq < ?1", last); err != nil {
+		return err
+	}
+	_, err := b.tx.ExecContext(ctx, `INSERT INTO sqlite_sequence(name, seq) SELECT 'docs', ?1
+		WHERE NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = 'docs')`, last)
+	return err
 }
 
 // created records the rows of chunk that one statement r inserted

@@ -2,6 +2,7 @@ package sqliteindex
 
 import (
 	"context"
+	"database/sql"
 	"slices"
 	"strings"
 	"testing"
@@ -70,24 +71,38 @@ func TestManyRowInsertFailsAlone(t *testing.T) {
 // rows before the refused one stay) still reports those rows as created,
 // with their seqs, in the turns, the full-text index and sqlite_sequence
 // (which no later insert brings up here: the rest of the batch is refused
-// too), and the refused documents fail alone.
+// too), and the refused documents fail alone. On a fresh index the first
+// statement is the one that stops: sqlite_sequence has no row for docs yet.
 func TestManyRowInsertStopsMidway(t *testing.T) {
+	for _, c := range []struct {
+		name          string
+		stored, first int // documents there before; the first refused one
+	}{
+		{"second statement", 3, insertRows + 5},
+		{"first statement of a fresh index", 0, 5},
+	} {
+		t.Run(c.name, func(t *testing.T) { testInsertStopsMidway(t, c.stored, c.first) })
+	}
+}
+
+func testInsertStopsMidway(t *testing.T, nStored, first int) {
 	db, _ := openTest(t)
 	if _, err := db.w.Exec(`CREATE TEMP TRIGGER refuse BEFORE INSERT ON main.docs WHEN new.event_id LIKE 'refused-%'
 		BEGIN SELECT RAISE(FAIL, 'refused'); END`); err != nil {
 		t.Fatal(err)
 	}
-	const at = 5 // the second statement stops at its sixth row
-	stored := docsOf(t, 1000, 3, 1, nil)
-	mustWrite(t, db, stored...)
+	stored := docsOf(t, 1000, nStored, 1, nil)
+	if len(stored) > 0 {
+		mustWrite(t, db, stored...)
+	}
 	docs := docsOf(t, 0, 2*insertRows, 3, nil)
-	for i := insertRows + at; i < len(docs); i++ {
+	for i := first; i < len(docs); i++ {
 		docs[i].EventID = "refused-" + docs[i].EventID
 	}
 	res := db.Write(context.Background(), docs)
 	var want []string
 	for i, r := range res {
-		if i >= insertRows+at {
+		if i >= first {
 			if r.Err == nil || r.Created || !strings.Contains(r.Err.Error(), docs[i].EventID) {
 				t.Fatalf("refused doc %d: %+v", i, r)
 			}
@@ -101,12 +116,13 @@ func TestManyRowInsertStopsMidway(t *testing.T) {
 	if got := storedAfter(t, db, int64(len(stored))); !slices.Equal(got, want) {
 		t.Fatalf("stored in seq order\n got %v\nwant %v", got, want)
 	}
-	var maxSeq, sequence int64
+	var maxSeq int64
+	var sequence sql.NullInt64
 	if err := db.w.QueryRow("SELECT max(seq), (SELECT seq FROM sqlite_sequence WHERE name = 'docs') FROM docs").Scan(&maxSeq, &sequence); err != nil {
 		t.Fatal(err)
 	}
-	if sequence != maxSeq {
-		t.Fatalf("sqlite_sequence %d, max(seq) %d", sequence, maxSeq)
+	if !sequence.Valid || sequence.Int64 != maxSeq {
+		t.Fatalf("sqlite_sequence %v, max(seq) %d", sequence, maxSeq)
 	}
 	if ids := ftsIDs(t, db, "memory"); len(ids) != len(want)+len(stored) {
 		t.Fatalf("fts has %d documents, want %d", len(ids), len(want)+len(stored))
