@@ -170,8 +170,12 @@ func (b *backends) openArchive(ctx context.Context, conf *resolved, e *env) erro
 	switch kind := conf.get("archive"); kind {
 	case "dir", "":
 		a, err := dirarchive.Open(filepath.Join(b.data, "archive"))
+		if err != nil {
+			return err
+		}
 		b.archive = a
-		return err
+		b.closers = append(b.closers, a.Close)
+		return nil
 	case "s3":
 		a, err := s3archive.New(s3Config(conf, e))
 		if err == nil && conf.bool("s3.create_bucket") {

@@ -31,6 +31,7 @@ type Store struct {
 	root string
 	dirs *groupCommit[string, struct{}] // fsyncs of directories
 	data *groupCommit[struct{}, int]    // makes new files' contents durable
+	fs   *fileSystem                    // nil: no syncfs, an fsync per file and per directory
 
 	mu    sync.Mutex
 	dirty map[string]bool // directories with entries not yet fsynced
@@ -43,12 +44,38 @@ func Open(dir string) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("archive directory %s: %w", dir, err)
 	}
-	return &Store{
+	fs, err := openFileSystem(dir)
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{
 		root:  dir,
 		dirs:  newGroupCommit(func(dir string, _ []struct{}) error { return ingest.SyncDir(dir) }),
-		data:  newGroupCommit(func(_ struct{}, fds []int) error { return syncData(fds) }),
+		fs:    fs,
 		dirty: map[string]bool{},
-	}, nil
+	}
+	s.data = newGroupCommit(func(_ struct{}, fds []int) error { return s.syncData(fds) })
+	return s, nil
+}
+
+// Close lets go of the file system the store syncs through; it comes after
+// the last Put and Sync (any after it fsync each file and directory).
+func (s *Store) Close() error {
+	s.mu.Lock()
+	fs := s.fs
+	s.fs = nil
+	s.mu.Unlock()
+	if fs == nil {
+		return nil
+	}
+	return fs.close()
+}
+
+// fileSystem is the file system to syncfs through, nil for none.
+func (s *Store) fileSystem() *fileSystem {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.fs
 }
 
 // Root is the archive's directory.
@@ -110,10 +137,11 @@ func (s *Store) Sync(ctx context.Context) error {
 	dirs := s.dirty
 	s.dirty = map[string]bool{}
 	s.mu.Unlock()
-	if len(dirs) < syncfsDirs || !syncfsReportsErrors {
+	fs := s.fileSystem()
+	if len(dirs) < syncfsDirs || fs == nil {
 		return s.syncEach(dirs)
 	}
-	left, err := s.syncFS(dirs)
+	left, err := s.syncFS(fs, dirs)
 	if eerr := s.syncEach(left); err == nil {
 		err = eerr
 	}
@@ -158,64 +186,41 @@ const syncDirsAtOnce = 32
 const syncfsDirs = 4
 
 // syncFS makes the entries of dirs durable with one syncfs(2) and one
-// fsync per file system, instead of one fsync (and so one flush of the
-// disk's cache) per directory: a batch of events over 28 days touches 28
-// day directories. syncfs writes back every dirty inode and metadata block
-// of the file system, the directories' blocks among them, and waits for
-// them; on ext4 without a journal it flushes the disk's cache before its
-// last wait, so the fsync after it, which flushes again, is what makes
-// them durable (with a journal, syncfs commits it and that alone would
-// do). It returns the directories left for syncEach: those on a file
-// system with fewer of them, and any it could not stat. A failed syncfs
-// is returned, its directories dirty again: an fsync of each after it
-// would not report the write-back error syncfs did.
-func (s *Store) syncFS(dirs map[string]bool) (map[string]bool, error) {
+// fsync of the archive's file system, instead of one fsync (and so one
+// flush of the disk's cache) per directory: a batch of events over 28 days
+// touches 28 day directories. syncfs writes back every dirty inode and
+// metadata block of the file system, the directories' blocks among them,
+// and waits for them (see syncfsDurable for why that makes them durable).
+// It returns the directories left for syncEach: any on another file system
+// (a mount inside the archive), or too few to be worth it, and any it could
+// not stat. A failed syncfs is returned, its directories dirty again: an
+// fsync of each after it would not report the write-back error syncfs did.
+func (s *Store) syncFS(fs *fileSystem, dirs map[string]bool) (map[string]bool, error) {
 	left := map[string]bool{}
-	byDev := map[uint64][]string{}
+	var group []string
 	for dir := range dirs {
 		var st unix.Stat_t
-		if err := unix.Stat(dir, &st); err != nil {
+		if err := unix.Stat(dir, &st); err != nil || st.Dev != fs.dev {
 			left[dir] = true
 			continue
 		}
-		byDev[st.Dev] = append(byDev[st.Dev], dir)
+		group = append(group, dir)
 	}
-	var first error
-	for _, group := range byDev {
-		if len(group) < syncfsDirs {
-			for _, dir := range group {
-				left[dir] = true
-			}
-			continue
+	if len(group) < syncfsDirs {
+		for _, dir := range group {
+			left[dir] = true
 		}
-		if err := syncFileSystem(group[0]); err != nil {
-			s.mu.Lock()
-			for _, dir := range group {
-				s.dirty[dir] = true
-			}
-			s.mu.Unlock()
-			if first == nil {
-				first = fmt.Errorf("archive: sync directories (syncfs of %s): %w", group[0], err)
-			}
+		return left, nil
+	}
+	if err := syncFileSystem(fs.dirs); err != nil {
+		s.mu.Lock()
+		for _, dir := range group {
+			s.dirty[dir] = true
 		}
+		s.mu.Unlock()
+		return left, fmt.Errorf("archive: sync directories (syncfs of %s): %w", s.root, err)
 	}
-	return left, first
-}
-
-// syncFileSystem is syncOneFS (a variable for tests).
-var syncFileSystem = syncOneFS
-
-// syncOneFS is syncfs(2) of dir's file system, then fsync(2) of dir.
-func syncOneFS(dir string) error {
-	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return err
-	}
-	defer unix.Close(fd)
-	if err := unix.Syncfs(fd); err != nil {
-		return err
-	}
-	return unix.Fsync(fd)
+	return left, nil
 }
 
 func (s *Store) compare(key, final string, body []byte) error {

@@ -76,13 +76,14 @@ func (g *groupCommit[K, T]) lead(key K) {
 }
 
 // syncData makes the contents of the open files fds durable. One file is
-// fsynced; for several, one syncfs(2) writes back every dirty file of the
-// file system and commits the journal once, instead of once per file. The
-// files are all open and written when it runs (their writers wait for it),
-// and since Linux 5.8 syncfs reports write-back errors of the file system
-// since fds[0] was opened, so a failure is not lost.
-func syncData(fds []int) error {
-	if len(fds) == 1 || !syncfsReportsErrors {
+// fsynced; for several, one syncfs(2) of the archive's file system writes
+// back every dirty file of it and commits its journal once, instead of once
+// per file. The files are all open and written when it runs (their writers
+// wait for it), and the file system was opened when the store was, so a
+// write-back error since then is reported here (see fileSystem).
+func (s *Store) syncData(fds []int) error {
+	fs := s.fileSystem()
+	if len(fds) == 1 || fs == nil {
 		for _, fd := range fds {
 			if err := unix.Fsync(fd); err != nil {
 				return err
@@ -90,7 +91,7 @@ func syncData(fds []int) error {
 		}
 		return nil
 	}
-	return unix.Syncfs(fds[0])
+	return unix.Syncfs(int(fs.data.Fd()))
 }
 
 // syncfsReportsErrors: before Linux 5.8, syncfs returned success even when
