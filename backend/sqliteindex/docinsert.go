@@ -95,7 +95,10 @@ func (b *batchInsert) run(ctx context.Context) error {
 // partial records the rows a failed insertManySQL of chunk created before
 // it stopped (the first n of chunk, seqs above top) and returns n. SQLite
 // leaves sqlite_sequence behind such a statement's rows: it is brought up
-// to them, or a seq could be given again once they were deleted.
+// to them, or a seq could be given again once they were deleted. It
+// counts every row above top as inserted: an AFTER INSERT trigger on docs
+// (the schema has none) would have to refuse with RAISE(ABORT), which
+// undoes the whole statement, not RAISE(FAIL), which keeps its own row.
 func (b *batchInsert) partial(ctx context.Context, top int64, chunk []int) (int, error) {
 	rows, err := b.tx.QueryContext(ctx, "SELECT seq, event_id FROM docs WHERE seq > ? ORDER BY seq", top)
 	if err != nil {
