@@ -14,20 +14,30 @@ import (
 	"engram/ingest/archivetest"
 )
 
-// syncfsStore opens an archive in a new directory, skipping the test where
-// the store would not use syncfs (a kernel before 5.8, a file system syncfs
-// does not make durable).
-func syncfsStore(t *testing.T) *dirarchive.Store {
+// syncfsStore opens an archive in a new directory. Where the store does
+// not use syncfs (a kernel before 5.8, a file system syncfs does not make
+// durable) it checks the fallback instead — a Sync over many directories
+// fsyncs each, with no sync of the file system — and returns false: there
+// is nothing more to test.
+func syncfsStore(t *testing.T) (*dirarchive.Store, bool) {
 	t.Helper()
 	s, err := dirarchive.Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	if !dirarchive.UsesSyncfs(s) {
-		t.Skip("this kernel or file system gets an fsync per directory")
+	if dirarchive.UsesSyncfs(s) {
+		return s, true
 	}
-	return s
+	synced := 0
+	defer dirarchive.SetSyncFileSystem(func(*os.File) error { synced++; return nil })()
+	n := 0
+	putDays(t, s, &n, 1, 2, 3, 4, 5, 6)
+	if err := s.Sync(context.Background()); err != nil || synced != 0 {
+		t.Fatalf("without syncfs: err %v, file-system syncs %d, want an fsync per directory", err, synced)
+	}
+	t.Log("this kernel or file system gets an fsync per directory: checked that instead")
+	return nil, false
 }
 
 // putDays archives one event in each of the given days of March 2026.
@@ -48,7 +58,10 @@ func putDays(t *testing.T, s *dirarchive.Store, n *int, days ...int) {
 // for the next Sync, which reaches the file system again; few directories
 // are fsynced one by one.
 func TestSyncManyDirectoriesAtOnce(t *testing.T) {
-	s := syncfsStore(t)
+	s, ok := syncfsStore(t)
+	if !ok {
+		return
+	}
 	var calls []string
 	fail := errors.New("disk says no")
 	var failNext bool
@@ -86,7 +99,10 @@ func TestSyncManyDirectoriesAtOnce(t *testing.T) {
 // TestSyncManyDirectoriesForReal: the real syncfs and fsync of the
 // archive's file system run without error, and what was put is there.
 func TestSyncManyDirectoriesForReal(t *testing.T) {
-	s := syncfsStore(t)
+	s, ok := syncfsStore(t)
+	if !ok {
+		return
+	}
 	synced := 0
 	defer dirarchive.SetSyncFileSystem(func(dir *os.File) error {
 		synced++
