@@ -119,10 +119,17 @@ func (s *Store) Put(ctx context.Context, key string, body []byte) (bool, error) 
 		}
 		return false, fmt.Errorf("archive %s: %w", key, err)
 	}
-	s.mu.Lock()
-	s.dirty[dir] = true
-	s.mu.Unlock()
+	s.markDirty(dir)
 	return true, nil
+}
+
+// markDirty records dirs as holding entries not yet made durable.
+func (s *Store) markDirty(dirs ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, dir := range dirs {
+		s.dirty[dir] = true
+	}
 }
 
 // Concurrency is how many Puts the pipeline should run at once: each waits
@@ -161,9 +168,7 @@ func (s *Store) syncEach(dirs map[string]bool) error {
 			defer func() { <-sem }()
 			err := s.dirs.do(dir, struct{}{})
 			if err != nil {
-				s.mu.Lock()
-				s.dirty[dir] = true
-				s.mu.Unlock()
+				s.markDirty(dir)
 				err = fmt.Errorf("archive: sync directory %s: %w", dir, err)
 			}
 			errs <- err
@@ -213,11 +218,7 @@ func (s *Store) syncFS(fs *fileSystem, dirs map[string]bool) (map[string]bool, e
 		return left, nil
 	}
 	if err := syncFileSystem(fs.dirs); err != nil {
-		s.mu.Lock()
-		for _, dir := range group {
-			s.dirty[dir] = true
-		}
-		s.mu.Unlock()
+		s.markDirty(group...)
 		return left, fmt.Errorf("archive: sync directories (syncfs of %s): %w", s.root, err)
 	}
 	return left, nil
