@@ -12,11 +12,11 @@ import (
 // write, then publishes the events that were newly indexed. It is the only
 // place documents are written, so per event archive → index → publish holds.
 // It runs as five steps joined by channels (gather, make the batch's
-// archive entries durable, index, make the index's commits durable,
-// publish), each handling batches in order, so that archive writes, a
-// batch's directory fsync, the index write of the batch after it, the
-// index sync of the one before and the notifications of the one before
-// that all proceed at once.
+// archive entries durable and encode its documents, index, make the
+// index's commits durable, publish), each handling batches in order, so
+// that archive writes, a batch's directory fsync, the index write of the
+// batch after it, the index sync of the one before and the notifications
+// of the one before that all proceed at once.
 func (p *Pipeline) indexer(ctx context.Context, in <-chan *work, finished chan<- *Trace) {
 	batches := make(chan []*work, 1)
 	synced := make(chan syncedBatch, 1)
@@ -29,13 +29,15 @@ func (p *Pipeline) indexer(ctx context.Context, in <-chan *work, finished chan<-
 	go func() {
 		defer close(synced)
 		for b := range batches {
-			synced <- syncedBatch{b, p.readyBatch(ctx, b)}
+			encoded := p.encode(b)
+			err := p.readyBatch(ctx, b)
+			synced <- syncedBatch{batch: b, syncErr: err, encoded: encoded()}
 		}
 	}()
 	go func() {
 		defer close(written)
 		for b := range synced {
-			written <- indexedBatch{batch: b.batch, results: p.writeBatch(ctx, b.batch, b.syncErr)}
+			written <- indexedBatch{batch: b.batch, results: p.writeBatch(ctx, b)}
 		}
 	}()
 	go func() {
@@ -115,10 +117,12 @@ type indexedBatch struct {
 }
 
 // syncedBatch is a batch whose archive entries were made durable, unless
-// syncErr says otherwise.
+// syncErr says otherwise, and its documents as the index encoded them (nil
+// when the index is no Encoder).
 type syncedBatch struct {
 	batch   []*work
 	syncErr error
+	encoded Encoded
 }
 
 // gather sends batches of archived events to out. A batch leaves when it is
@@ -175,8 +179,25 @@ func (p *Pipeline) readyBatch(ctx context.Context, batch []*work) error {
 	return firstNonNil(err, <-held)
 }
 
-// writeBatch indexes batch and returns the index's result for each event.
-func (p *Pipeline) writeBatch(ctx context.Context, batch []*work, syncErr error) []IndexResult {
+// encode starts encoding the batch's documents, when the index is an
+// Encoder, beside the step's archive sync; what it returns waits for them.
+func (p *Pipeline) encode(batch []*work) func() Encoded {
+	enc, ok := p.cfg.Index.(Encoder)
+	if !ok {
+		return func() Encoded { return nil }
+	}
+	docs := make([]*model.IndexDoc, len(batch))
+	for i, w := range batch {
+		docs[i] = w.doc
+	}
+	done := make(chan Encoded, 1)
+	go func() { done <- enc.Encode(docs) }()
+	return func() Encoded { return <-done }
+}
+
+// writeBatch indexes b and returns the index's result for each event.
+func (p *Pipeline) writeBatch(ctx context.Context, b syncedBatch) []IndexResult {
+	batch := b.batch
 	docs := make([]*model.IndexDoc, len(batch))
 	recs := make([]*StageRecord, len(batch))
 	start := time.Now()
@@ -187,7 +208,7 @@ func (p *Pipeline) writeBatch(ctx context.Context, batch []*work, syncErr error)
 		recs[i] = r
 		p.notify(w.t, *r)
 	}
-	return p.index(ctx, docs, syncErr, recs)
+	return p.index(ctx, docs, b, recs)
 }
 
 // syncIndexed makes the index's commits durable (one Sync for every batch
@@ -389,16 +410,17 @@ func (p *Pipeline) syncArchive(ctx context.Context) error {
 	return nil
 }
 
-// index writes docs, unless their archive entries could not be made
-// durable (syncErr), retrying the documents whose failure is transient (a
+// index writes docs (the documents of b, encoded by the index when
+// b.encoded is set), unless their archive entries could not be made
+// durable (b.syncErr), retrying the documents whose failure is transient (a
 // whole batch when the cluster is down, single items it answered 429 for).
 // Documents already created are never sent twice: create semantics make a
 // resent one come back as "already there", and it counts as created. Each
 // retry is noted in recs (one per document, or none at all), for the whole
 // batch: the write is one request.
-func (p *Pipeline) index(ctx context.Context, docs []*model.IndexDoc, syncErr error, recs []*StageRecord) []IndexResult {
+func (p *Pipeline) index(ctx context.Context, docs []*model.IndexDoc, b syncedBatch, recs []*StageRecord) []IndexResult {
 	results := make([]IndexResult, len(docs))
-	if err := syncErr; err != nil {
+	if err := b.syncErr; err != nil {
 		for i := range results {
 			results[i].Err = err
 		}
@@ -410,13 +432,19 @@ func (p *Pipeline) index(ctx context.Context, docs []*model.IndexDoc, syncErr er
 	}
 	attempted := false
 	err := p.retry(ctx, StageIndex, func() error {
-		batch := make([]*model.IndexDoc, len(todo))
-		for j, i := range todo {
-			batch[j] = docs[i]
+		var written []IndexResult
+		if b.encoded != nil && !attempted {
+			written = p.cfg.Index.(Encoder).WriteEncoded(ctx, b.encoded)
+		} else {
+			batch := make([]*model.IndexDoc, len(todo))
+			for j, i := range todo {
+				batch[j] = docs[i]
+			}
+			written = p.cfg.Index.Write(ctx, batch)
 		}
 		var again []int
 		var firstErr error
-		for j, r := range p.cfg.Index.Write(ctx, batch) {
+		for j, r := range written {
 			i := todo[j]
 			if attempted && r.Err == nil && !r.Created {
 				r.Created = true // created by an earlier attempt whose answer was lost

@@ -38,6 +38,11 @@ func (x *syncingIndex) Write(ctx context.Context, docs []*model.IndexDoc) []inge
 	return x.count(x.DB.Write(ctx, docs))
 }
 
+// WriteEncoded is the write the pipeline makes of the DB, an Encoder.
+func (x *syncingIndex) WriteEncoded(ctx context.Context, e ingest.Encoded) []ingest.IndexResult {
+	return x.count(x.DB.WriteEncoded(ctx, e))
+}
+
 func (x *syncingIndex) Sync(ctx context.Context) error {
 	x.mu.Lock()
 	created, err := x.created, x.err

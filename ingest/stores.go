@@ -76,6 +76,23 @@ type Index interface {
 	Close() error
 }
 
+// Encoder is an Index whose Write first checks and encodes the documents,
+// which needs no lock, and then writes them. The pipeline encodes each
+// batch while the one before it is written: the index's writer is the one
+// step every batch takes in turn, so what it need not do in its turn comes
+// off the rate of the whole ingest.
+type Encoder interface {
+	// Encode checks and encodes docs for one WriteEncoded.
+	Encode(docs []*model.IndexDoc) Encoded
+	// WriteEncoded is Write of the documents of e.
+	WriteEncoded(ctx context.Context, e Encoded) []IndexResult
+}
+
+// Encoded is a batch an Encoder encoded, to be written once.
+type Encoded interface {
+	Docs() []*model.IndexDoc
+}
+
 // Publisher delivers the downstream notifications of a batch of events that
 // were archived and newly indexed.
 // Publish returns once every notification is taken (acknowledged by the

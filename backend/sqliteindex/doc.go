@@ -47,8 +47,10 @@
 //
 // Indexes on docs: UNIQUE(event_id); (turn_key, phase, ts_unix_ms, event_id),
 // the causal order within a turn; (session_id, seq); (ts_unix_ms);
-// (event_type, seq); (tenant_id, seq); (trace_id); (importance_score);
-// (agent_id, seq).
+// (event_type, seq); (tenant_id, seq); (trace_id); (agent_id, seq);
+// (object_storage_key). An index on importance_score, which no query used
+// and which took its keys in random order (a page of it written per
+// document), is dropped when a writer opens an index that has it.
 //
 // doc_tags(tag TEXT, seq INTEGER, PRIMARY KEY(tag, seq)) WITHOUT ROWID: one
 // row per distinct tag of a document. Newest documents with a tag:

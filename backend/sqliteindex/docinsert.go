@@ -36,8 +36,10 @@ type batchInsert struct {
 	tx        *sql.Tx
 	one, many *sql.Stmt // insertSQL and insertManySQL(insertRows) on tx
 	docs      []*model.IndexDoc
-	args      [][]any // nil for a document prepare refused
+	args      [][]any  // nil for a document prepare refused
+	vecs      [][]byte // the documents' quantized vectors (nil: none)
 	res       []ingest.IndexResult
+	vecRows   []vecRow // of the created documents with a vector, in seq order
 
 	firstSeq int64 // of the first created row; -1 while none
 	turns    turnBatch
@@ -193,4 +195,8 @@ func (b *batchInsert) add(i int, seq int64) {
 		b.firstSeq = seq
 	}
 	b.turns.add(seq, b.args[i])
+	if q := b.vecs[i]; q != nil {
+		tenant, _ := b.args[i][argTenant].(string)
+		b.vecRows = append(b.vecRows, vecRow{seq: seq, key: blockKey{len(q) - 4, tenant}, q: q})
+	}
 }

@@ -77,7 +77,10 @@ type DB struct {
 	legacy atomic.Bool // read-only on schema version <= 3: see DocColumns
 }
 
-var _ ingest.Index = (*DB)(nil)
+var (
+	_ ingest.Index   = (*DB)(nil)
+	_ ingest.Encoder = (*DB)(nil)
+)
 
 // Open opens the index at path for reading and writing, creating the file,
 // its directory and the schema when missing.
@@ -294,6 +297,11 @@ func (db *DB) setUp() error {
 			return err
 		}
 	}
+	for _, s := range retired {
+		if _, err := tx.ExecContext(ctx, s); err != nil {
+			return fmt.Errorf("drop what the schema no longer has: %w", err)
+		}
+	}
 	if err := tx.Commit(); err != nil {
 		return err
 	}
@@ -409,7 +417,36 @@ func (db *DB) Close() error {
 // cancelled context) is given to every document not already failed, and
 // then nothing of the batch is stored.
 func (db *DB) Write(ctx context.Context, docs []*model.IndexDoc) []ingest.IndexResult {
-	res := make([]ingest.IndexResult, len(docs))
+	return db.WriteEncoded(ctx, db.Encode(docs))
+}
+
+// encoded is a batch as Encode checked and encoded it.
+type encoded struct {
+	docs []*model.IndexDoc
+	now  string               // ingested_at of the documents created
+	args [][]any              // the insert's, nil for a document refused
+	vecs [][]byte             // each document's vector for vec_blocks (quantize), or nil
+	res  []ingest.IndexResult // the refused documents' errors
+}
+
+func (e *encoded) Docs() []*model.IndexDoc { return e.docs }
+
+// Encode checks and encodes docs for WriteEncoded (see Write), without the
+// write lock: the row arguments, the document JSON and the quantized
+// vectors are made here, not in the writer's turn.
+func (db *DB) Encode(docs []*model.IndexDoc) ingest.Encoded {
+	e := &encoded{docs: docs, now: time.Now().UTC().Format(IngestedAtLayout), res: make([]ingest.IndexResult, len(docs))}
+	e.args, e.vecs = prepare(docs, e.now, e.res)
+	return e
+}
+
+// WriteEncoded is Write of the documents of enc, which Encode made (once).
+func (db *DB) WriteEncoded(ctx context.Context, enc ingest.Encoded) []ingest.IndexResult {
+	e, ok := enc.(*encoded)
+	if !ok {
+		return db.Write(ctx, enc.Docs())
+	}
+	docs, now, res := e.docs, e.now, e.res
 	if len(docs) == 0 {
 		return res
 	}
@@ -417,8 +454,6 @@ func (db *DB) Write(ctx context.Context, docs []*model.IndexDoc) []ingest.IndexR
 		failAll(res, fmt.Errorf("sqlite index: %w", backend.ErrReadOnly))
 		return res
 	}
-	now := time.Now().UTC().Format(IngestedAtLayout)
-	args := prepare(docs, now, res)
 
 	db.mu.Lock()
 	defer db.mu.Unlock()
@@ -426,7 +461,7 @@ func (db *DB) Write(ctx context.Context, docs []*model.IndexDoc) []ingest.IndexR
 		failAll(res, fmt.Errorf("sqlite index: %w", backend.ErrClosed))
 		return res
 	}
-	if err := db.writeTx(ctx, docs, args, res); err != nil {
+	if err := db.writeTx(ctx, e); err != nil {
 		for i := range res {
 			res[i].Created = false
 		}
@@ -442,12 +477,12 @@ func (db *DB) Write(ctx context.Context, docs []*model.IndexDoc) []ingest.IndexR
 }
 
 // prepare validates and encodes docs (outside the write lock), leaving nil
-// arguments and an error for each bad document. A big batch is encoded in
-// two halves side by side: the writer is the one step of the pipeline that
-// handles every batch in turn.
-func prepare(docs []*model.IndexDoc, now string, res []ingest.IndexResult) [][]any {
-	args := make([][]any, len(docs))
+// arguments and an error for each bad document, and quantizes their
+// vectors. A big batch is encoded in two halves side by side.
+func prepare(docs []*model.IndexDoc, now string, res []ingest.IndexResult) (args [][]any, vecs [][]byte) {
+	args, vecs = make([][]any, len(docs)), make([][]byte, len(docs))
 	encode := func(lo, hi int) {
+		var scratch []float32
 		for i := lo; i < hi; i++ {
 			a, err := rowArgs(docs[i], now)
 			if err != nil {
@@ -455,28 +490,32 @@ func prepare(docs []*model.IndexDoc, now string, res []ingest.IndexResult) [][]a
 				continue
 			}
 			args[i] = a
+			if emb, ok := a[argEmbedding].([]byte); ok {
+				vecs[i], scratch = quantize(emb, len(docs[i].Embedding), scratch)
+			}
 		}
 	}
 	if len(docs) < 64 {
 		encode(0, len(docs))
-		return args
+		return args, vecs
 	}
 	half := len(docs) / 2
 	done := make(chan struct{})
 	go func() { defer close(done); encode(half, len(docs)) }()
 	encode(0, half)
 	<-done
-	return args
+	return args, vecs
 }
 
 // writeTx runs the batch; a non-nil error means nothing was committed.
-func (db *DB) writeTx(ctx context.Context, docs []*model.IndexDoc, args [][]any, res []ingest.IndexResult) error {
+func (db *DB) writeTx(ctx context.Context, e *encoded) error {
 	tx, err := db.w.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
-	b := batchInsert{tx: tx, one: tx.StmtContext(ctx, db.ins), many: tx.StmtContext(ctx, db.insMany), docs: docs, args: args, res: res}
+	b := batchInsert{tx: tx, one: tx.StmtContext(ctx, db.ins), many: tx.StmtContext(ctx, db.insMany),
+		docs: e.docs, args: e.args, vecs: e.vecs, res: e.res}
 	if err := b.run(ctx); err != nil {
 		return err
 	}
@@ -492,7 +531,7 @@ func (db *DB) writeTx(ctx context.Context, docs []*model.IndexDoc, args [][]any,
 		if err := turns.upsert(ctx, many, turnUpsertRows, one); err != nil {
 			return err
 		}
-		if err := appendVectors(ctx, tx, firstSeq); err != nil {
+		if err := appendRows(ctx, tx, b.vecRows); err != nil {
 			return err
 		}
 	}

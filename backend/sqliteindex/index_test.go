@@ -855,3 +855,40 @@ func TestBusyIsTransient(t *testing.T) {
 		}
 	}
 }
+
+// TestRetiredIndexDropped: an index made when the schema had
+// docs_importance loses it when a writer opens it, keeps its documents,
+// and a new index never has it.
+func TestRetiredIndexDropped(t *testing.T) {
+	db, path := openTest(t)
+	mustWrite(t, db, testDoc("retired-1"), testDoc("retired-2"))
+	if _, err := db.w.Exec(`CREATE INDEX docs_importance ON docs(importance_score)`); err != nil {
+		t.Fatal(err)
+	}
+	hasIndex := func(db *DB) bool {
+		var n int
+		if err := db.SQL().QueryRow(`SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND name = 'docs_importance'`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n > 0
+	}
+	if !hasIndex(db) {
+		t.Fatal("the old index was not made")
+	}
+	db.Close()
+	db, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if hasIndex(db) {
+		t.Error("docs_importance is still there after a writer opened the index")
+	}
+	if n, err := db.Count(context.Background()); err != nil || n != 2 {
+		t.Errorf("%d documents (%v), want 2", n, err)
+	}
+	fresh, _ := openTest(t)
+	if hasIndex(fresh) {
+		t.Error("a new index has docs_importance")
+	}
+}

@@ -53,6 +53,7 @@ var (
 	argTS         = slices.Index(insertColumns, "ts_unix_ms")
 	argSuccess    = slices.Index(insertColumns, "success")
 	argImportance = slices.Index(insertColumns, "importance_score")
+	argEmbedding  = slices.Index(insertColumns, "embedding") // float32s, for vec_blocks
 )
 
 // turnSum is what one batch adds to one turn, as turnCols.

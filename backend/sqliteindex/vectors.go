@@ -71,19 +71,19 @@ type vecBlock struct {
 	seqs, vecs []byte
 	last       int64 // the last seq held; -1 when empty
 	dirty      bool
-	scratch    []float32
 }
 
-// add appends the float32 embedding emb of seq, which must be above every
-// seq held (the writer holds the write lock: seqs only grow).
-func (b *vecBlock) add(seq int64, emb []byte) {
-	if seq <= b.last {
-		return
+// quantize is the vec_blocks form of the float32 embedding emb of dim
+// components: a float32 1/|q|, then q, emb scaled to int8. It is nil for a
+// zero, non-finite or malformed embedding. scratch is reused between calls.
+func quantize(emb []byte, dim int, scratch []float32) ([]byte, []float32) {
+	if dim == 0 || len(emb) != 4*dim {
+		return nil, scratch
 	}
-	f := b.scratch[:0]
+	f := scratch[:0]
 	var maxAbs float32
 	nan := false
-	for i := 0; i < b.dim; i++ {
+	for i := 0; i < dim; i++ {
 		x := math.Float32frombits(binary.LittleEndian.Uint32(emb[4*i:]))
 		f = append(f, x)
 		a := x
@@ -95,13 +95,11 @@ func (b *vecBlock) add(seq int64, emb []byte) {
 		}
 		nan = nan || x != x
 	}
-	b.scratch = f
 	if maxAbs == 0 || nan || maxAbs > math.MaxFloat32 {
-		return
+		return nil, f
 	}
-	at := len(b.vecs)
-	b.vecs = append(b.vecs, make([]byte, 4+b.dim)...)
-	q := b.vecs[at+4:]
+	out := make([]byte, 4+dim)
+	q := out[4:]
 	scale := 127 / float64(maxAbs) // float64: finite for a subnormal maxAbs too
 	var n2 int64
 	for i, x := range f {
@@ -109,9 +107,76 @@ func (b *vecBlock) add(seq int64, emb []byte) {
 		q[i] = byte(v)
 		n2 += int64(v) * int64(v)
 	}
-	binary.LittleEndian.PutUint32(b.vecs[at:], math.Float32bits(float32(1/math.Sqrt(float64(n2)))))
+	binary.LittleEndian.PutUint32(out, math.Float32bits(float32(1/math.Sqrt(float64(n2)))))
+	return out, f
+}
+
+// add appends the quantized vector q of seq, which must be above every
+// seq held (the writer holds the write lock: seqs only grow).
+func (b *vecBlock) add(seq int64, q []byte) {
+	if seq <= b.last {
+		return
+	}
+	b.vecs = append(b.vecs, q...)
 	b.seqs = binary.LittleEndian.AppendUint16(b.seqs, uint16(seq-b.block<<blockShift(b.dim)))
 	b.last, b.dirty = seq, true
+}
+
+// vecRow is one document's quantized vector (quantize), dim = len(q)-4.
+type vecRow struct {
+	seq int64
+	key blockKey
+	q   []byte
+}
+
+// vecAppender adds vectors, in seq order, to the vec_blocks rows they
+// belong to, each row read once and written once.
+type vecAppender struct {
+	open map[blockKey]*vecBlock
+}
+
+func (a *vecAppender) add(ctx context.Context, tx *sql.Tx, r vecRow) error {
+	if a.open == nil {
+		a.open = map[blockKey]*vecBlock{}
+	}
+	blk := r.seq >> blockShift(r.key.dim)
+	b := a.open[r.key]
+	if b != nil && b.block != blk {
+		if err := b.flush(ctx, tx); err != nil {
+			return err
+		}
+		b = nil
+	}
+	if b == nil {
+		var err error
+		if b, err = loadBlock(ctx, tx, r.key, blk); err != nil {
+			return err
+		}
+		a.open[r.key] = b
+	}
+	b.add(r.seq, r.q)
+	return nil
+}
+
+func (a *vecAppender) flush(ctx context.Context, tx *sql.Tx) error {
+	for _, b := range a.open {
+		if err := b.flush(ctx, tx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// appendRows adds the vectors of a batch's created documents, in seq
+// order, to vec_blocks, in tx.
+func appendRows(ctx context.Context, tx *sql.Tx, rows []vecRow) error {
+	var a vecAppender
+	for _, r := range rows {
+		if err := a.add(ctx, tx, r); err != nil {
+			return err
+		}
+	}
+	return a.flush(ctx, tx)
 }
 
 // vecChunk is how many docs rows appendVectors reads at a time (bounded
@@ -119,10 +184,11 @@ func (b *vecBlock) add(seq int64, emb []byte) {
 const vecChunk = 1024
 
 // appendVectors adds the embeddings of every docs row from seq from on to
-// vec_blocks, in tx: Write calls it with the batch's first seq, an upgrade
-// with 0.
+// vec_blocks, in tx: an upgrade calls it with 0 (Write quantizes its
+// documents' vectors ahead and calls appendRows).
 func appendVectors(ctx context.Context, tx *sql.Tx, from int64) error {
-	open := map[blockKey]*vecBlock{}
+	var a vecAppender
+	var scratch []float32
 	type row struct {
 		seq    int64
 		tenant string
@@ -149,37 +215,20 @@ func appendVectors(ctx context.Context, tx *sql.Tx, from int64) error {
 			return err
 		}
 		for _, r := range chunk {
-			if len(r.emb) != 4*r.dim {
+			var q []byte
+			if q, scratch = quantize(r.emb, r.dim, scratch); q == nil {
 				continue
 			}
-			k := blockKey{r.dim, r.tenant}
-			blk := r.seq >> blockShift(r.dim)
-			b := open[k]
-			if b != nil && b.block != blk {
-				if err := b.flush(ctx, tx); err != nil {
-					return err
-				}
-				b = nil
+			if err := a.add(ctx, tx, vecRow{seq: r.seq, key: blockKey{r.dim, r.tenant}, q: q}); err != nil {
+				return err
 			}
-			if b == nil {
-				if b, err = loadBlock(ctx, tx, k, blk); err != nil {
-					return err
-				}
-				open[k] = b
-			}
-			b.add(r.seq, r.emb)
 		}
 		if len(chunk) < vecChunk {
 			break
 		}
 		from = chunk[len(chunk)-1].seq + 1
 	}
-	for _, b := range open {
-		if err := b.flush(ctx, tx); err != nil {
-			return err
-		}
-	}
-	return nil
+	return a.flush(ctx, tx)
 }
 
 // loadBlock reads the stored row of k and block, or starts an empty one.
