@@ -92,4 +92,3 @@ func TestEncodedWrites(t *testing.T) {
 		}
 	}
 }
-
