@@ -26,6 +26,7 @@ type ingestOpts struct {
 	summaryLen    int
 	workers       int
 	batch         int
+	batchWait     time.Duration
 }
 
 func ingestFlags(e *env) (*flag.FlagSet, *ingestOpts) {
@@ -36,7 +37,13 @@ func ingestFlags(e *env) (*flag.FlagSet, *ingestOpts) {
 	fs.BoolVar(&o.trace, "trace", false, "print each event's stage trace (stage, duration, outcome) as it completes")
 	fs.IntVar(&o.summaryLen, "summary-len", model.DefaultSummaryLen, "characters of input.text kept in the index summary")
 	fs.IntVar(&o.workers, "workers", 0, "events processed at once (default 64 per CPU with the directory archive, 4 per CPU with S3)")
-	fs.IntVar(&o.batch, "batch", 256, "index documents per write")
+	// A file is ingested for throughput: nobody waits on one event, and a
+	// bigger batch dirties the index's shared pages (each day's end of its
+	// B-trees) once for more documents, fewer WAL pages per document (at
+	// 28 days in a batch, 1,024 documents and 100ms ran 8-12% faster than
+	// the pipeline's 256 and 20ms, which engram worker keeps for latency).
+	fs.IntVar(&o.batch, "batch", 1024, "index documents per write (at most)")
+	fs.DurationVar(&o.batchWait, "batch-wait", 100*time.Millisecond, "longest an event waits for its index batch to fill, while the index is free")
 	return fs, o
 }
 
@@ -90,7 +97,7 @@ func runIngest(ctx context.Context, e *env, args []string) error {
 		rejects = publish.NewRejects(rejectsPath(data, time.Now()))
 		defer rejects.Close()
 	}
-	cfg.DryRun, cfg.Workers, cfg.BatchSize, cfg.SummaryLen = o.dryRun, o.workers, o.batch, o.summaryLen
+	cfg.DryRun, cfg.Workers, cfg.BatchSize, cfg.BatchWait, cfg.SummaryLen = o.dryRun, o.workers, o.batch, o.batchWait, o.summaryLen
 	cfg.Tenant = conf.get("tenant")
 	rep := newReporter(e, o.trace, rejects)
 	rep.redact = conf.redact
