@@ -37,13 +37,8 @@ func ingestFlags(e *env) (*flag.FlagSet, *ingestOpts) {
 	fs.BoolVar(&o.trace, "trace", false, "print each event's stage trace (stage, duration, outcome) as it completes")
 	fs.IntVar(&o.summaryLen, "summary-len", model.DefaultSummaryLen, "characters of input.text kept in the index summary")
 	fs.IntVar(&o.workers, "workers", 0, "events processed at once (default 64 per CPU with the directory archive, 4 per CPU with S3)")
-	// A file is ingested for throughput: nobody waits on one event, and a
-	// bigger batch dirties the index's shared pages (each day's end of its
-	// B-trees) once for more documents, fewer WAL pages per document (at
-	// 28 days in a batch, 1,024 documents and 100ms ran 8-12% faster than
-	// the pipeline's 256 and 20ms, which engram worker keeps for latency).
 	fs.IntVar(&o.batch, "batch", 1024, "index documents per write (at most)")
-	fs.DurationVar(&o.batchWait, "batch-wait", 100*time.Millisecond, "longest an event waits for its index batch to fill, while the index is free")
+	fs.DurationVar(&o.batchWait, "batch-wait", 20*time.Millisecond, "longest an event waits for its index batch to fill while the index is free (5× as long when events come fast)")
 	return fs, o
 }
 

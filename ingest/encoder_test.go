@@ -66,7 +66,7 @@ func TestEncodedWrites(t *testing.T) {
 		s := newStores(t)
 		ix := &encodingIndex{syncingIndex: &syncingIndex{DB: s.index}, failFirst: failFirst}
 		cfg := s.config()
-		cfg.Index = ix
+		cfg.Index, cfg.BatchSize = ix, 256
 		cfg.Retry = ingest.RetryPolicy{Initial: time.Millisecond, Max: time.Millisecond}
 		p, err := ingest.New(cfg)
 		if err != nil {
@@ -90,5 +90,55 @@ func TestEncodedWrites(t *testing.T) {
 		if failFirst > 0 && (ix.plainDocs == 0 || ix.plainDocs > 256) {
 			t.Errorf("the retry wrote %d documents, want the failed batch's", ix.plainDocs)
 		}
+	}
+}
+
+// batchSizes is the SQLite index recording the size of each write.
+type batchSizes struct {
+	*syncingIndex
+	mu    sync.Mutex
+	sizes []int
+}
+
+func (x *batchSizes) WriteEncoded(ctx context.Context, e ingest.Encoded) []ingest.IndexResult {
+	x.mu.Lock()
+	x.sizes = append(x.sizes, len(e.Docs()))
+	x.mu.Unlock()
+	return x.syncingIndex.WriteEncoded(ctx, e)
+}
+
+// TestFloodBatches: events that come one at a time leave in a batch each
+// after BatchWait; events that come fast (200 over a second) fill one batch
+// for FloodWait.
+func TestFloodBatches(t *testing.T) {
+	run := func(wait, flood, gap time.Duration, n int) []int {
+		s := newStores(t)
+		ix := &batchSizes{syncingIndex: &syncingIndex{DB: s.index}}
+		cfg := s.config()
+		cfg.Index, cfg.BatchWait, cfg.FloodWait = ix, wait, flood
+		p, err := ingest.New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		items := make(chan ingest.Item)
+		go func() {
+			defer close(items)
+			for i, in := range generate(n, "flood-") {
+				items <- ingest.Item{Src: ingest.Source{File: "test", Line: i + 1}, Data: in}
+				time.Sleep(gap)
+			}
+			// The input stays open a while: a batch must leave by the clock.
+			time.Sleep(flood + 300*time.Millisecond)
+		}()
+		if sum := p.Run(context.Background(), items, nil); sum.Ingested != n {
+			t.Fatalf("gap %v: %+v", gap, sum)
+		}
+		return ix.sizes
+	}
+	if sizes := run(20*time.Millisecond, time.Second, 300*time.Millisecond, 3); len(sizes) != 3 {
+		t.Errorf("a trickle of 3 events was written in batches of %v, want one each", sizes)
+	}
+	if sizes := run(200*time.Millisecond, 3*time.Second, 5*time.Millisecond, 200); len(sizes) != 1 {
+		t.Errorf("a flood of 200 events was written in batches of %v, want one, filled for FloodWait", sizes)
 	}
 }

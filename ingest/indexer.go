@@ -125,15 +125,20 @@ type syncedBatch struct {
 	encoded Encoded
 }
 
+// floodAt is how many events a batch must hold after BatchWait for the
+// input to count as a flood (see Config.FloodWait).
+const floodAt = 16
+
 // gather sends batches of archived events to out. A batch leaves when it is
-// full, or once its first event has waited BatchWait and the next step is
-// free to take it; while that step is busy, the batch goes on filling, so
-// under load batches grow to BatchSize instead of being cut by the clock.
+// full, or once its first event has waited BatchWait (FloodWait, when it
+// held floodAt events by then) and the next step is free to take it; while
+// that step is busy, the batch goes on filling, so under load batches grow
+// to BatchSize instead of being cut by the clock.
 func (p *Pipeline) gather(in <-chan *work, out chan<- []*work) {
 	var batch []*work
 	var timer *time.Timer
 	var expired <-chan time.Time
-	ready := false
+	ready, flooded := false, false
 	for {
 		if in == nil && len(batch) == 0 {
 			return
@@ -158,13 +163,18 @@ func (p *Pipeline) gather(in <-chan *work, out chan<- []*work) {
 				expired = timer.C
 			}
 		case <-expired:
+			if !flooded && len(batch) >= floodAt && p.cfg.FloodWait > p.cfg.BatchWait {
+				flooded = true
+				timer.Reset(p.cfg.FloodWait - p.cfg.BatchWait)
+				continue
+			}
 			ready, expired = true, nil
 		case send <- batch:
 			if timer != nil {
 				timer.Stop()
 			}
 			batch, expired = nil, nil
-			ready = in == nil
+			ready, flooded = in == nil, false
 		}
 	}
 }
