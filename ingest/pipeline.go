@@ -39,17 +39,17 @@ type Config struct {
 	Observer  Observer // optional
 	Decode    model.DecodeOptions
 
-	Workers    int           // concurrent events (default: the archive's Concurrency, else 4×CPUs)
-	BatchSize  int           // index documents per write, at most (default 1024)
-	BatchWait  time.Duration // longest a document waits for its batch to fill (default 20ms)
+	Workers   int           // concurrent events (default: the archive's Concurrency, else 4×CPUs)
+	BatchSize int           // index documents per write, at most (default 1024)
+	BatchWait time.Duration // longest a document waits for its batch to fill (default 20ms)
 	// FloodWait is how long a batch that filled fast (floodAt documents
 	// within BatchWait) goes on filling (from its first document; default
 	// 5×BatchWait): a batch writes the index pages it shares with its
 	// neighbours once for all its documents, so under a flood bigger ones
 	// cost less per document, and a trickle still waits BatchWait only.
-	FloodWait time.Duration
-	SummaryLen int           // characters of input.text in the index summary
-	DryRun     bool          // validate, embed, score and key; write nothing
+	FloodWait  time.Duration
+	SummaryLen int  // characters of input.text in the index summary
+	DryRun     bool // validate, embed, score and key; write nothing
 
 	// Retry bounds the retries of transient archive and index failures;
 	// Transient classifies errors (IsTransient when nil).
