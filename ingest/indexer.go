@@ -196,23 +196,28 @@ func (p *Pipeline) encode(batch []*work) func() Encoded {
 	if !ok {
 		return func() Encoded { return nil }
 	}
-	docs := make([]*model.IndexDoc, len(batch))
-	for i, w := range batch {
-		docs[i] = w.doc
-	}
+	docs := docsOf(batch)
 	done := make(chan Encoded, 1)
 	go func() { done <- enc.Encode(docs) }()
 	return func() Encoded { return <-done }
 }
 
+// docsOf is the index documents of batch, in its order.
+func docsOf(batch []*work) []*model.IndexDoc {
+	docs := make([]*model.IndexDoc, len(batch))
+	for i, w := range batch {
+		docs[i] = w.doc
+	}
+	return docs
+}
+
 // writeBatch indexes b and returns the index's result for each event.
 func (p *Pipeline) writeBatch(ctx context.Context, b syncedBatch) []IndexResult {
 	batch := b.batch
-	docs := make([]*model.IndexDoc, len(batch))
+	docs := docsOf(batch)
 	recs := make([]*StageRecord, len(batch))
 	start := time.Now()
 	for i, w := range batch {
-		docs[i] = w.doc
 		r := &w.t.Stages[StageIndex]
 		r.Stage, r.Status, r.Start = StageIndex, StatusRunning, start
 		recs[i] = r
