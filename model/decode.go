@@ -24,12 +24,25 @@ func set(m json.RawMessage) bool { return len(m) > 0 && string(m) != "null" }
 // CaseHub shape too. It does not validate; call Validate on the result.
 // data is copied, so the caller may reuse its buffer.
 func Decode(data []byte, opt DecodeOptions) (*Event, error) {
-	trimmed := bytes.TrimLeft(data, jsonSpace)
-	lead := int64(len(data) - len(trimmed))
-	data = bytes.TrimRight(trimmed, jsonSpace)
+	data, lead := trimSpace(data)
 	if len(data) == 0 || data[0] != '{' {
 		return nil, Problems{{"", "expected a JSON object"}}
 	}
+	if e := decodeFast(data); e != nil {
+		return e, nil
+	}
+	return decodeSlow(data, lead, opt)
+}
+
+// trimSpace takes the white space off data's ends and says how many bytes
+// of it came first.
+func trimSpace(data []byte) ([]byte, int64) {
+	trimmed := bytes.TrimLeft(data, jsonSpace)
+	return bytes.TrimRight(trimmed, jsonSpace), int64(len(data) - len(trimmed))
+}
+
+// decodeSlow is Decode for every event decodeFast leaves to it.
+func decodeSlow(data []byte, lead int64, opt DecodeOptions) (*Event, error) {
 	// One decode both checks the syntax (encoding/json scans the whole
 	// value before it decodes any of it) and, in the common case where
 	// every member name is matched exactly and given once, is the decode.
