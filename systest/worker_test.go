@@ -215,11 +215,17 @@ func checkRejected(t *testing.T, cfg kafka.Config) {
 
 func waitUntil(t testing.TB, limit time.Duration, what string, ok func() bool) {
 	t.Helper()
+	pollUntil(t, limit, 250*time.Millisecond, what, ok)
+}
+
+// pollUntil is waitUntil asking every interval.
+func pollUntil(t testing.TB, limit, every time.Duration, what string, ok func() bool) {
+	t.Helper()
 	deadline := time.Now().Add(limit)
 	for !ok() {
 		if time.Now().After(deadline) {
 			t.Fatalf("gave up after %v waiting for %s", limit, what)
 		}
-		time.Sleep(250 * time.Millisecond)
+		time.Sleep(every)
 	}
 }
