@@ -37,6 +37,8 @@ var fastCases = []struct {
 	{"nulls in arrays", true, `{"eventId":"e","input":{"embedding":[1,null,2.5e-3,-0]},"tags":["a",null,""]}`},
 	{"escapes", true, `{"eventId":"e\u00e9\/\"\\\n","input":{"text":"\u2028\t\u0000x"},"x-vendor":{"deep":[{"a":1}]}}`},
 	{"unknown members kept", true, `{"eventId":"e","zz":[1,{"y":null}],"input":{"foo":"bar","text":"t"}}`},
+	{"an escape in a member name", true, `{"eventId":"e","importance\u0053core":0.5,"context":{"sessionId":"s"},"input":{"text":"t"},"tags":[]}`},
+	{"zero where given", true, `{"eventId":"e","context":{"sessionId":"s"},"input":{"text":"t"},"importanceScore":0.5,"internalState":{"confidence":0},"result":{"output":""},"evaluation":{"rewardScore":0,"selfAssessedQuality":0.5}}`},
 	{"names folding to known ones", true, `{"eventId":"e","EventID":"x","Input":{"text":"no"},"input":{"TEXT":"x","text":"yes"},"context":{"SessionId":"x","sessionId":"s"}}`},
 	{"a known name twice", false, `{"eventId":"a","eventId":"b"}`},
 	{"a known name twice, nested", false, `{"eventId":"a","input":{"text":"x","text":"y"}}`},
