@@ -116,7 +116,6 @@ type value struct {
 	last  int    // where in buf its last line begins
 	sh    shape
 	syn   syntax // follows its JSON syntax, to tell a cut (see maybeNew)
-	fed   bool   // syn has read buf: only a value open past its first line needs it
 }
 
 // skipping is a bad value whose report waits until the reader finds where
@@ -233,6 +232,7 @@ func (r *reader) begin(ln int, line []byte) bool {
 		return r.emit(ln, line)
 	}
 	r.val = value{start: ln, buf: line}
+	r.val.syn.feed(line)
 	return r.settle(ln, i)
 }
 
@@ -278,13 +278,6 @@ func (r *reader) settle(ln, from int) bool {
 	case end < 0 && v.sh.inStr:
 		return r.malformed(ln, false)
 	case end < 0:
-		// The syntax is followed from here on; a value that ends on its
-		// first line (a JSON Lines line) is left to the decoder to check,
-		// one pass over its bytes fewer.
-		if !v.fed {
-			v.syn.feed(v.buf)
-			v.fed = true
-		}
 		return true
 	}
 	end += from
