@@ -64,7 +64,7 @@ func decodeSlow(data []byte, lead int64, opt DecodeOptions) (*Event, error) {
 	// result is a string, a native event's an object. An object without
 	// input that carries a member only CaseHub has is a CaseHub event, so
 	// that one lacking its description is told so.
-	if !given["input"] && (given["description"] || given["kind"] || given["caseId"]) {
+	if caseHubShape(given["input"], given["description"] || given["kind"] || given["caseId"]) {
 		return decodeCaseHub(norm, opt)
 	}
 	if len(norm) != len(data) || &norm[0] != &data[0] {
@@ -89,6 +89,11 @@ func decodeSlow(data []byte, lead int64, opt DecodeOptions) (*Event, error) {
 	e.raw = bytes.Clone(data)
 	return e, nil
 }
+
+// caseHubShape is the rule that tells the shapes apart: an object without
+// input that gives a member only CaseHub has (description, kind, caseId)
+// is a CaseHub event.
+func caseHubShape(input, caseHubMember bool) bool { return !input && caseHubMember }
 
 // syntaxProblem says where data, which is not valid JSON, goes wrong;
 // lead is how many bytes of white space came before it.

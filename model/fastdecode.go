@@ -29,7 +29,7 @@ func decodeFast(data []byte) *Event {
 		if jsonv2.Unmarshal(data, &p) != nil {
 			return nil
 		}
-		if p.Input == nil && (p.Description || p.Kind || p.CaseID) {
+		if caseHubShape(p.Input != nil, bool(p.Description || p.Kind || p.CaseID)) {
 			return nil
 		}
 		pr = p.presence()
@@ -49,7 +49,7 @@ func decodeFast(data []byte) *Event {
 // compares bytes), or where the CaseHub shape is possible.
 func (e *Event) presenceOf(data []byte) (p presence, known bool) {
 	var top topMembers
-	if !top.scan(data) || !top.input && top.caseHub {
+	if !top.scan(data) || caseHubShape(top.input, top.caseHub) {
 		return p, false
 	}
 	p.context, p.input, p.importance, p.tags = top.context, top.input, top.importance, top.tags
@@ -85,16 +85,13 @@ type topMembers struct {
 // scan reads the member names of the valid JSON object data; false when a
 // name has an escape.
 func (t *topMembers) scan(data []byte) bool {
-	i := skipSpace(data, 1)
-	for i < len(data) && data[i] == '"' {
-		end := endOfString(data, i)
-		name := data[i+1 : end-1]
-		if bytes.IndexByte(name, '\\') >= 0 {
+	plain := true
+	eachMember(data, func(quoted, value []byte) bool {
+		name := quoted[1 : len(quoted)-1]
+		if plain = bytes.IndexByte(name, '\\') < 0; !plain {
 			return false
 		}
-		i = skipSpace(data, skipSpace(data, end)+1) // past ':'
-		vend := endOfValue(data, i)
-		given := data[i] != 'n'
+		given := value[0] != 'n'
 		switch string(name) {
 		case "context":
 			t.context = given
@@ -107,12 +104,9 @@ func (t *topMembers) scan(data []byte) bool {
 		case "description", "kind", "caseId":
 			t.caseHub = t.caseHub || given
 		}
-		i = skipSpace(data, vend)
-		if i < len(data) && data[i] == ',' {
-			i = skipSpace(data, i+1)
-		}
-	}
-	return true
+		return true
+	})
+	return plain
 }
 
 // given is true for a member whose value is not null: where Validate and
