@@ -246,12 +246,16 @@ func TestHeaderMarkNeverCutsTheTabs(t *testing.T) {
 }
 
 // TestSourceTurnByKeySaysWhatWorks: :turn with a turnId the index cannot
-// look up says why, whole (wrapped), and what to do instead.
+// look up says why, whole (wrapped), and what to do instead. The turnId is
+// one no archived event carries: turn-0001, which one does, was shown
+// from the archive whenever a background read of the archive had found its
+// turn first (ArchiveTurns remembers it; 1 run in 3 under -race at the
+// base, CI included), and a turn found is rightly shown.
 func TestSourceTurnByKeySaysWhatWorks(t *testing.T) {
 	r, _, a := sourceWorld(15)
 	m := newTestModel(t, testDeps(r, a), testOpts(t), 80, 24)
 	press(t, m, ":")
-	typeText(t, m, "turn turn-0001")
+	typeText(t, m, "turn turn-9999")
 	press(t, m, "enter")
 	mustContain(t, screen(m), "no turn key", "its detail shows the chain")
 }
