@@ -82,6 +82,9 @@ func TestDecodeFast(t *testing.T) {
 func agree(t *testing.T, data []byte) *model.Event {
 	t.Helper()
 	fast, slow, err := model.DecodeFastAndSlow(data, fastOpt)
+	if err == nil && slow != nil {
+		sameArchive(t, data, *slow)
+	}
 	if fast == nil {
 		return nil
 	}
@@ -92,6 +95,21 @@ func agree(t *testing.T, data []byte) *model.Event {
 		t.Fatalf("paths disagree on %q:\n fast %#v\n slow %#v", data, *fast, *slow)
 	}
 	return fast
+}
+
+// sameArchive fails unless ArchiveJSON of the decoded event ev (a copy:
+// enriching it changes it) is what the reference implementation writes.
+func sameArchive(t *testing.T, data []byte, ev model.Event) {
+	t.Helper()
+	ev.Enrich([]float64{0.5, -1e-7, 3}, 0.25, "2026/05/08/e.json")
+	got, gotErr := ev.ArchiveJSON()
+	want, wantErr := model.ArchiveJSONReference(&ev)
+	if (gotErr == nil) != (wantErr == nil) || gotErr != nil && gotErr.Error() != wantErr.Error() {
+		t.Fatalf("archiving %q: error %v, the reference's %v", data, gotErr, wantErr)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("archiving %q:\n got %s\nwant %s", data, got, want)
+	}
 }
 
 // FuzzDecodeFast drives both paths with arbitrary bytes, seeded with
