@@ -54,12 +54,14 @@ func benchBinaryVsFsync(b *testing.B, days int) {
 	var ratios []float64
 	var binTime, rawTime, binCPU, rawCPU time.Duration
 	var events int
+	var faults int64
 	workers := map[int]int{}
 	b.ResetTimer()
 	for r := 0; events < b.N; r++ {
 		n := min(per, b.N-events)
 		input, keys := daysInput(b, dir, r, n, days)
-		el, cpu := runIngest(b, bin, data, input, n)
+		el, cpu, flt := runIngest(b, bin, data, input, n)
+		faults += flt
 		bodies := archived(b, data, keys)
 		floor := fsfloor.Best(b, keys, bodies, 8, 32, 128)
 		workers[floor.Workers]++
@@ -76,6 +78,7 @@ func benchBinaryVsFsync(b *testing.B, days int) {
 	b.ReportMetric(float64(binCPU.Microseconds())/float64(events), "cpu-µs/event")
 	b.ReportMetric(float64(rawCPU.Microseconds())/float64(events), "raw-cpu-µs/file")
 	b.ReportMetric(float64(binCPU)/float64(rawCPU), "cpu-ratio")
+	b.ReportMetric(float64(faults)/float64(events), "faults/event")
 	b.Logf("%d events in %d rounds; the floor was fastest at %v writers (rounds per concurrency)", events, len(ratios), workers)
 }
 
@@ -127,8 +130,10 @@ func archiveKey(b *testing.B, ev []byte) string {
 	return k
 }
 
-// runIngest runs the binary on input and returns its wall time and CPU.
-func runIngest(b *testing.B, bin, data, input string, n int) (time.Duration, time.Duration) {
+// runIngest runs the binary on input and returns its wall time, its CPU and
+// its minor page faults: each a fresh page of memory, whose cost swings
+// with the host (see BENCHMARKS.md, "clear_page").
+func runIngest(b *testing.B, bin, data, input string, n int) (time.Duration, time.Duration, int64) {
 	cmd := exec.Command(bin, "ingest", "--data", data, input)
 	var out syncBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -140,7 +145,8 @@ func runIngest(b *testing.B, bin, data, input string, n int) (time.Duration, tim
 	if !strings.Contains(out.String(), fmt.Sprintf("ingested %d,", n)) {
 		b.Fatalf("summary: %s", tail([]byte(out.String())))
 	}
-	return el, fsfloor.RusageCPU(cmd.ProcessState.SysUsage().(*syscall.Rusage))
+	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	return el, fsfloor.RusageCPU(ru), ru.Minflt
 }
 
 // archived reads back what the binary archived under keys: the floor

@@ -17,7 +17,8 @@ import (
 // BenchmarkIngestMillionRSS ingests a JSONL file of ENGRAM_BENCH_EVENTS
 // events (default 1,000,000) with the real binary into the embedded stores
 // and reports the peak resident set (VmHWM) and the rate. One iteration is
-// the whole file: run with -benchtime=1x.
+// the whole file: run with -benchtime=1x. ENGRAM_BENCH_BIN=PATH measures
+// another build of engram.
 func BenchmarkIngestMillionRSS(b *testing.B) {
 	n := 1_000_000
 	if v := os.Getenv("ENGRAM_BENCH_EVENTS"); v != "" {
@@ -37,7 +38,10 @@ func BenchmarkIngestMillionRSS(b *testing.B) {
 	}
 	w.Flush()
 	f.Close()
-	bin := engramBinary(b)
+	bin := os.Getenv("ENGRAM_BENCH_BIN") // another build, as for IngestBinaryVsFsync
+	if bin == "" {
+		bin = engramBinary(b)
+	}
 	b.ResetTimer()
 	for range b.N {
 		cmd := exec.Command(bin, "ingest", "--data", filepath.Join(dir, fmt.Sprint(time.Now().UnixNano())), path)
