@@ -28,94 +28,84 @@ func (e *Event) ArchiveJSON() ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("input.embedding: %w", err)
 	}
-	derived := [...]member{
-		{"input", nil}, // written from the event's own input
-		{"importanceScore", mustJSON(e.ImportanceScore)},
-		{"objectStorageKey", mustJSON(e.ObjectStorageKey)},
+	key := mustJSON(e.ObjectStorageKey)
+	patches := []patch{
+		{name: "input", inner: []patch{{name: "embedding", value: emb}}},
+		{name: "importanceScore", value: mustJSON(e.ImportanceScore)},
+		{name: "objectStorageKey", value: key},
 		// The source system's readers take tags.length: give them [] rather
 		// than an absent member.
-		{"tags", json.RawMessage("[]")},
+		{name: "tags", value: json.RawMessage("[]"), ifAbsent: true},
 	}
-	var seen [len(derived)]bool
-	out := make([]byte, 0, len(raw)+len(emb)+len(derived[2].value)+48)
+	out := make([]byte, 0, len(raw)+len(emb)+len(key)+48)
+	return appendPatched(out, raw, patches) // raw was decoded: valid JSON
+}
+
+// patch is what appendPatched does to one member of an object.
+type patch struct {
+	name     string
+	value    []byte  // the member's new value, or
+	inner    []patch // the patches of its value, an object it must have
+	ifAbsent bool    // value only where the object has no such member
+	seen     bool
+}
+
+// appendPatched appends the valid JSON object raw, compacted, with each
+// member named in ps patched (every member so called) or, where raw has
+// none, added at its end in the order of ps.
+func appendPatched(out, raw []byte, ps []patch) ([]byte, error) {
 	out = append(out, '{')
-	var inputErr error
-	err = eachMember(raw, func(quoted, value []byte) bool { // raw was decoded: valid JSON
-		name, err := memberName(quoted)
-		if err != nil {
-			inputErr = err
+	var err error
+	walkErr := eachMember(raw, func(quoted, value []byte) bool {
+		var name string
+		if name, err = memberName(quoted); err != nil {
 			return false
 		}
-		out = appendName(appendComma(out), name)
-		out = append(out, ':')
-		switch name {
-		case "input":
-			seen[0] = true
-			out, inputErr = appendWithEmbedding(out, value, emb)
-			return inputErr == nil
-		case "importanceScore", "objectStorageKey":
-			i := 1
-			if name == "objectStorageKey" {
-				i = 2
-			}
-			seen[i] = true
-			out = append(out, derived[i].value...)
+		out = append(appendName(appendComma(out), name), ':')
+		p := find(ps, name)
+		if p == nil {
+			out = compactValid(out, value)
 			return true
-		case "tags":
-			seen[3] = true
 		}
-		out = compactValid(out, value)
-		return true
+		p.seen = true
+		switch {
+		case p.inner != nil:
+			if out, err = appendPatched(out, value, p.inner); err != nil {
+				err = fmt.Errorf("%s: %w", name, err)
+			}
+		case p.ifAbsent:
+			out = compactValid(out, value)
+		default:
+			out = append(out, p.value...)
+		}
+		return err == nil
 	})
-	if err == nil {
-		err = inputErr
-	}
-	if err == nil && !seen[0] {
-		err = fmt.Errorf("input: %w", errNotObject)
+	if walkErr != nil {
+		return nil, walkErr
 	}
 	if err != nil {
 		return nil, err
 	}
-	for i, m := range derived[1:] {
-		if !seen[i+1] {
-			out = append(appendName(appendComma(out), m.name), ':')
-			out = append(out, m.value...)
+	for _, p := range ps {
+		switch {
+		case p.seen:
+		case p.inner != nil:
+			return nil, fmt.Errorf("%s: %w", p.name, errNotObject)
+		default:
+			out = append(appendName(appendComma(out), p.name), ':')
+			out = append(out, p.value...)
 		}
 	}
 	return append(out, '}'), nil
 }
 
-// appendWithEmbedding appends the input object with its embedding member
-// set to emb (every member so called, or one added at its end).
-func appendWithEmbedding(out, input, emb []byte) ([]byte, error) {
-	out = append(out, '{')
-	found := false
-	var nameErr error
-	err := eachMember(input, func(quoted, value []byte) bool {
-		var name string
-		if name, nameErr = memberName(quoted); nameErr != nil {
-			return false
+func find(ps []patch, name string) *patch {
+	for i := range ps {
+		if ps[i].name == name {
+			return &ps[i]
 		}
-		out = append(appendName(appendComma(out), name), ':')
-		if name == "embedding" {
-			found = true
-			out = append(out, emb...)
-		} else {
-			out = compactValid(out, value)
-		}
-		return true
-	})
-	if err == nil {
-		err = nameErr
 	}
-	if err != nil {
-		return nil, fmt.Errorf("input: %w", err)
-	}
-	if !found {
-		out = append(appendName(appendComma(out), "embedding"), ':')
-		out = append(out, emb...)
-	}
-	return append(out, '}'), nil
+	return nil
 }
 
 // appendComma appends the comma that separates a member from the one
