@@ -60,8 +60,8 @@ func BenchmarkWorkerVsIngest(b *testing.B) {
 			runs[(i+round-1)%len(runs)]()
 		}
 		b.Logf("round %d, embedded, %d events: ingest %.0f/s, worker %.0f/s (%.0f/s once consuming), ratio %.2f (%.2f); "+
-			"ingest notifying on Kafka %.0f/s, worker/that %.2f; CPU µs/event: ingest %.0f, worker %.0f, broker %.0f beside the worker", round, n,
-			ing.rate, wrk.rate, wrk.steady, wrk.rate/ing.rate, wrk.steady/ing.rate, ingk.rate, wrk.rate/ingk.rate, ing.cpu, wrk.cpu, wrk.broker)
+			"ingest notifying on Kafka %.0f/s, worker/that %.2f; CPU µs/event: ingest %.0f, ingest on Kafka %.0f, worker %.0f, broker %.0f beside the worker", round, n,
+			ing.rate, wrk.rate, wrk.steady, wrk.rate/ing.rate, wrk.steady/ing.rate, ingk.rate, wrk.rate/ingk.rate, ing.cpu, ingk.cpu, wrk.cpu, wrk.broker)
 		b.ReportMetric(wrk.rate/ing.rate, fmt.Sprintf("ratio-embedded-r%d", round))
 		ratios = append(ratios, wrk.rate/ing.rate)
 		steady = append(steady, wrk.steady/ing.rate)
