@@ -44,10 +44,7 @@ func benchBinaryVsFsync(b *testing.B, days int) {
 	if v := os.Getenv("ENGRAM_BENCH_ROUNDS"); v != "" {
 		fmt.Sscan(v, &rounds)
 	}
-	bin := os.Getenv("ENGRAM_BENCH_BIN")
-	if bin == "" {
-		bin = engramBinary(b)
-	}
+	bin := benchBinary(b)
 	dir := fsfloor.Dir(b)
 	data := filepath.Join(dir, "data")
 	per := (b.N + rounds - 1) / rounds

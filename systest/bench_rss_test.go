@@ -38,10 +38,7 @@ func BenchmarkIngestMillionRSS(b *testing.B) {
 	}
 	w.Flush()
 	f.Close()
-	bin := os.Getenv("ENGRAM_BENCH_BIN") // another build, as for IngestBinaryVsFsync
-	if bin == "" {
-		bin = engramBinary(b)
-	}
+	bin := benchBinary(b)
 	b.ResetTimer()
 	for range b.N {
 		cmd := exec.Command(bin, "ingest", "--data", filepath.Join(dir, fmt.Sprint(time.Now().UnixNano())), path)

@@ -21,6 +21,16 @@ var (
 	buildErr  error
 )
 
+// benchBinary is the engram binary a benchmark measures: ENGRAM_BENCH_BIN
+// when set (another build, for a before/after in the same hour), else this
+// tree's.
+func benchBinary(b *testing.B) string {
+	if bin := os.Getenv("ENGRAM_BENCH_BIN"); bin != "" {
+		return bin
+	}
+	return engramBinary(b)
+}
+
 // engramBinary builds the real binary once per test run.
 func engramBinary(t testing.TB) string {
 	t.Helper()
