@@ -34,7 +34,11 @@ func New(cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	cl, err := kgo.NewClient(append(opts, cfg.producerOpts()...)...)
+	popts, err := cfg.producerOpts()
+	if err != nil {
+		return nil, err
+	}
+	cl, err := kgo.NewClient(append(opts, popts...)...)
 	if err != nil {
 		return nil, fmt.Errorf("kafka: %w", err)
 	}

@@ -420,12 +420,20 @@ func (c Config) clientOpts() ([]kgo.Opt, error) {
 }
 
 // producerOpts: acks=all and idempotence are franz-go's defaults; the
-// configured compression (gzip as the source system by default); a bounded
-// delivery so an outage is an error.
-func (c Config) producerOpts() []kgo.Opt {
+// configured compression (gzip as the source system by default, its level
+// by batch size: sizedGzip); a bounded delivery so an outage is an error.
+func (c Config) producerOpts() ([]kgo.Opt, error) {
+	compress := kgo.ProducerBatchCompression(c.codec())
+	if c.Compression == "gzip" {
+		gz, err := newSizedGzip()
+		if err != nil {
+			return nil, err
+		}
+		compress = kgo.WithCompressor(gz)
+	}
 	return []kgo.Opt{
 		kgo.RequiredAcks(kgo.AllISRAcks()),
-		kgo.ProducerBatchCompression(c.codec()),
+		compress,
 		kgo.RecordDeliveryTimeout(c.DeliveryTimeout),
 		// Every produce hands over whole batches and waits for their
 		// acknowledgement: lingering for more records only delays it (10
@@ -434,7 +442,7 @@ func (c Config) producerOpts() []kgo.Opt {
 		// A missing topic fails after a few metadata refreshes (~ seconds),
 		// not after the delivery timeout.
 		kgo.UnknownTopicRetries(3),
-	}
+	}, nil
 }
 
 // codec is Compression's franz-go codec (Validate refuses other names).

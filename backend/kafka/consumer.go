@@ -106,7 +106,11 @@ func NewConsumer(cfg Config, opts ConsumerOptions) (*Consumer, error) {
 	if err != nil {
 		return nil, err
 	}
-	kopts := append(base, cfg.producerOpts()...)
+	popts, err := cfg.producerOpts()
+	if err != nil {
+		return nil, err
+	}
+	kopts := append(base, popts...)
 	kopts = append(kopts,
 		kgo.ConsumerGroup(cfg.Group),
 		kgo.ConsumeTopics(opts.Topics...),
