@@ -165,7 +165,13 @@ func (o *Outbox) Hold(as []Announcement) error {
 	if len(as) == 0 {
 		return nil
 	}
-	var buf []byte
+	// Sized up front: grown by appending, a batch's buffer was a tenth of
+	// an ingest's fresh pages (each growth a new, zeroed allocation).
+	size := 0
+	for i := range as {
+		size += heldSize(&as[i])
+	}
+	buf := make([]byte, 0, size)
 	lines := make([][]byte, len(as))
 	for i := range as {
 		start := len(buf)
@@ -212,6 +218,21 @@ func appendHeld(buf []byte, a Announcement) ([]byte, error) {
 		}
 	}
 	return append(buf, '}'), nil
+}
+
+// heldSize is the length of a's outbox line with its newline, exact when
+// a is Encoded and its trace fields need no escaping, else an estimate.
+func heldSize(a *Announcement) int {
+	n := len(`{"enriched":,"indexed":}`+"\n") + len(a.enrichedJSON) + len(a.indexedJSON)
+	if a.enrichedJSON == nil || a.indexedJSON == nil {
+		n += 512
+	}
+	for _, f := range [...]struct{ name, v string }{{"traceId", a.TraceID}, {"spanId", a.SpanID}, {"traceState", a.TraceState}} {
+		if f.v != "" {
+			n += len(`,"":""`) + len(f.name) + len(f.v)
+		}
+	}
+	return n
 }
 
 // appendJSONString appends s as json.Marshal encodes it: as it is, quoted,

@@ -38,6 +38,11 @@ func TestHeldLineAsMarshalled(t *testing.T) {
 			if !bytes.Equal(got[1:], want) || got[0] != 'x' {
 				t.Errorf("%s, %s:\n got %s\nwant %s", name, form, got, want)
 			}
+			// Hold sizes its buffer by heldSize: exact for an encoded
+			// announcement whose trace fields need no escaping.
+			if form == "encoded" && name != "traced" && heldSize(&a) != len(want)+1 {
+				t.Errorf("%s: heldSize %d, the line and its newline are %d", name, heldSize(&a), len(want)+1)
+			}
 			var back outboxLine
 			if err := json.Unmarshal(got[1:], &back); err != nil || back.Announcement == nil {
 				t.Fatalf("%s, %s: %v", name, form, err)

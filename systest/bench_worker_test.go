@@ -27,7 +27,8 @@ import (
 // three runs first rotates), reported each and as their median;
 // ENGRAM_BENCH_KAFKA_COMPRESSION the codec produce and the workers use;
 // ENGRAM_BENCH_BROKER_PID the broker's process, whose CPU is reported;
-// ENGRAM_BENCH_DIR a directory to keep the data directories in.
+// ENGRAM_BENCH_DIR a directory to keep the data directories in;
+// ENGRAM_BENCH_BIN another build of engram to measure.
 func BenchmarkWorkerVsIngest(b *testing.B) {
 	n := 50_000
 	if v, err := strconv.Atoi(os.Getenv("ENGRAM_BENCH_WORKER_EVENTS")); err == nil && v > 0 {
@@ -37,7 +38,7 @@ func BenchmarkWorkerVsIngest(b *testing.B) {
 	if brokers == "" {
 		b.Skip("set ENGRAM_TEST_KAFKA_BROKERS (source .ci/services/.env)")
 	}
-	bin := engramBinary(b)
+	bin := benchBinary(b)
 	input := writeEvents(b, n, fmt.Sprintf("bw%d-", time.Now().UnixNano()))
 	rounds := 2
 	if v, err := strconv.Atoi(os.Getenv("ENGRAM_BENCH_ROUNDS")); err == nil && v > 0 {
