@@ -79,13 +79,7 @@ func TestSizedGzipLevels(t *testing.T) {
 func TestPublishLargeGzipBatch(t *testing.T) {
 	t.Parallel()
 	cfg := testConfig(t)
-	setup(t, cfg, 1, cfg.Topics.Enriched, cfg.Topics.Indexed)
-	cfg.Topics.Audit = ""
-	p, err := NewPublisher(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
+	p := notifier(t, cfg)
 	const n = 500
 	var enriched []model.Enriched
 	var indexed []model.Indexed

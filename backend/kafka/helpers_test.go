@@ -145,3 +145,17 @@ func headerMap(r *Record) map[string][]string {
 	}
 	return m
 }
+
+// notifier sets up cfg's notification topics (one partition each, no
+// audit mirror) and returns a Publisher on them, closed when the test ends.
+func notifier(t *testing.T, cfg Config) *Publisher {
+	t.Helper()
+	setup(t, cfg, 1, cfg.Topics.Enriched, cfg.Topics.Indexed)
+	cfg.Topics.Audit = ""
+	p, err := NewPublisher(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	return p
+}

@@ -210,13 +210,7 @@ func TestPublishCompressions(t *testing.T) {
 			t.Parallel()
 			cfg := testConfig(t)
 			cfg.Compression = codec
-			setup(t, cfg, 1, cfg.Topics.Enriched, cfg.Topics.Indexed)
-			cfg.Topics.Audit = ""
-			p, err := NewPublisher(cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer p.Close()
+			p := notifier(t, cfg)
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			e := model.Enriched{EventID: "ev-" + codec, ObjectStorageKey: strings.Repeat("k", 500), Tags: []string{"t"}}
