@@ -11,10 +11,10 @@ import (
 // fastGzipFrom is the batch size from which gzip runs at its fastest level.
 // A worker's batches of notifications are hundreds of KiB and the fastest
 // level halves their compression CPU for a few percent more bytes; a batch
-// of one or a few records is compressed at the default level, because the
-// fastest one often fails to shrink it and franz-go then sends it
-// uncompressed, which a consumer expecting gzip like the source system's
-// would notice.
+// of one or a few records is compressed at the default level, because at
+// the fastest one some fail to shrink (one of TestPublishReadBack's does),
+// and franz-go then sends them uncompressed, against the source system's
+// gzip.
 const fastGzipFrom = 4 << 10
 
 // sizedGzip is a kgo.Compressor that picks gzip's level by batch size.
