@@ -779,8 +779,8 @@ func TestEmbeddingApart(t *testing.T) {
 	}
 	c := *old
 	c.IngestedAt = now
-	full, _ := marshal(&c)
-	args[len(args)-2], args = string(full), args[:len(args)-1]
+	full, _ := marshalString(&c)
+	args[len(args)-2], args = full, args[:len(args)-1]
 	cols := insertColumns[:len(insertColumns)-1]
 	q := "INSERT INTO docs(" + strings.Join(cols, ", ") + ") VALUES (" + strings.TrimSuffix(strings.Repeat("?, ", len(cols)), ", ") + ")"
 	if _, err := db.w.Exec(q, args...); err != nil {

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync"
 	"unicode/utf8"
 
 	"engram/model"
@@ -31,11 +32,9 @@ func rowArgs(d *model.IndexDoc, now string) ([]any, error) {
 	}
 	structured := "{}"
 	if len(d.Structured) > 0 && string(d.Structured) != "null" {
-		var buf bytes.Buffer
-		if err := json.Compact(&buf, d.Structured); err != nil {
+		if structured, err = compactString(d.Structured); err != nil {
 			return nil, fmt.Errorf("structured: not valid JSON: %w", err)
 		}
-		structured = buf.String()
 	}
 	c := *d
 	c.IngestedAt = now
@@ -48,17 +47,15 @@ func rowArgs(d *model.IndexDoc, now string) ([]any, error) {
 		}
 		c.Embedding = nil
 	}
-	docJSON, err := marshal(&c) // rejects NaN and ±Inf
+	docJSON, err := marshalString(&c) // rejects NaN and ±Inf
 	if err != nil {
 		return nil, err
 	}
 	tags := "[]"
 	if len(d.Tags) > 0 {
-		b, err := marshal(d.Tags)
-		if err != nil {
+		if tags, err = marshalString(d.Tags); err != nil {
 			return nil, err
 		}
-		tags = string(b)
 	}
 	var emb any
 	if len(d.Embedding) > 0 {
@@ -84,7 +81,7 @@ func rowArgs(d *model.IndexDoc, now string) ([]any, error) {
 		d.SessionID, null(d.UserID), null(d.AgentID), null(d.TenantID), null(d.TraceID), null(d.TurnID), d.TurnKey(),
 		null(d.Tool), success, latency, d.ImportanceScore, d.RewardScore, d.Confidence,
 		int64(d.RetrievalCount), d.DecayFactor, d.ObjectStorageKey, d.Summary, structured,
-		emb, int64(len(d.Embedding)), tags, string(docJSON), emb64,
+		emb, int64(len(d.Embedding)), tags, docJSON, emb64,
 	}, nil
 }
 
@@ -146,14 +143,54 @@ func null(s string) any {
 	return s
 }
 
-// marshal is json.Marshal without HTML escaping (the stored JSON stays
-// readable with the sqlite3 shell).
-func marshal(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
+// jsonBuf is a buffer and its encoder, reused: rowArgs runs for every
+// document, and a new buffer grown for each one's JSON was most of its
+// allocations.
+type jsonBuf struct {
+	buf bytes.Buffer
+	enc *json.Encoder
+}
+
+var jsonBufs = sync.Pool{New: func() any {
+	j := &jsonBuf{}
+	j.enc = json.NewEncoder(&j.buf)
+	j.enc.SetEscapeHTML(false)
+	return j
+}}
+
+// maxPooledJSON bounds the buffers kept for reuse: one huge document must
+// not pin its buffer for the rest of the run.
+const maxPooledJSON = 64 << 10
+
+func getJSONBuf() *jsonBuf {
+	j := jsonBufs.Get().(*jsonBuf)
+	j.buf.Reset()
+	return j
+}
+
+func putJSONBuf(j *jsonBuf) {
+	if j.buf.Cap() <= maxPooledJSON {
+		jsonBufs.Put(j)
 	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// marshalString is json.Marshal without HTML escaping (the stored JSON
+// stays readable with the sqlite3 shell), as a string.
+func marshalString(v any) (string, error) {
+	j := getJSONBuf()
+	defer putJSONBuf(j)
+	if err := j.enc.Encode(v); err != nil {
+		return "", err
+	}
+	return string(bytes.TrimSuffix(j.buf.Bytes(), []byte("\n"))), nil
+}
+
+// compactString is json.Compact of raw, as a string.
+func compactString(raw []byte) (string, error) {
+	j := getJSONBuf()
+	defer putJSONBuf(j)
+	if err := json.Compact(&j.buf, raw); err != nil {
+		return "", err
+	}
+	return j.buf.String(), nil
 }

@@ -1,0 +1,17 @@
+package sqliteindex
+
+import "testing"
+
+// BenchmarkRowArgs is the encode stage's per-document work: checking a
+// document and building its insert's arguments (the doc column's JSON, the
+// structured column, the tags, the embedding blobs).
+func BenchmarkRowArgs(b *testing.B) {
+	d := testDoc("e1")
+	d.Embedding = benchEmbedding(8)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := rowArgs(d, "2026-05-08T22:31:25.000Z"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
