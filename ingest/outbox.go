@@ -208,7 +208,7 @@ func appendHeld(buf []byte, a Announcement) ([]byte, error) {
 	}
 	buf = append(append(append(buf, `{"enriched":`...), e...), `,"indexed":`...)
 	buf = append(buf, i...)
-	for _, f := range [...]struct{ name, v string }{{"traceId", a.TraceID}, {"spanId", a.SpanID}, {"traceState", a.TraceState}} {
+	for _, f := range a.traceFields() {
 		if f.v == "" {
 			continue
 		}
@@ -227,12 +227,17 @@ func heldSize(a *Announcement) int {
 	if a.enrichedJSON == nil || a.indexedJSON == nil {
 		n += 512
 	}
-	for _, f := range [...]struct{ name, v string }{{"traceId", a.TraceID}, {"spanId", a.SpanID}, {"traceState", a.TraceState}} {
+	for _, f := range a.traceFields() {
 		if f.v != "" {
 			n += len(`,"":""`) + len(f.name) + len(f.v)
 		}
 	}
 	return n
+}
+
+// traceFields are a's trace members in the outbox line, by JSON name.
+func (a Announcement) traceFields() [3]struct{ name, v string } {
+	return [3]struct{ name, v string }{{"traceId", a.TraceID}, {"spanId", a.SpanID}, {"traceState", a.TraceState}}
 }
 
 // appendJSONString appends s as json.Marshal encodes it: as it is, quoted,
