@@ -32,7 +32,9 @@ import (
 // binary's CPU per event (the child's rusage) and the
 // floor's CPU per file. Run it with -benchtime 30000x. ENGRAM_BENCH_BIN
 // names another engram binary to measure instead of this tree's (an older
-// build, for a before/after in the same hour).
+// build, for a before/after in the same hour). ENGRAM_BENCH_LOAD=N runs N
+// busy processes in a session of their own for the whole benchmark (see
+// cpuLoad): the machine that is not quiet.
 func BenchmarkIngestBinaryVsFsync(b *testing.B) {
 	for _, days := range []int{28, 1} {
 		b.Run(fmt.Sprintf("days=%d", days), func(b *testing.B) { benchBinaryVsFsync(b, days) })
@@ -53,6 +55,7 @@ func benchBinaryVsFsync(b *testing.B, days int) {
 	var events int
 	var faults int64
 	workers := map[int]int{}
+	load := startLoad(b)
 	b.ResetTimer()
 	for r := 0; events < b.N; r++ {
 		n := min(per, b.N-events)
@@ -68,6 +71,7 @@ func benchBinaryVsFsync(b *testing.B, days int) {
 		events += n
 	}
 	b.StopTimer()
+	load.report(b)
 	sort.Float64s(ratios)
 	b.ReportMetric(float64(events)/binTime.Seconds(), "events/s")
 	b.ReportMetric(float64(events)/rawTime.Seconds(), "rawfiles/s")

@@ -13,7 +13,7 @@
 // [DB.SQL], that are query_only. [OpenReadOnly] opens only the read pool.
 // Readers see each write batch atomically, once it is committed.
 //
-// # Schema (PRAGMA user_version = SchemaVersion = 5)
+// # Schema (PRAGMA user_version = SchemaVersion = 6)
 //
 // docs: one row per index document, append-only for this package's writer.
 //
@@ -39,11 +39,15 @@
 //	embedding          BLOB NULL                          little-endian float32, embedding_dim*4 bytes; NULL when empty
 //	embedding_dim      INTEGER NOT NULL                   0 when empty
 //	tags               TEXT NOT NULL                      JSON array of strings ("[]" when none)
-//	doc                TEXT NOT NULL                      the whole model.IndexDoc as JSON, ingested_at included,
-//	                                                      but a non-empty embedding is null here (since version 4)
+//	doc                TEXT NOT NULL                      empty when the columns hold the document exactly (since
+//	                                                      version 6: every document model.NewIndexDoc makes);
+//	                                                      else the whole model.IndexDoc as JSON, ingested_at
+//	                                                      included, but a non-empty embedding is null here (since
+//	                                                      version 4). Every row of version 5 and older has it.
 //	embedding64        BLOB NULL                          that embedding, little-endian float64 (full precision);
 //	                                                      NULL when empty or when the JSON holds it (version <= 3).
-//	                                                      DecodeDoc(doc, embedding64) returns the document exactly
+//	                                                      A docRow (the columns docColumns names) returns the
+//	                                                      document exactly, from its JSON or from its columns
 //
 // Indexes on docs: UNIQUE(event_id); (turn_key, phase, ts_unix_ms, event_id),
 // the causal order within a turn; (session_id, seq); (ts_unix_ms);
@@ -54,7 +58,7 @@
 //
 // doc_tags(tag TEXT, seq INTEGER, PRIMARY KEY(tag, seq)) WITHOUT ROWID: one
 // row per distinct tag of a document. Newest documents with a tag:
-// `SELECT d.doc, d.embedding64 FROM doc_tags t JOIN docs d ON d.seq = t.seq WHERE t.tag = ?
+// `SELECT <docColumns> FROM doc_tags t JOIN docs d ON d.seq = t.seq WHERE t.tag = ?
 // ORDER BY t.seq DESC LIMIT ?` (or `seq IN (SELECT seq FROM doc_tags WHERE
 // tag = ?)` combined with other filters).
 //
@@ -63,7 +67,7 @@
 // folded, English stemming: "indexed" matches "indexing"; unlike OpenSearch's
 // english analyzer there are no stop words). Search with
 //
-//	SELECT d.doc, d.embedding64 FROM docs_fts JOIN docs d ON d.seq = docs_fts.rowid
+//	SELECT <docColumns> FROM docs_fts JOIN docs d ON d.seq = docs_fts.rowid
 //	WHERE docs_fts MATCH ? ORDER BY docs_fts.rank LIMIT ?
 //
 // turns: one row per turn key, maintained with every docs row.

@@ -592,15 +592,15 @@ func docError(d *model.IndexDoc, err error) error {
 
 // Get returns the stored document of eventID, or backend.ErrNotFound.
 func (db *DB) Get(ctx context.Context, eventID string) (*model.IndexDoc, error) {
-	var doc, emb []byte
-	err := db.r.QueryRowContext(ctx, "SELECT "+db.DocColumns(ctx)+" FROM docs d WHERE event_id = ?", eventID).Scan(&doc, &emb)
+	var row docRow
+	err := db.r.QueryRowContext(ctx, "SELECT "+db.DocColumns(ctx)+" FROM docs d WHERE event_id = ?", eventID).Scan(row.dest()...)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("sqlite index: document %s: %w", model.Quote(eventID), backend.ErrNotFound)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("sqlindex: get %s: %w", model.Quote(eventID), err)
 	}
-	d, err := DecodeDoc(doc, emb)
+	d, err := row.document()
 	if err != nil {
 		return nil, fmt.Errorf("sqlindex: get %s: stored document: %w", model.Quote(eventID), err)
 	}

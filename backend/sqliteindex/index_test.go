@@ -30,8 +30,6 @@ func openTest(t testing.TB) (*DB, string) {
 	return db, path
 }
 
-func ptr[T any](v T) *T { return &v }
-
 func testDoc(id string) *model.IndexDoc {
 	return &model.IndexDoc{
 		EventID:          id,
@@ -814,8 +812,13 @@ func TestEmbeddingApart(t *testing.T) {
 	var docJSON string
 	var n int
 	db.SQL().QueryRow("SELECT doc, length(embedding64) FROM docs WHERE event_id = 'new'").Scan(&docJSON, &n)
-	if !strings.Contains(docJSON, `"embedding":null`) || n != 8*1536 {
-		t.Fatalf("stored: %d bytes of embedding64, doc %.200s", n, docJSON)
+	if docJSON != "" || n != 8*1536 {
+		t.Fatalf("stored: %d bytes of embedding64, doc %.200s (want it in its columns)", n, docJSON)
+	}
+	var emb sql.NullInt64
+	db.SQL().QueryRow("SELECT doc, length(embedding64) FROM docs WHERE event_id = 'empty'").Scan(&docJSON, &emb)
+	if !strings.Contains(docJSON, `"embedding":[]`) || emb.Valid {
+		t.Fatalf("stored: embedding64 %v, doc %.200s (want an empty embedding in the JSON)", emb, docJSON)
 	}
 }
 

@@ -204,18 +204,18 @@ func (r *Reader) docs(ctx context.Context, q string, args ...any) ([]*model.Inde
 	)
 	for rows.Next() {
 		var (
-			seq      int64
-			raw, emb []byte
-			rank     float64
+			seq  int64
+			row  docRow
+			rank float64
 		)
-		dest := []any{&seq, &raw, &emb}
-		if len(cols) > 3 {
+		dest := append([]any{&seq}, row.dest()...)
+		if len(cols) > len(dest) {
 			dest = append(dest, &rank)
 		}
 		if err := rows.Scan(dest...); err != nil {
 			return nil, nil, nil, fmt.Errorf("sqlite: %w", err)
 		}
-		d, err := decodeDoc(raw, emb)
+		d, err := decodeDoc(&row)
 		if err != nil {
 			return nil, nil, nil, err
 		}
@@ -229,8 +229,8 @@ func (r *Reader) docs(ctx context.Context, q string, args ...any) ([]*model.Inde
 	return docs, seqs, ranks, nil
 }
 
-func decodeDoc(raw, emb []byte) (*model.IndexDoc, error) {
-	d, err := DecodeDoc(raw, emb)
+func decodeDoc(row *docRow) (*model.IndexDoc, error) {
+	d, err := row.document()
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: stored document: %w", err)
 	}
@@ -271,16 +271,16 @@ func (r *Reader) Tail(ctx context.Context, after query.Cursor, limit int) (query
 // Document is one index document by event id.
 func (r *Reader) Document(ctx context.Context, eventID string) (*model.IndexDoc, error) {
 	w, args := r.tenantWhere()
-	var raw, emb []byte
+	var row docRow
 	err := r.q.QueryRowContext(ctx, "SELECT "+r.db.DocColumns(ctx)+" FROM docs d WHERE d.event_id = ? AND "+w,
-		append([]any{eventID}, args...)...).Scan(&raw, &emb)
+		append([]any{eventID}, args...)...).Scan(row.dest()...)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("event %s: %w", model.Quote(eventID), backend.ErrNotFound)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: %w", err)
 	}
-	return decodeDoc(raw, emb)
+	return decodeDoc(&row)
 }
 
 // Count is how many documents the reader sees.

@@ -221,6 +221,7 @@ func TestReaderOnOlderSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Back to version 3's layout: the vector goes into the JSON.
+	asVersion5(t, raw)
 	for _, s := range []string{
 		`UPDATE docs SET doc = json_set(doc, '$.embedding', json('[1,0]'))`,
 		`ALTER TABLE docs DROP COLUMN embedding64`,

@@ -2,8 +2,8 @@ package sqliteindex
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
+	"strings"
 
 	"engram/model"
 )
@@ -11,7 +11,8 @@ import (
 // ScanByKey streams documents ordered by object_storage_key, from (inclusive)
 // to to (exclusive; "" means no end), for verify.
 func (db *DB) ScanByKey(ctx context.Context, from, to string, fn func(*model.IndexDoc) error) error {
-	q := `SELECT doc FROM docs WHERE object_storage_key >= ?`
+	// verify compares no embeddings: it reads none (see docRow).
+	q := "SELECT " + strings.Replace(docColumns, "d.embedding64", "NULL", 1) + " FROM docs d WHERE object_storage_key >= ?"
 	args := []any{from}
 	if to != "" {
 		q += ` AND object_storage_key < ?`
@@ -23,15 +24,15 @@ func (db *DB) ScanByKey(ctx context.Context, from, to string, fn func(*model.Ind
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var raw []byte
-		if err := rows.Scan(&raw); err != nil {
+		var row docRow
+		if err := rows.Scan(row.dest()...); err != nil {
 			return err
 		}
-		var d model.IndexDoc
-		if err := json.Unmarshal(raw, &d); err != nil {
-			return fmt.Errorf("index document: %w", err)
+		d, err := row.document()
+		if err != nil {
+			return fmt.Errorf("index document %s: %w", model.Quote(row.eventID), err)
 		}
-		if err := fn(&d); err != nil {
+		if err := fn(d); err != nil {
 			return err
 		}
 	}

@@ -7,8 +7,11 @@ import "fmt"
 // derives the full-text rows, tags and turns of new documents with three
 // statements per batch instead (see batchSQL); version 4 keeps embeddings
 // out of the document JSON, in embedding64; version 5 adds vec_blocks, the
-// quantized embeddings Similar scans, built from docs by the upgrade.
-const SchemaVersion = 5
+// quantized embeddings Similar scans, built from docs by the upgrade;
+// version 6 stores a new document's JSON only when its columns cannot hold
+// it exactly (doc is empty otherwise, see inColumns), which an engram of
+// version 5 would fail to read: the version keeps it out.
+const SchemaVersion = 6
 
 // upgrades turn an index of the version given into the one before
 // SchemaVersion's statements run (they are idempotent and create what is
@@ -18,6 +21,7 @@ var upgrades = map[int][]string{
 	2: {`DROP TRIGGER IF EXISTS docs_ai`},
 	3: {`ALTER TABLE docs ADD COLUMN embedding64 BLOB`},
 	// 4: vec_blocks is created by schema and filled by setUp (appendVectors).
+	// 5: nothing to change; rows stored before keep their JSON.
 }
 
 // batchSQL derives, in one statement each, what a batch of new documents

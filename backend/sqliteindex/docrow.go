@@ -1,0 +1,150 @@
+package sqliteindex
+
+import (
+	"context"
+	"database/sql"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strings"
+	"unicode/utf8"
+
+	"engram/model"
+)
+
+// docRowColumns are the columns of docs a docRow reads: the document's own
+// columns, and doc and embedding64 (see DecodeDoc).
+var docRowColumns = []string{
+	"doc", "embedding64", "event_id", "timestamp", "ingested_at", "event_type", "session_id",
+	"user_id", "agent_id", "tenant_id", "trace_id", "turn_id", "tool", "success", "latency_ms",
+	"importance_score", "reward_score", "confidence", "retrieval_count", "decay_factor",
+	"object_storage_key", "summary", "structured", "tags",
+}
+
+// docColumns is what to select from docs (aliased d) for a docRow.
+var docColumns = "d." + strings.Join(docRowColumns, ", d.")
+
+// DocColumns is what to select from docs (aliased d) for a docRow. An index
+// of schema version 3 or older has no embedding64 column until a writer
+// opens it and upgrades it; a DB opened read-only on one checks the version
+// on each call until then.
+func (db *DB) DocColumns(ctx context.Context) string {
+	if db.legacy.Load() {
+		var v int
+		if err := db.r.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil || v < 4 {
+			return strings.Replace(docColumns, "d.embedding64", "NULL", 1)
+		}
+		db.legacy.Store(false)
+	}
+	return docColumns
+}
+
+// inColumns says whether the columns of d's row hold d exactly, so that its
+// JSON need not be stored. They cannot tell tags absent from none ("[]"
+// either way), structured absent or null from {} ("{}"), nor an empty
+// embedding from an absent one; and they keep a string that is not UTF-8
+// as it is, where the JSON holds it with U+FFFD (as it always did).
+// model.NewIndexDoc makes none of these.
+func inColumns(d *model.IndexDoc) bool {
+	if d.Tags == nil || len(d.Structured) == 0 || string(d.Structured) == "null" ||
+		(d.Embedding != nil && len(d.Embedding) == 0) {
+		return false
+	}
+	for _, s := range []string{d.EventID, d.Timestamp, d.EventType, d.SessionID, d.UserID,
+		d.AgentID, d.Summary, d.ObjectStorageKey, d.TurnID, d.TenantID, d.TraceID, d.Tool} {
+		if !utf8.ValidString(s) {
+			return false
+		}
+	}
+	for _, t := range d.Tags {
+		if !utf8.ValidString(t) {
+			return false
+		}
+	}
+	return true
+}
+
+// docRow is a docs row as docColumns selects it.
+type docRow struct {
+	doc, emb                                             []byte
+	eventID, timestamp, ingestedAt, eventType, sessionID string
+	userID, agentID, tenantID, traceID, turnID, tool     sql.NullString
+	success, latency                                     sql.NullInt64
+	importance, reward, confidence                       float64
+	retrieval                                            int64
+	decay                                                float64
+	key, summary, structured, tags                       string
+}
+
+// dest is what to Scan the row's columns into, in docRowColumns order.
+func (r *docRow) dest() []any {
+	return []any{&r.doc, &r.emb, &r.eventID, &r.timestamp, &r.ingestedAt, &r.eventType, &r.sessionID,
+		&r.userID, &r.agentID, &r.tenantID, &r.traceID, &r.turnID, &r.tool, &r.success, &r.latency,
+		&r.importance, &r.reward, &r.confidence, &r.retrieval, &r.decay,
+		&r.key, &r.summary, &r.structured, &r.tags}
+}
+
+// document is the stored document: from its JSON where the row has one
+// (every row of schema version 5 and older), else from its columns.
+func (r *docRow) document() (*model.IndexDoc, error) {
+	if len(r.doc) > 0 {
+		return DecodeDoc(r.doc, r.emb)
+	}
+	d := &model.IndexDoc{
+		EventID: r.eventID, Timestamp: r.timestamp, IngestedAt: r.ingestedAt, EventType: r.eventType,
+		SessionID: r.sessionID, UserID: r.userID.String, AgentID: r.agentID.String,
+		TenantID: r.tenantID.String, TraceID: r.traceID.String, TurnID: r.turnID.String, Tool: r.tool.String,
+		ImportanceScore: r.importance, RewardScore: r.reward, Confidence: r.confidence,
+		RetrievalCount: int(r.retrieval), DecayFactor: r.decay, ObjectStorageKey: r.key,
+		Summary: r.summary, Structured: json.RawMessage(r.structured),
+	}
+	if r.success.Valid {
+		d.Success = ptr(r.success.Int64 != 0)
+	}
+	if r.latency.Valid {
+		d.LatencyMs = ptr(r.latency.Int64)
+	}
+	if r.tags == "[]" {
+		d.Tags = []string{}
+	} else if err := json.Unmarshal([]byte(r.tags), &d.Tags); err != nil {
+		return nil, fmt.Errorf("tags: %w", err)
+	}
+	var err error
+	d.Embedding, err = float64s(r.emb)
+	return d, err
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// DecodeDoc returns the document stored as doc (its JSON) and embedding64
+// (NULL when the embedding is in the JSON: empty, or written by schema
+// version 3 or older).
+func DecodeDoc(doc, embedding64 []byte) (*model.IndexDoc, error) {
+	d := new(model.IndexDoc)
+	if err := json.Unmarshal(doc, d); err != nil {
+		return nil, err
+	}
+	if embedding64 != nil {
+		var err error
+		if d.Embedding, err = float64s(embedding64); err != nil {
+			return nil, err
+		}
+	}
+	return d, nil
+}
+
+// float64s decodes an embedding64 blob; nil stays nil.
+func float64s(b []byte) ([]float64, error) {
+	if b == nil {
+		return nil, nil
+	}
+	if len(b)%8 != 0 {
+		return nil, fmt.Errorf("embedding64: %d bytes is not a whole number of float64s", len(b))
+	}
+	v := make([]float64, len(b)/8)
+	for i := range v {
+		v[i] = math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:]))
+	}
+	return v, nil
+}
