@@ -22,8 +22,13 @@ var docRowColumns = []string{
 	"object_storage_key", "summary", "structured", "tags",
 }
 
-// docColumns is what to select from docs (aliased d) for a docRow.
-var docColumns = "d." + strings.Join(docRowColumns, ", d.")
+// docColumns is what to select from docs (aliased d) for a docRow;
+// docColumnsNoVector the same with NULL for embedding64: what a schema
+// older than 4 has, and all verify needs.
+var (
+	docColumns         = "d." + strings.Join(docRowColumns, ", d.")
+	docColumnsNoVector = strings.Replace(docColumns, "d.embedding64", "NULL", 1)
+)
 
 // DocColumns is what to select from docs (aliased d) for a docRow. An index
 // of schema version 3 or older has no embedding64 column until a writer
@@ -33,7 +38,7 @@ func (db *DB) DocColumns(ctx context.Context) string {
 	if db.legacy.Load() {
 		var v int
 		if err := db.r.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil || v < 4 {
-			return strings.Replace(docColumns, "d.embedding64", "NULL", 1)
+			return docColumnsNoVector
 		}
 		db.legacy.Store(false)
 	}

@@ -51,7 +51,7 @@ func rowArgs(d *model.IndexDoc, now string) ([]any, error) {
 	}
 	// The columns hold the document (see inColumns); only one they cannot
 	// hold exactly is stored as JSON too. Encoding and storing that JSON
-	// for every document was 13% of an index write's CPU and half a row.
+	// for every document was 14% of an index write's CPU and half a row.
 	docJSON := ""
 	if !inColumns(d) {
 		if docJSON, err = marshalString(&c); err != nil {

@@ -3,7 +3,6 @@ package sqliteindex
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"engram/model"
 )
@@ -11,8 +10,7 @@ import (
 // ScanByKey streams documents ordered by object_storage_key, from (inclusive)
 // to to (exclusive; "" means no end), for verify.
 func (db *DB) ScanByKey(ctx context.Context, from, to string, fn func(*model.IndexDoc) error) error {
-	// verify compares no embeddings: it reads none (see docRow).
-	q := "SELECT " + strings.Replace(docColumns, "d.embedding64", "NULL", 1) + " FROM docs d WHERE object_storage_key >= ?"
+	q := "SELECT " + docColumnsNoVector + " FROM docs d WHERE object_storage_key >= ?"
 	args := []any{from}
 	if to != "" {
 		q += ` AND object_storage_key < ?`
