@@ -230,6 +230,9 @@ func TestBadDocumentFailsAlone(t *testing.T) {
 		}
 	}
 	t.Log(res[1].Err, "|", res[2].Err, "|", res[3].Err)
+	if !strings.Contains(res[2].Err.Error(), "importance_score: NaN") {
+		t.Errorf("NaN score: %v (want the field named)", res[2].Err)
+	}
 	if n, _ := db.Count(context.Background()); n != 2 {
 		t.Fatalf("count %d", n)
 	}
