@@ -202,16 +202,18 @@ func (r *Reader) docs(ctx context.Context, q string, args ...any) ([]*model.Inde
 		seqs  []int64
 		ranks []float64
 	)
+	// One row's destinations serve every row: Scan overwrites each (NULL
+	// included) and document copies out what it keeps.
+	var (
+		seq  int64
+		row  docRow
+		rank float64
+	)
+	dest := append([]any{&seq}, row.dest()...)
+	if len(cols) > len(dest) {
+		dest = append(dest, &rank)
+	}
 	for rows.Next() {
-		var (
-			seq  int64
-			row  docRow
-			rank float64
-		)
-		dest := append([]any{&seq}, row.dest()...)
-		if len(cols) > len(dest) {
-			dest = append(dest, &rank)
-		}
 		if err := rows.Scan(dest...); err != nil {
 			return nil, nil, nil, fmt.Errorf("sqlite: %w", err)
 		}

@@ -3,8 +3,9 @@ package sqliteindex
 import "testing"
 
 // BenchmarkRowArgs is the encode stage's per-document work: checking a
-// document and building its insert's arguments (the doc column's JSON, the
-// structured column, the tags, the embedding blobs).
+// document and building its insert's arguments (the structured column, the
+// tags, the embedding blobs; no JSON of the document, which its columns
+// hold).
 func BenchmarkRowArgs(b *testing.B) {
 	d := testDoc("e1")
 	d.Embedding = benchEmbedding(8)

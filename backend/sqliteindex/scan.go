@@ -21,9 +21,10 @@ func (db *DB) ScanByKey(ctx context.Context, from, to string, fn func(*model.Ind
 		return err
 	}
 	defer rows.Close()
+	var row docRow // reused: see Reader.docs
+	dest := row.dest()
 	for rows.Next() {
-		var row docRow
-		if err := rows.Scan(row.dest()...); err != nil {
+		if err := rows.Scan(dest...); err != nil {
 			return err
 		}
 		d, err := row.document()
