@@ -97,6 +97,11 @@ func run(ctx context.Context, e *env, args []string) int {
 	}
 	for _, c := range commands() {
 		if c.name == name {
+			stop, err := cpuProfile(e)
+			if err != nil {
+				return exitCode(e, err)
+			}
+			defer stop()
 			return exitCode(e, c.run(ctx, e, args))
 		}
 	}

@@ -29,12 +29,12 @@ import (
 // spread over 28 days (turns of the days interleaved, so every batch spans
 // them all) and for input of one day. It reports both rates, the median
 // per-round ratio (of an even count, the higher of the middle two), the
-// binary's CPU per event (the child's rusage) and the
-// floor's CPU per file. Run it with -benchtime 30000x. ENGRAM_BENCH_BIN
-// names another engram binary to measure instead of this tree's (an older
-// build, for a before/after in the same hour). ENGRAM_BENCH_LOAD=N runs N
-// busy processes in a session of their own for the whole benchmark (see
-// cpuLoad): the machine that is not quiet.
+// binary's CPU per event (the child's rusage), the floor's CPU per file,
+// and the cores each kept busy. Run it with -benchtime 30000x.
+// ENGRAM_BENCH_BIN names another engram binary to measure instead of this
+// tree's (an older build, for a before/after in the same hour).
+// ENGRAM_BENCH_LOAD=N runs N busy processes in a session of their own for
+// the whole benchmark (see cpuLoad): the machine that is not quiet.
 func BenchmarkIngestBinaryVsFsync(b *testing.B) {
 	for _, days := range []int{28, 1} {
 		b.Run(fmt.Sprintf("days=%d", days), func(b *testing.B) { benchBinaryVsFsync(b, days) })
@@ -78,6 +78,11 @@ func benchBinaryVsFsync(b *testing.B, days int) {
 	b.ReportMetric(ratios[len(ratios)/2], "ratio")
 	b.ReportMetric(float64(binCPU.Microseconds())/float64(events), "cpu-µs/event")
 	b.ReportMetric(float64(rawCPU.Microseconds())/float64(events), "raw-cpu-µs/file")
+	// The cores each side kept busy while it ran: beside a load, what the
+	// scheduler gave it, which decides its rate as much as its CPU per
+	// event does (BENCHMARKS.md, issue 15, "the cores each side got").
+	b.ReportMetric(binCPU.Seconds()/binTime.Seconds(), "bin-cores")
+	b.ReportMetric(rawCPU.Seconds()/rawTime.Seconds(), "raw-cores")
 	b.ReportMetric(float64(binCPU)/float64(rawCPU), "cpu-ratio")
 	b.ReportMetric(float64(faults)/float64(events), "faults/event")
 	b.Logf("%d events in %d rounds; the floor was fastest at %v writers (rounds per concurrency)", events, len(ratios), workers)
