@@ -34,7 +34,9 @@ import (
 // ENGRAM_BENCH_BIN names another engram binary to measure instead of this
 // tree's (an older build, for a before/after in the same hour).
 // ENGRAM_BENCH_LOAD=N runs N busy processes in a session of their own for
-// the whole benchmark (see cpuLoad): the machine that is not quiet.
+// the whole benchmark (see cpuLoad): the machine that is not quiet; each
+// round then also runs a CPU-bound control for a second and reports the
+// cores it got (busy-cores), the share of a process that never sleeps.
 func BenchmarkIngestBinaryVsFsync(b *testing.B) {
 	for _, days := range []int{28, 1} {
 		b.Run(fmt.Sprintf("days=%d", days), func(b *testing.B) { benchBinaryVsFsync(b, days) })
@@ -54,6 +56,7 @@ func benchBinaryVsFsync(b *testing.B, days int) {
 	var binTime, rawTime, binCPU, rawCPU time.Duration
 	var events int
 	var faults int64
+	var busy float64 // cores the CPU-bound control got, summed over rounds
 	workers := map[int]int{}
 	load := startLoad(b)
 	b.ResetTimer()
@@ -69,8 +72,12 @@ func benchBinaryVsFsync(b *testing.B, days int) {
 		binCPU, rawCPU = binCPU+cpu, rawCPU+floor.CPUPerFile*time.Duration(n)
 		ratios = append(ratios, floor.Elapsed.Seconds()/el.Seconds())
 		events += n
+		busy += load.probe(time.Second)
 	}
 	b.StopTimer()
+	if busy > 0 {
+		b.ReportMetric(busy/float64(len(ratios)), "busy-cores")
+	}
 	load.report(b)
 	sort.Float64s(ratios)
 	b.ReportMetric(float64(events)/binTime.Seconds(), "events/s")

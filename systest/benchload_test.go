@@ -4,7 +4,10 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -87,3 +90,38 @@ func (l *cpuLoad) stop() time.Duration {
 	l.procs = nil
 	return cpu
 }
+
+// probe runs a CPU-bound control beside the load for d: two threads that
+// never block, in the benchmark's own session, and returns the cores they
+// got. Beside a load this is the share the scheduler gives a process that
+// always has work; the floor's writers, which sleep in fsync and wake
+// ahead of running threads, get more (BENCHMARKS.md, issue 15, session 20).
+// Without a load it returns 0 and costs nothing.
+func (l *cpuLoad) probe(d time.Duration) float64 {
+	if len(l.procs) == 0 {
+		return 0
+	}
+	const threads = 2
+	start, cpu0 := time.Now(), fsfloor.CPUTime()
+	var wg sync.WaitGroup
+	for range threads {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			x := uint64(1)
+			for time.Since(start) < d {
+				for i := range 100_000 {
+					x = x*6364136223846793005 + uint64(i)
+				}
+			}
+			sink.Add(x)
+		}()
+	}
+	wg.Wait()
+	return (fsfloor.CPUTime() - cpu0).Seconds() / time.Since(start).Seconds()
+}
+
+// sink keeps the probe's arithmetic from being optimised away.
+var sink atomic.Uint64
