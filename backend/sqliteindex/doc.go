@@ -13,7 +13,7 @@
 // [DB.SQL], that are query_only. [OpenReadOnly] opens only the read pool.
 // Readers see each write batch atomically, once it is committed.
 //
-// # Schema (PRAGMA user_version = SchemaVersion = 6)
+// # Schema (PRAGMA user_version = SchemaVersion = 7)
 //
 // docs: one row per index document, append-only for this package's writer.
 //
@@ -48,13 +48,18 @@
 //	                                                      NULL when empty or when the JSON holds it (version <= 3).
 //	                                                      A docRow (the columns docColumns names) returns the
 //	                                                      document exactly, from its JSON or from its columns
+//	key_odd            INTEGER NULL                       0 when object_storage_key is model.ArchiveKey of the
+//	                                                      document's event_id and timestamp, 1 otherwise; NULL
+//	                                                      on rows stored before version 7
 //
 // Indexes on docs: UNIQUE(event_id); (turn_key, phase, ts_unix_ms, event_id),
 // the causal order within a turn; (session_id, seq); (ts_unix_ms);
 // (event_type, seq); (tenant_id, seq); (trace_id); (agent_id, seq);
-// (object_storage_key). An index on importance_score, which no query used
-// and which took its keys in random order (a page of it written per
-// document), is dropped when a writer opens an index that has it.
+// (object_storage_key, event_id) WHERE key_odd IS NOT 0, the documents whose
+// key a walk by day would not find (ScanByKey; before version 7 every
+// document was indexed by key). An index on importance_score, which no
+// query used and which took its keys in random order (a page of it written
+// per document), is dropped when a writer opens an index that has it.
 //
 // doc_tags(tag TEXT, seq INTEGER, PRIMARY KEY(tag, seq)) WITHOUT ROWID: one
 // row per distinct tag of a document. Newest documents with a tag:

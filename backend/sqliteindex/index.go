@@ -340,7 +340,7 @@ var insertColumns = []string{
 	"event_id", "timestamp", "ts_unix_ms", "ingested_at", "event_type", "phase",
 	"session_id", "user_id", "agent_id", "tenant_id", "trace_id", "turn_id", "turn_key",
 	"tool", "success", "latency_ms", "importance_score", "reward_score", "confidence",
-	"retrieval_count", "decay_factor", "object_storage_key", "summary", "structured",
+	"retrieval_count", "decay_factor", "object_storage_key", "key_odd", "summary", "structured",
 	"embedding", "embedding_dim", "tags", "doc", "embedding64",
 }
 

@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"sync"
+	"time"
 	"unicode/utf8"
 
 	"engram/model"
@@ -84,7 +86,7 @@ func rowArgs(d *model.IndexDoc, now string) ([]any, error) {
 		d.EventID, d.Timestamp, ts.UnixMilli(), now, d.EventType, int64(d.Phase()),
 		d.SessionID, null(d.UserID), null(d.AgentID), null(d.TenantID), null(d.TraceID), null(d.TurnID), d.TurnKey(),
 		null(d.Tool), success, latency, d.ImportanceScore, d.RewardScore, d.Confidence,
-		int64(d.RetrievalCount), d.DecayFactor, d.ObjectStorageKey, d.Summary, structured,
+		int64(d.RetrievalCount), d.DecayFactor, d.ObjectStorageKey, keyOdd(d.ObjectStorageKey, d.EventID, ts), d.Summary, structured,
 		emb, int64(len(d.Embedding)), tags, docJSON, emb64,
 	}, nil
 }
@@ -185,4 +187,29 @@ func compactString(raw []byte) (string, error) {
 		return "", err
 	}
 	return j.buf.String(), nil
+}
+
+// keyOdd is the key_odd column: 0 when key is model.ArchiveKey(id, t), the
+// key the archive gives the event, so that ScanByKey's walk by day finds
+// it; 1 otherwise (no key, or one the archive would not have chosen).
+func keyOdd(key, id string, t time.Time) int64 {
+	const prefix = len("events/YYYY/MM/DD/")
+	if len(key) != prefix+len(id)+len(".json") || !strings.HasSuffix(key, ".json") || key[prefix:len(key)-len(".json")] != id {
+		return 1
+	}
+	var want [prefix]byte
+	if string(appendDayPrefix(want[:0], t)) != key[:prefix] {
+		return 1
+	}
+	return 0
+}
+
+// appendDayPrefix appends model.ArchivePrefix(t) without formatting it
+// through fmt (a document's cost, not a key's).
+func appendDayPrefix(b []byte, t time.Time) []byte {
+	y, m, d := t.UTC().Date()
+	b = append(b, "events/"...)
+	b = append(b, byte('0'+y/1000%10), byte('0'+y/100%10), byte('0'+y/10%10), byte('0'+y%10), '/')
+	b = append(b, byte('0'+int(m)/10), byte('0'+int(m)%10), '/')
+	return append(b, byte('0'+d/10), byte('0'+d%10), '/')
 }

@@ -2,38 +2,216 @@ package sqliteindex
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
+	"math"
+	"time"
 
 	"engram/model"
 )
 
-// ScanByKey streams documents ordered by object_storage_key, from (inclusive)
-// to to (exclusive; "" means no end), for verify.
+// ScanByKey streams documents ordered by object_storage_key (then
+// event_id), from (inclusive) to to (exclusive; "" means no end), for
+// verify. Since schema 7 no index orders every document by key: keeping
+// one cost each write a descent and a split into a B-tree keyed at random
+// within every day (10% of an index write). The documents the archive keys
+// by their day (key_odd 0) are read a day at a time through docs_ts and
+// sorted by SQLite, which spills a large day to temporary storage; the
+// others, which docs_key_odd holds, are merged in. One read transaction
+// holds both, so the walk sees one snapshot.
 func (db *DB) ScanByKey(ctx context.Context, from, to string, fn func(*model.IndexDoc) error) error {
-	q := "SELECT " + docColumnsNoVector + " FROM docs d WHERE object_storage_key >= ?"
-	args := []any{from}
-	if to != "" {
-		q += ` AND object_storage_key < ?`
-		args = append(args, to)
-	}
-	rows, err := db.r.QueryContext(ctx, q+` ORDER BY object_storage_key, event_id`, args...)
+	tx, err := db.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return err
 	}
-	defer rows.Close()
-	var row docRow // reused: see Reader.docs
-	dest := row.dest()
-	for rows.Next() {
-		if err := rows.Scan(dest...); err != nil {
-			return err
-		}
-		d, err := row.document()
-		if err != nil {
-			return fmt.Errorf("index document %s: %w", model.Quote(row.eventID), err)
-		}
-		if err := fn(d); err != nil {
+	defer tx.Rollback()
+	var keyed int
+	err = tx.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = 'docs_key'").Scan(&keyed)
+	if err != nil {
+		return err
+	}
+	w := keyWalk{ctx: ctx, tx: tx, from: from, to: to, fn: fn}
+	if keyed > 0 { // an index of version 6 or older, opened read-only
+		return w.byKeyIndex()
+	}
+	return w.byDay()
+}
+
+// keyWalk is one ScanByKey.
+type keyWalk struct {
+	ctx      context.Context
+	tx       *sql.Tx
+	from, to string
+	fn       func(*model.IndexDoc) error
+}
+
+// keyRange is the condition on object_storage_key and its arguments.
+func (w *keyWalk) keyRange() (string, []any) {
+	if w.to == "" {
+		return "d.object_storage_key >= ?", []any{w.from}
+	}
+	return "d.object_storage_key >= ? AND d.object_storage_key < ?", []any{w.from, w.to}
+}
+
+func (w *keyWalk) byKeyIndex() error {
+	cond, args := w.keyRange()
+	c, err := w.open("SELECT "+docColumnsNoVector+" FROM docs d WHERE "+cond+
+		" ORDER BY d.object_storage_key, d.event_id", args...)
+	if err != nil {
+		return err
+	}
+	defer c.close()
+	for ; c.doc != nil; err = c.next() {
+		if err := w.fn(c.doc); err != nil {
 			return err
 		}
 	}
-	return rows.Err()
+	return err
 }
+
+const dayMs = 24 * 60 * 60 * 1000
+
+func (w *keyWalk) byDay() error {
+	cond, args := w.keyRange()
+	odd, err := w.open("SELECT "+docColumnsNoVector+" FROM docs d INDEXED BY docs_key_odd WHERE d.key_odd IS NOT 0 AND "+
+		cond+" ORDER BY d.object_storage_key, d.event_id", args...)
+	if err != nil {
+		return err
+	}
+	defer odd.close()
+	dayQ := "SELECT " + docColumnsNoVector + " FROM docs d INDEXED BY docs_ts WHERE d.ts_unix_ms >= ? AND d.ts_unix_ms < ? AND d.key_odd = 0 AND " +
+		cond + " ORDER BY d.object_storage_key, d.event_id"
+	lo, hi := dayBounds(w.from, w.to)
+	for {
+		var ts int64
+		err := w.tx.QueryRowContext(w.ctx, "SELECT ts_unix_ms FROM docs INDEXED BY docs_ts WHERE ts_unix_ms >= ? AND ts_unix_ms < ? ORDER BY ts_unix_ms LIMIT 1", lo, hi).Scan(&ts)
+		if err == sql.ErrNoRows {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		day := floorDay(ts)
+		if err := w.day(odd, dayQ, append([]any{day, day + dayMs}, args...)); err != nil {
+			return err
+		}
+		lo = day + dayMs
+	}
+	for ; odd.doc != nil; err = odd.next() {
+		if err := w.fn(odd.doc); err != nil {
+			return err
+		}
+	}
+	return err
+}
+
+// day streams one day's documents, and before each the odd ones that sort
+// before it.
+func (w *keyWalk) day(odd *docCursor, q string, args []any) error {
+	c, err := w.open(q, args...)
+	if err != nil {
+		return err
+	}
+	defer c.close()
+	for ; c.doc != nil; err = c.next() {
+		for odd.doc != nil && keyLess(odd.doc, c.doc) {
+			if err := w.fn(odd.doc); err != nil {
+				return err
+			}
+			if err := odd.next(); err != nil {
+				return err
+			}
+		}
+		if err := w.fn(c.doc); err != nil {
+			return err
+		}
+	}
+	return err
+}
+
+// keyLess orders documents as ScanByKey streams them (SQLite's BINARY
+// collation compares bytes, as Go compares strings).
+func keyLess(a, b *model.IndexDoc) bool {
+	if a.ObjectStorageKey != b.ObjectStorageKey {
+		return a.ObjectStorageKey < b.ObjectStorageKey
+	}
+	return a.EventID < b.EventID
+}
+
+// dayBounds are the ts_unix_ms bounds, lo inclusive and hi exclusive, of
+// the days whose archive keys can lie in [from, to). A key "events/Y/M/D/…"
+// not below from begins with from's first 18 bytes or more, so its day is
+// not before from's (when from has one); likewise for to, whose own day is
+// kept. Anything else leaves that side open: the bounds only spare days
+// from being read, the key condition decides.
+func dayBounds(from, to string) (lo, hi int64) {
+	lo, hi = math.MinInt64, math.MaxInt64
+	if t, ok := keyDay(from); ok {
+		lo = t.UnixMilli()
+	}
+	if t, ok := keyDay(to); ok {
+		hi = t.UnixMilli() + dayMs
+	}
+	return lo, hi
+}
+
+// keyDay is the day of a key that begins "events/YYYY/MM/DD/".
+func keyDay(key string) (time.Time, bool) {
+	const prefix = len("events/YYYY/MM/DD/")
+	if len(key) < prefix || key[:7] != "events/" {
+		return time.Time{}, false
+	}
+	t, err := time.Parse("2006/01/02/", key[7:prefix])
+	return t, err == nil
+}
+
+// floorDay is the start of the UTC day holding ms.
+func floorDay(ms int64) int64 {
+	d := ms / dayMs
+	if ms%dayMs < 0 {
+		d--
+	}
+	return d * dayMs
+}
+
+// docCursor is a query's rows, decoded one document at a time; doc is the
+// current one, nil once they are done.
+type docCursor struct {
+	rows *sql.Rows
+	row  docRow
+	dest []any
+	doc  *model.IndexDoc
+}
+
+// open runs q and reads its first document.
+func (w *keyWalk) open(q string, args ...any) (*docCursor, error) {
+	rows, err := w.tx.QueryContext(w.ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	c := &docCursor{rows: rows}
+	c.dest = c.row.dest()
+	if err := c.next(); err != nil {
+		rows.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+func (c *docCursor) next() error {
+	c.doc = nil
+	if !c.rows.Next() {
+		return c.rows.Err()
+	}
+	if err := c.rows.Scan(c.dest...); err != nil {
+		return err
+	}
+	d, err := c.row.document()
+	if err != nil {
+		return fmt.Errorf("index document %s: %w", model.Quote(c.row.eventID), err)
+	}
+	c.doc = d
+	return nil
+}
+
+func (c *docCursor) close() { c.rows.Close() }

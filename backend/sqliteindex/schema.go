@@ -10,8 +10,12 @@ import "fmt"
 // quantized embeddings Similar scans, built from docs by the upgrade;
 // version 6 stores a new document's JSON only when its columns cannot hold
 // it exactly (doc is empty otherwise, see inColumns), which an engram of
-// version 5 would fail to read: the version keeps it out.
-const SchemaVersion = 6
+// version 5 would fail to read: the version keeps it out; version 7 drops
+// the index on object_storage_key, which every document paid for and only
+// verify read: verify walks the documents day by day instead (ScanByKey),
+// and only those whose key is not where the archive puts their event
+// (key_odd) are indexed by key.
+const SchemaVersion = 7
 
 // upgrades turn an index of the version given into the one before
 // SchemaVersion's statements run (they are idempotent and create what is
@@ -22,6 +26,9 @@ var upgrades = map[int][]string{
 	3: {`ALTER TABLE docs ADD COLUMN embedding64 BLOB`},
 	// 4: vec_blocks is created by schema and filled by setUp (appendVectors).
 	// 5: nothing to change; rows stored before keep their JSON.
+	// 6: rows stored before have no key_odd (NULL): docs_key_odd holds them
+	// all, as docs_key did.
+	6: {`ALTER TABLE docs ADD COLUMN key_odd INTEGER`, `DROP INDEX IF EXISTS docs_key`},
 }
 
 // batchSQL derives, in one statement each, what a batch of new documents
@@ -96,7 +103,8 @@ var schema = []string{
   embedding_dim      INTEGER NOT NULL,
   tags               TEXT    NOT NULL,
   doc                TEXT    NOT NULL,
-  embedding64        BLOB
+  embedding64        BLOB,
+  key_odd            INTEGER
 )`,
 	`CREATE INDEX IF NOT EXISTS docs_turn       ON docs(turn_key, phase, ts_unix_ms, event_id)`,
 	`CREATE INDEX IF NOT EXISTS docs_session    ON docs(session_id, seq)`,
@@ -105,8 +113,11 @@ var schema = []string{
 	`CREATE INDEX IF NOT EXISTS docs_tenant     ON docs(tenant_id, seq)`,
 	`CREATE INDEX IF NOT EXISTS docs_trace      ON docs(trace_id)`,
 	`CREATE INDEX IF NOT EXISTS docs_agent      ON docs(agent_id, seq)`,
-	// verify and reindex walk the index in archive-key order.
-	`CREATE INDEX IF NOT EXISTS docs_key        ON docs(object_storage_key)`,
+	// verify walks the index in archive-key order: a day's documents by
+	// docs_ts, sorted; those whose key is elsewhere (key_odd 1, or NULL:
+	// stored before version 7) by this index, merged in (see ScanByKey).
+	// The pipeline's documents are never odd, so it stays empty for them.
+	`CREATE INDEX IF NOT EXISTS docs_key_odd    ON docs(object_storage_key, event_id) WHERE key_odd IS NOT 0`,
 
 	`CREATE TABLE IF NOT EXISTS doc_tags (
   tag TEXT    NOT NULL,
