@@ -160,6 +160,13 @@ END`,
 		fmt.Sprintf(turnRecompute, "old.turn_key") +
 		fmt.Sprintf(turnRecompute, "new.turn_key") + `
 END`,
+	// A row whose key, id or time plain SQL changes may no longer have the
+	// key the archive would give it: it counts as odd from then on, so
+	// that ScanByKey still finds it.
+	`CREATE TRIGGER IF NOT EXISTS docs_au_key AFTER UPDATE OF object_storage_key, event_id, timestamp, ts_unix_ms ON docs
+  WHEN new.key_odd IS 0 BEGIN
+  UPDATE docs SET key_odd = NULL WHERE seq = new.seq;
+END`,
 	vecBlocksSQL,
 	vecDirtySQL[0],
 	vecDirtySQL[1],
