@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"math"
 	"time"
 
 	"engram/model"
@@ -25,13 +24,13 @@ func (db *DB) ScanByKey(ctx context.Context, from, to string, fn func(*model.Ind
 		return err
 	}
 	defer tx.Rollback()
-	var keyed int
-	err = tx.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = 'docs_key'").Scan(&keyed)
+	var flagged int
+	err = tx.QueryRowContext(ctx, "SELECT count(*) FROM pragma_table_info('docs') WHERE name = 'key_odd'").Scan(&flagged)
 	if err != nil {
 		return err
 	}
 	w := keyWalk{ctx: ctx, tx: tx, from: from, to: to, fn: fn}
-	if keyed > 0 { // an index of version 6 or older, opened read-only
+	if flagged == 0 { // an index of version 6 or older, opened read-only
 		return w.byKeyIndex()
 	}
 	return w.byDay()
@@ -84,7 +83,8 @@ func (w *keyWalk) byDay() error {
 	lo, hi := dayBounds(w.from, w.to)
 	for {
 		var ts int64
-		err := w.tx.QueryRowContext(w.ctx, "SELECT ts_unix_ms FROM docs INDEXED BY docs_ts WHERE ts_unix_ms >= ? AND ts_unix_ms < ? ORDER BY ts_unix_ms LIMIT 1", lo, hi).Scan(&ts)
+		// CAST: a value plain SQL stored as REAL scans into no int64.
+		err := w.tx.QueryRowContext(w.ctx, "SELECT CAST(ts_unix_ms AS INTEGER) FROM docs INDEXED BY docs_ts WHERE ts_unix_ms >= ? AND ts_unix_ms < ? ORDER BY ts_unix_ms LIMIT 1", lo, hi).Scan(&ts)
 		if err == sql.ErrNoRows {
 			break
 		}
@@ -114,7 +114,7 @@ func (w *keyWalk) day(odd *docCursor, q string, args []any) error {
 	}
 	defer c.close()
 	for ; c.doc != nil; err = c.next() {
-		for odd.doc != nil && keyLess(odd.doc, c.doc) {
+		for odd.doc != nil && odd.before(c) {
 			if err := w.fn(odd.doc); err != nil {
 				return err
 			}
@@ -129,31 +129,41 @@ func (w *keyWalk) day(odd *docCursor, q string, args []any) error {
 	return err
 }
 
-// keyLess orders documents as ScanByKey streams them (SQLite's BINARY
-// collation compares bytes, as Go compares strings).
-func keyLess(a, b *model.IndexDoc) bool {
-	if a.ObjectStorageKey != b.ObjectStorageKey {
-		return a.ObjectStorageKey < b.ObjectStorageKey
+// before orders the current rows of two cursors as their queries did: by
+// the columns (a row of schema 5 or older decodes from its JSON, which
+// plain SQL may have left behind its columns). SQLite's BINARY collation
+// compares bytes, as Go compares strings.
+func (c *docCursor) before(o *docCursor) bool {
+	if c.key != o.key {
+		return c.key < o.key
 	}
-	return a.EventID < b.EventID
+	return c.id < o.id
 }
 
 // dayBounds are the ts_unix_ms bounds, lo inclusive and hi exclusive, of
 // the days whose archive keys can lie in [from, to). A key "events/Y/M/D/…"
 // not below from begins with from's first 18 bytes or more, so its day is
 // not before from's (when from has one); likewise for to, whose own day is
-// kept. Anything else leaves that side open: the bounds only spare days
-// from being read, the key condition decides.
+// kept. Anything else leaves that side at the years a timestamp can have
+// (model.ParseTimestamp), which no document of key_odd 0 is outside: the
+// bounds only spare days from being read, the key condition decides.
 func dayBounds(from, to string) (lo, hi int64) {
-	lo, hi = math.MinInt64, math.MaxInt64
+	lo, hi = firstMs, endMs
 	if t, ok := keyDay(from); ok {
-		lo = t.UnixMilli()
+		lo = max(lo, t.UnixMilli())
 	}
 	if t, ok := keyDay(to); ok {
-		hi = t.UnixMilli() + dayMs
+		hi = min(hi, t.UnixMilli()+dayMs)
 	}
 	return lo, hi
 }
+
+// firstMs and endMs bound the timestamps of documents whose key is the
+// archive's: years 1 to 9999.
+var (
+	firstMs = time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli()
+	endMs   = time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli()
+)
 
 // keyDay is the day of a key that begins "events/YYYY/MM/DD/".
 func keyDay(key string) (time.Time, bool) {
@@ -177,10 +187,11 @@ func floorDay(ms int64) int64 {
 // docCursor is a query's rows, decoded one document at a time; doc is the
 // current one, nil once they are done.
 type docCursor struct {
-	rows *sql.Rows
-	row  docRow
-	dest []any
-	doc  *model.IndexDoc
+	rows    *sql.Rows
+	row     docRow
+	dest    []any
+	doc     *model.IndexDoc
+	key, id string // doc's row's object_storage_key and event_id columns
 }
 
 // open runs q and reads its first document.
@@ -210,7 +221,7 @@ func (c *docCursor) next() error {
 	if err != nil {
 		return fmt.Errorf("index document %s: %w", model.Quote(c.row.eventID), err)
 	}
-	c.doc = d
+	c.doc, c.key, c.id = d, c.row.key, c.row.eventID
 	return nil
 }
 

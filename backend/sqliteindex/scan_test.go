@@ -1,6 +1,7 @@
 package sqliteindex
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"math/rand/v2"
@@ -19,7 +20,8 @@ import (
 // event whose offset puts it on the next UTC day, and ids one a prefix of
 // the other ("abc-x.json" sorts before "abc.json"); and odd keys (key_odd
 // 1): none, one outside events/, one dated a day the event is not on, one
-// naming another id, one inside a day's keys.
+// naming another id, one inside a day's keys, one equal to a dated
+// document's, one after the last of a day's keys.
 func scanDocs(t *testing.T) (dated, odd []*model.IndexDoc) {
 	t.Helper()
 	doc := func(id, ts, key string) *model.IndexDoc {
@@ -46,6 +48,8 @@ func scanDocs(t *testing.T) (dated, odd []*model.IndexDoc) {
 		doc("renamed", "2026-03-04T11:00:00Z", "events/2026/03/04/abc-w.json"),
 		doc("between", "2026-03-10T11:00:00Z", "events/2026/03/04/abcd.json"),
 		doc("upper", "2026-03-04T11:00:00Z", "events/zzzz"),
+		doc("same", "2026-03-04T11:00:00Z", "events/2026/03/04/abc.json"), // a dated document's key
+		doc("tilde", "2026-03-04T11:00:00Z", "events/2026/03/04/~.json"),  // after the day's keys
 	}
 	return dated, odd
 }
@@ -69,10 +73,7 @@ func wantScan(docs []*model.IndexDoc, from, to string) []string {
 		}
 	}
 	slices.SortFunc(in, func(a, b *model.IndexDoc) int {
-		if keyLess(a, b) {
-			return -1
-		}
-		return 1
+		return cmp.Or(strings.Compare(a.ObjectStorageKey, b.ObjectStorageKey), strings.Compare(a.EventID, b.EventID))
 	})
 	ids := []string{}
 	for _, d := range in {
@@ -168,6 +169,10 @@ func TestScanByKeyOlderSchema(t *testing.T) {
 	after := append(slices.Clone(dated[6:]), odd[3:]...)
 	mustWrite(t, db, after...)
 	checkScan(t, db, append(before, after...))
+	var keyIndex int
+	if err := db.r.QueryRow("SELECT count(*) FROM sqlite_master WHERE name = 'docs_key'").Scan(&keyIndex); err != nil || keyIndex != 0 {
+		t.Fatalf("docs_key after the upgrade: %d, %v", keyIndex, err)
+	}
 }
 
 // keyOdd's day prefix is model.ArchivePrefix, for any time a timestamp can
@@ -175,8 +180,16 @@ func TestScanByKeyOlderSchema(t *testing.T) {
 func TestKeyOddMatchesArchiveKey(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	lo, hi := time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC).Unix(), time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC).Unix()
-	for range 20000 {
-		ts := time.Unix(lo+r.Int64N(hi-lo), r.Int64N(1e9)).In(time.FixedZone("", (r.IntN(47)-23)*3600))
+	for i := range 40000 {
+		ts := time.Unix(lo+r.Int64N(hi-lo), r.Int64N(1e9))
+		if i%2 == 1 { // within a millisecond of a UTC midnight, before 1970 or not
+			y, m, d := ts.UTC().Date()
+			ts = time.Date(y, m, d, 0, 0, 0, 0, time.UTC).Add(time.Duration(r.Int64N(2e6) - 1e6))
+			if ts.Year() < 1 || ts.Year() > 9999 {
+				continue
+			}
+		}
+		ts = ts.In(time.FixedZone("", (r.IntN(47)-23)*3600))
 		if got, want := string(appendDayPrefix(nil, ts)), model.ArchivePrefix(ts); got != want {
 			t.Fatalf("%v: prefix %q, want %q", ts, got, want)
 		}
@@ -191,6 +204,12 @@ func TestKeyOddMatchesArchiveKey(t *testing.T) {
 		}
 		if keyOdd(key, "ev-1", parsed) != 0 {
 			t.Fatalf("%s: the archive's key %q is odd", stamp, key)
+		}
+		// What the walk by day relies on: the row's ts_unix_ms lies in the
+		// day its key names.
+		day, ok := keyDay(key)
+		if !ok || day.UnixMilli() != floorDay(parsed.UnixMilli()) {
+			t.Fatalf("%s: key %q names day %v (%v), ts_unix_ms %d is in the day from %d", stamp, key, day, ok, parsed.UnixMilli(), floorDay(parsed.UnixMilli()))
 		}
 		for _, k := range []string{model.ArchivePrefix(ts.AddDate(0, 0, 1)) + "ev-1.json", strings.TrimSuffix(key, ".json"), key + "x", strings.Replace(key, "ev-1", "ev-2", 1)} {
 			if keyOdd(k, "ev-1", parsed) != 1 {
@@ -217,5 +236,19 @@ func TestScanByKeyAfterKeyUpdate(t *testing.T) {
 		t.Fatalf("key_odd after the key changed: %v, %v", flag, err)
 	}
 	docs[0] = &moved
+	checkScan(t, db, docs)
+
+	// The time alone, a day on: the key stays, and must be found there.
+	later := dated[1]
+	if _, err := db.w.Exec("UPDATE docs SET ts_unix_ms = ts_unix_ms + ? WHERE event_id = ?", dayMs, later.EventID); err != nil {
+		t.Fatal(err)
+	}
+	// The id alone: the key no longer names it.
+	renamed := *dated[2]
+	renamed.EventID = "abd-renamed"
+	if _, err := db.w.Exec("UPDATE docs SET event_id = ? WHERE event_id = ?", renamed.EventID, dated[2].EventID); err != nil {
+		t.Fatal(err)
+	}
+	docs[2] = &renamed
 	checkScan(t, db, docs)
 }
