@@ -74,11 +74,26 @@ func ArchiveKey(eventID, timestamp string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return ArchivePrefix(t) + eventID + ".json", nil
+	b := make([]byte, 0, archivePrefixLen+len(eventID)+len(".json"))
+	return string(append(append(AppendArchivePrefix(b, t), eventID...), ".json"...)), nil
 }
+
+// archivePrefixLen is the length of every ArchivePrefix.
+const archivePrefixLen = len("events/YYYY/MM/DD/")
 
 // ArchivePrefix is the key prefix holding the events of t's UTC day.
 func ArchivePrefix(t time.Time) string {
-	u := t.UTC()
-	return fmt.Sprintf("events/%04d/%02d/%02d/", u.Year(), int(u.Month()), u.Day())
+	return string(AppendArchivePrefix(make([]byte, 0, archivePrefixLen), t))
+}
+
+// AppendArchivePrefix appends ArchivePrefix(t) to b: "events/YYYY/MM/DD/",
+// built by hand rather than through fmt, as every event's key and every
+// index document's check of it pays for it. Years are 1 to 9999
+// (ParseTimestamp), so four digits hold them.
+func AppendArchivePrefix(b []byte, t time.Time) []byte {
+	y, m, d := t.UTC().Date()
+	b = append(b, "events/"...)
+	b = append(b, byte('0'+y/1000%10), byte('0'+y/100%10), byte('0'+y/10%10), byte('0'+y%10), '/')
+	b = append(b, byte('0'+int(m)/10), byte('0'+int(m)%10), '/')
+	return append(b, byte('0'+d/10), byte('0'+d%10), '/')
 }

@@ -1,6 +1,8 @@
 package model_test
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -164,6 +166,25 @@ func TestParseTimestampRange(t *testing.T) {
 	for _, good := range []string{"2026-05-08T10:00:00+23:59", "0001-01-01T00:00:00Z", "9999-12-31T23:59:59.999Z"} {
 		if _, err := model.ParseTimestamp(good); err != nil {
 			t.Errorf("ParseTimestamp(%q): %v", good, err)
+		}
+	}
+}
+
+// ArchivePrefix, built by hand, is the prefix fmt's "events/%04d/%02d/%02d/"
+// gives of the UTC date, for any time a timestamp can hold, in any zone;
+// AppendArchivePrefix appends the same.
+func TestArchivePrefixFormat(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	lo, hi := time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC).Unix(), time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC).Unix()
+	for range 20000 {
+		ts := time.Unix(lo+r.Int64N(hi-lo), r.Int64N(1e9)).In(time.FixedZone("", (r.IntN(47)-23)*3600))
+		u := ts.UTC()
+		want := fmt.Sprintf("events/%04d/%02d/%02d/", u.Year(), int(u.Month()), u.Day())
+		if got := model.ArchivePrefix(ts); got != want {
+			t.Fatalf("%v: ArchivePrefix %q, want %q", ts, got, want)
+		}
+		if got := string(model.AppendArchivePrefix([]byte("x"), ts)); got != "x"+want {
+			t.Fatalf("%v: AppendArchivePrefix %q, want %q", ts, got, "x"+want)
 		}
 	}
 }

@@ -198,18 +198,8 @@ func keyOdd(key, id string, t time.Time) int64 {
 		return 1
 	}
 	var want [prefix]byte
-	if string(appendDayPrefix(want[:0], t)) != key[:prefix] {
+	if string(model.AppendArchivePrefix(want[:0], t)) != key[:prefix] {
 		return 1
 	}
 	return 0
-}
-
-// appendDayPrefix appends model.ArchivePrefix(t) without formatting it
-// through fmt (a document's cost, not a key's).
-func appendDayPrefix(b []byte, t time.Time) []byte {
-	y, m, d := t.UTC().Date()
-	b = append(b, "events/"...)
-	b = append(b, byte('0'+y/1000%10), byte('0'+y/100%10), byte('0'+y/10%10), byte('0'+y%10), '/')
-	b = append(b, byte('0'+int(m)/10), byte('0'+int(m)%10), '/')
-	return append(b, byte('0'+d/10), byte('0'+d%10), '/')
 }
