@@ -1,0 +1,150 @@
+package systest
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"testing"
+	"time"
+
+	"engram/backend/dirarchive"
+	"engram/backend/sqliteindex"
+	"engram/ingest"
+	"engram/ingest/embed"
+	"engram/internal/fsfloor"
+	"engram/model"
+)
+
+// BenchmarkStagesVsFsync runs the ingest pipeline in this process with
+// parts of it left out, each beside the raw floor in the same rounds (as
+// BenchmarkIngestBinaryVsFsync, and beside ENGRAM_BENCH_LOAD alike):
+//
+//   - stages=archive: decode, validate, embed, score, key and the durable
+//     archive (contents flushed before the link, entries before the batch
+//     goes on); the index takes each batch and writes nothing, and nothing
+//     is published;
+//   - stages=index: the same with the embedded index, as ingest opens it.
+//
+// It says what the write path can reach before the index, notifications,
+// journal and process start are counted: engram ingest is never faster than
+// its archive stage, so where stages=archive falls short of a target beside
+// a load, no change elsewhere meets it (BENCHMARKS.md, issue 15, session
+// 21). Run it with -benchtime 30000x.
+func BenchmarkStagesVsFsync(b *testing.B) {
+	for _, stages := range []string{"archive", "index"} {
+		for _, days := range []int{28, 1} {
+			b.Run(fmt.Sprintf("stages=%s/days=%d", stages, days), func(b *testing.B) {
+				benchStagesVsFsync(b, stages == "index", days)
+			})
+		}
+	}
+}
+
+func benchStagesVsFsync(b *testing.B, index bool, days int) {
+	const rounds = 4
+	dir := fsfloor.Dir(b)
+	p := stagesPipeline(b, dir, index)
+	per := (b.N + rounds - 1) / rounds
+	var ratios []float64
+	var pipeTime, rawTime, pipeCPU, rawCPU time.Duration
+	var events int
+	load := startLoad(b)
+	b.ResetTimer()
+	for r := 0; events < b.N; r++ {
+		n := min(per, b.N-events)
+		input, keys := daysInput(b, dir, r, n, days)
+		lines := inputLines(b, input)
+		start, cpu0 := time.Now(), fsfloor.CPUTime()
+		sum := p.Run(context.Background(), feedLines(lines), nil)
+		el, cpu := time.Since(start), fsfloor.CPUTime()-cpu0
+		if sum.Ingested != n {
+			b.Fatalf("round %d: %+v", r, sum)
+		}
+		floor := fsfloor.Best(b, keys, archived(b, filepath.Join(dir, "data"), keys), 8, 32, 128)
+		pipeTime, rawTime = pipeTime+el, rawTime+floor.Elapsed
+		pipeCPU, rawCPU = pipeCPU+cpu, rawCPU+floor.CPUPerFile*time.Duration(n)
+		ratios = append(ratios, floor.Elapsed.Seconds()/el.Seconds())
+		events += n
+	}
+	b.StopTimer()
+	load.report(b)
+	sort.Float64s(ratios)
+	b.ReportMetric(float64(events)/pipeTime.Seconds(), "events/s")
+	b.ReportMetric(float64(events)/rawTime.Seconds(), "rawfiles/s")
+	b.ReportMetric(ratios[len(ratios)/2], "ratio")
+	b.ReportMetric(float64(pipeCPU.Microseconds())/float64(events), "cpu-µs/event")
+	b.ReportMetric(float64(rawCPU.Microseconds())/float64(events), "raw-cpu-µs/file")
+	b.ReportMetric(pipeCPU.Seconds()/pipeTime.Seconds(), "pipe-cores")
+	b.ReportMetric(rawCPU.Seconds()/rawTime.Seconds(), "raw-cores")
+	b.ReportMetric(float64(pipeCPU)/float64(rawCPU), "cpu-ratio")
+}
+
+// stagesPipeline is a pipeline over dir/data/archive, with the embedded
+// index at dir/data/index.db or none.
+func stagesPipeline(b *testing.B, dir string, index bool) *ingest.Pipeline {
+	arch, err := dirarchive.Open(filepath.Join(dir, "data", "archive"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { arch.Close() })
+	cfg := ingest.Config{Archive: arch, Index: discardIndex{}, Embedder: embed.Stub{}}
+	if index {
+		ix, err := sqliteindex.Open(filepath.Join(dir, "data", "index.db"), sqliteindex.Options{DeferSync: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { ix.Close() })
+		cfg.Index = ix
+	}
+	p, err := ingest.New(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return p
+}
+
+// discardIndex takes every document and keeps none.
+type discardIndex struct{}
+
+func (discardIndex) Write(_ context.Context, docs []*model.IndexDoc) []ingest.IndexResult {
+	rs := make([]ingest.IndexResult, len(docs))
+	for i := range rs {
+		rs[i].Created = true
+	}
+	return rs
+}
+
+func (discardIndex) Name() string     { return "none" }
+func (discardIndex) Describe() string { return "no index (benchmark)" }
+func (discardIndex) Close() error     { return nil }
+
+func inputLines(b *testing.B, path string) [][]byte {
+	f, err := os.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	var lines [][]byte
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		lines = append(lines, bytes.Clone(sc.Bytes()))
+	}
+	if err := sc.Err(); err != nil {
+		b.Fatal(err)
+	}
+	return lines
+}
+
+func feedLines(lines [][]byte) <-chan ingest.Item {
+	ch := make(chan ingest.Item, len(lines))
+	for i, l := range lines {
+		ch <- ingest.Item{Src: ingest.Source{File: "bench", Line: i + 1}, Data: l}
+	}
+	close(ch)
+	return ch
+}
