@@ -44,55 +44,35 @@ func BenchmarkIngestBinaryVsFsync(b *testing.B) {
 }
 
 func benchBinaryVsFsync(b *testing.B, days int) {
-	rounds := 4
-	if v := os.Getenv("ENGRAM_BENCH_ROUNDS"); v != "" {
-		fmt.Sscan(v, &rounds)
-	}
+	rounds := benchRounds()
 	bin := benchBinary(b)
 	dir := fsfloor.Dir(b)
 	data := filepath.Join(dir, "data")
 	per := (b.N + rounds - 1) / rounds
-	var ratios []float64
-	var binTime, rawTime, binCPU, rawCPU time.Duration
-	var events int
+	var v vsFloor
 	var faults int64
 	var busy float64 // cores the CPU-bound control got, summed over rounds
 	workers := map[int]int{}
 	load := startLoad(b)
 	b.ResetTimer()
-	for r := 0; events < b.N; r++ {
-		n := min(per, b.N-events)
+	for r := 0; v.events < b.N; r++ {
+		n := min(per, b.N-v.events)
 		input, keys := daysInput(b, dir, r, n, days)
 		el, cpu, flt := runIngest(b, bin, data, input, n)
 		faults += flt
-		bodies := archived(b, data, keys)
-		floor := fsfloor.Best(b, keys, bodies, 8, 32, 128)
+		floor := fsfloor.Best(b, keys, archived(b, data, keys), 8, 32, 128)
 		workers[floor.Workers]++
-		binTime, rawTime = binTime+el, rawTime+floor.Elapsed
-		binCPU, rawCPU = binCPU+cpu, rawCPU+floor.CPUPerFile*time.Duration(n)
-		ratios = append(ratios, floor.Elapsed.Seconds()/el.Seconds())
-		events += n
+		v.add(n, el, cpu, floor)
 		busy += load.probe(time.Second)
 	}
 	b.StopTimer()
 	if busy > 0 {
-		b.ReportMetric(busy/float64(len(ratios)), "busy-cores")
+		b.ReportMetric(busy/float64(len(v.ratios)), "busy-cores")
 	}
 	load.report(b)
-	sort.Float64s(ratios)
-	b.ReportMetric(float64(events)/binTime.Seconds(), "events/s")
-	b.ReportMetric(float64(events)/rawTime.Seconds(), "rawfiles/s")
-	b.ReportMetric(ratios[len(ratios)/2], "ratio")
-	b.ReportMetric(float64(binCPU.Microseconds())/float64(events), "cpu-µs/event")
-	b.ReportMetric(float64(rawCPU.Microseconds())/float64(events), "raw-cpu-µs/file")
-	// The cores each side kept busy while it ran: beside a load, what the
-	// scheduler gave it, which decides its rate as much as its CPU per
-	// event does (BENCHMARKS.md, issue 15, "the cores each side got").
-	b.ReportMetric(binCPU.Seconds()/binTime.Seconds(), "bin-cores")
-	b.ReportMetric(rawCPU.Seconds()/rawTime.Seconds(), "raw-cores")
-	b.ReportMetric(float64(binCPU)/float64(rawCPU), "cpu-ratio")
-	b.ReportMetric(float64(faults)/float64(events), "faults/event")
-	b.Logf("%d events in %d rounds; the floor was fastest at %v writers (rounds per concurrency)", events, len(ratios), workers)
+	v.report(b, "bin-cores")
+	b.ReportMetric(float64(faults)/float64(v.events), "faults/event")
+	b.Logf("%d events in %d rounds; the floor was fastest at %v writers (rounds per concurrency)", v.events, len(v.ratios), workers)
 }
 
 // daysInput writes n new events, spread over days consecutive days, to a
@@ -126,6 +106,50 @@ func daysInput(b *testing.B, dir string, round, n, days int) (string, []string) 
 	}
 	f.Close()
 	return path, keys
+}
+
+// benchRounds is ENGRAM_BENCH_ROUNDS, the rounds a benchmark against the
+// floor runs (default 4).
+func benchRounds() int {
+	rounds := 4
+	if v := os.Getenv("ENGRAM_BENCH_ROUNDS"); v != "" {
+		fmt.Sscan(v, &rounds)
+	}
+	return max(rounds, 1)
+}
+
+// vsFloor sums the rounds of a benchmark against the raw floor.
+type vsFloor struct {
+	events                     int
+	time, rawTime, cpu, rawCPU time.Duration
+	ratios                     []float64 // the floor's time over the measured side's, a round each
+}
+
+// add counts a round of n events that took el and cpu, and the floor's
+// round of as many files.
+func (v *vsFloor) add(n int, el, cpu time.Duration, floor fsfloor.Result) {
+	v.events += n
+	v.time, v.rawTime = v.time+el, v.rawTime+floor.Elapsed
+	v.cpu, v.rawCPU = v.cpu+cpu, v.rawCPU+floor.CPUPerFile*time.Duration(n)
+	v.ratios = append(v.ratios, floor.Elapsed.Seconds()/el.Seconds())
+}
+
+// report reports both rates, the median round ratio (of an even count, the
+// higher of the middle two), the CPU each side spent on an event or file
+// and their ratio, and the cores each kept busy while it ran (the measured
+// side's under the name cores): beside a load, what the scheduler gave it,
+// which decides its rate as much as its CPU per event does (BENCHMARKS.md,
+// issue 15, "the cores each side got").
+func (v *vsFloor) report(b *testing.B, cores string) {
+	sort.Float64s(v.ratios)
+	b.ReportMetric(float64(v.events)/v.time.Seconds(), "events/s")
+	b.ReportMetric(float64(v.events)/v.rawTime.Seconds(), "rawfiles/s")
+	b.ReportMetric(v.ratios[len(v.ratios)/2], "ratio")
+	b.ReportMetric(float64(v.cpu.Microseconds())/float64(v.events), "cpu-µs/event")
+	b.ReportMetric(float64(v.rawCPU.Microseconds())/float64(v.events), "raw-cpu-µs/file")
+	b.ReportMetric(v.cpu.Seconds()/v.time.Seconds(), cores)
+	b.ReportMetric(v.rawCPU.Seconds()/v.rawTime.Seconds(), "raw-cores")
+	b.ReportMetric(float64(v.cpu)/float64(v.rawCPU), "cpu-ratio")
 }
 
 func archiveKey(b *testing.B, ev []byte) string {

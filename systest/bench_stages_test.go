@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"testing"
 	"time"
 
@@ -45,17 +44,15 @@ func BenchmarkStagesVsFsync(b *testing.B) {
 }
 
 func benchStagesVsFsync(b *testing.B, index bool, days int) {
-	const rounds = 4
+	rounds := benchRounds()
 	dir := fsfloor.Dir(b)
 	p := stagesPipeline(b, dir, index)
 	per := (b.N + rounds - 1) / rounds
-	var ratios []float64
-	var pipeTime, rawTime, pipeCPU, rawCPU time.Duration
-	var events int
+	var v vsFloor
 	load := startLoad(b)
 	b.ResetTimer()
-	for r := 0; events < b.N; r++ {
-		n := min(per, b.N-events)
+	for r := 0; v.events < b.N; r++ {
+		n := min(per, b.N-v.events)
 		input, keys := daysInput(b, dir, r, n, days)
 		lines := inputLines(b, input)
 		start, cpu0 := time.Now(), fsfloor.CPUTime()
@@ -64,23 +61,11 @@ func benchStagesVsFsync(b *testing.B, index bool, days int) {
 		if sum.Ingested != n {
 			b.Fatalf("round %d: %+v", r, sum)
 		}
-		floor := fsfloor.Best(b, keys, archived(b, filepath.Join(dir, "data"), keys), 8, 32, 128)
-		pipeTime, rawTime = pipeTime+el, rawTime+floor.Elapsed
-		pipeCPU, rawCPU = pipeCPU+cpu, rawCPU+floor.CPUPerFile*time.Duration(n)
-		ratios = append(ratios, floor.Elapsed.Seconds()/el.Seconds())
-		events += n
+		v.add(n, el, cpu, fsfloor.Best(b, keys, archived(b, filepath.Join(dir, "data"), keys), 8, 32, 128))
 	}
 	b.StopTimer()
 	load.report(b)
-	sort.Float64s(ratios)
-	b.ReportMetric(float64(events)/pipeTime.Seconds(), "events/s")
-	b.ReportMetric(float64(events)/rawTime.Seconds(), "rawfiles/s")
-	b.ReportMetric(ratios[len(ratios)/2], "ratio")
-	b.ReportMetric(float64(pipeCPU.Microseconds())/float64(events), "cpu-µs/event")
-	b.ReportMetric(float64(rawCPU.Microseconds())/float64(events), "raw-cpu-µs/file")
-	b.ReportMetric(pipeCPU.Seconds()/pipeTime.Seconds(), "pipe-cores")
-	b.ReportMetric(rawCPU.Seconds()/rawTime.Seconds(), "raw-cores")
-	b.ReportMetric(float64(pipeCPU)/float64(rawCPU), "cpu-ratio")
+	v.report(b, "pipe-cores")
 }
 
 // stagesPipeline is a pipeline over dir/data/archive, with the embedded
