@@ -3,6 +3,7 @@ package systest
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -49,10 +50,8 @@ func benchBinaryVsFsync(b *testing.B, days int) {
 	dir := fsfloor.Dir(b)
 	data := filepath.Join(dir, "data")
 	per := (b.N + rounds - 1) / rounds
-	var v vsFloor
+	v := vsFloor{workers: map[int]int{}}
 	var faults int64
-	var busy float64 // cores the CPU-bound control got, summed over rounds
-	workers := map[int]int{}
 	load := startLoad(b)
 	b.ResetTimer()
 	for r := 0; v.events < b.N; r++ {
@@ -60,19 +59,12 @@ func benchBinaryVsFsync(b *testing.B, days int) {
 		input, keys := daysInput(b, dir, r, n, days)
 		el, cpu, flt := runIngest(b, bin, data, input, n)
 		faults += flt
-		floor := fsfloor.Best(b, keys, archived(b, data, keys), 8, 32, 128)
-		workers[floor.Workers]++
-		v.add(n, el, cpu, floor)
-		busy += load.probe(time.Second)
+		v.add(n, el, cpu, fsfloor.Best(b, keys, archived(b, data, keys), 8, 32, 128))
+		v.busy += load.probe(time.Second)
 	}
 	b.StopTimer()
-	if busy > 0 {
-		b.ReportMetric(busy/float64(len(v.ratios)), "busy-cores")
-	}
-	load.report(b)
-	v.report(b, "bin-cores")
+	v.report(b, "bin-cores", load)
 	b.ReportMetric(float64(faults)/float64(v.events), "faults/event")
-	b.Logf("%d events in %d rounds; the floor was fastest at %v writers (rounds per concurrency)", v.events, len(v.ratios), workers)
 }
 
 // daysInput writes n new events, spread over days consecutive days, to a
@@ -101,15 +93,16 @@ func daysInput(b *testing.B, dir string, round, n, days int) (string, []string) 
 			w.WriteByte('\n')
 		}
 	}
-	if err := w.Flush(); err != nil {
+	// Synced, so that the first flush of the side that reads it does not
+	// write it back: the floor, which does not read it, would not pay that.
+	if err := errors.Join(w.Flush(), f.Sync(), f.Close()); err != nil {
 		b.Fatal(err)
 	}
-	f.Close()
 	return path, keys
 }
 
 // benchRounds is ENGRAM_BENCH_ROUNDS, the rounds a benchmark against the
-// floor runs (default 4).
+// floor runs (default 4; at least 1).
 func benchRounds() int {
 	rounds := 4
 	if v := os.Getenv("ENGRAM_BENCH_ROUNDS"); v != "" {
@@ -120,36 +113,45 @@ func benchRounds() int {
 
 // vsFloor sums the rounds of a benchmark against the raw floor.
 type vsFloor struct {
-	events                     int
-	time, rawTime, cpu, rawCPU time.Duration
-	ratios                     []float64 // the floor's time over the measured side's, a round each
+	events                           int
+	elapsed, rawElapsed, cpu, rawCPU time.Duration
+	ratios                           []float64   // the floor's time over the measured side's, a round each
+	workers                          map[int]int // rounds the floor was fastest at each concurrency
+	busy                             float64     // cores the CPU-bound control got, summed over rounds
 }
 
 // add counts a round of n events that took el and cpu, and the floor's
 // round of as many files.
 func (v *vsFloor) add(n int, el, cpu time.Duration, floor fsfloor.Result) {
 	v.events += n
-	v.time, v.rawTime = v.time+el, v.rawTime+floor.Elapsed
+	v.elapsed, v.rawElapsed = v.elapsed+el, v.rawElapsed+floor.Elapsed
 	v.cpu, v.rawCPU = v.cpu+cpu, v.rawCPU+floor.CPUPerFile*time.Duration(n)
 	v.ratios = append(v.ratios, floor.Elapsed.Seconds()/el.Seconds())
+	v.workers[floor.Workers]++
 }
 
-// report reports both rates, the median round ratio (of an even count, the
-// higher of the middle two), the CPU each side spent on an event or file
-// and their ratio, and the cores each kept busy while it ran (the measured
-// side's under the name cores): beside a load, what the scheduler gave it,
-// which decides its rate as much as its CPU per event does (BENCHMARKS.md,
-// issue 15, "the cores each side got").
-func (v *vsFloor) report(b *testing.B, cores string) {
+// report stops the load and reports both rates, the median round ratio
+// (of an even count, the higher of the middle two), the CPU each side spent
+// on an event or file and their ratio, and the cores each kept busy while
+// it ran (the measured side's as the metric coresUnit), beside the cores
+// the load and the CPU-bound control got: beside a load, the share the
+// scheduler gave each side decides its rate as much as its CPU per event
+// does (BENCHMARKS.md, issue 15, sessions 20 and 21).
+func (v *vsFloor) report(b *testing.B, coresUnit string, load *cpuLoad) {
+	if v.busy > 0 {
+		b.ReportMetric(v.busy/float64(len(v.ratios)), "busy-cores")
+	}
+	load.report(b)
 	sort.Float64s(v.ratios)
-	b.ReportMetric(float64(v.events)/v.time.Seconds(), "events/s")
-	b.ReportMetric(float64(v.events)/v.rawTime.Seconds(), "rawfiles/s")
+	b.ReportMetric(float64(v.events)/v.elapsed.Seconds(), "events/s")
+	b.ReportMetric(float64(v.events)/v.rawElapsed.Seconds(), "rawfiles/s")
 	b.ReportMetric(v.ratios[len(v.ratios)/2], "ratio")
 	b.ReportMetric(float64(v.cpu.Microseconds())/float64(v.events), "cpu-µs/event")
 	b.ReportMetric(float64(v.rawCPU.Microseconds())/float64(v.events), "raw-cpu-µs/file")
-	b.ReportMetric(v.cpu.Seconds()/v.time.Seconds(), cores)
-	b.ReportMetric(v.rawCPU.Seconds()/v.rawTime.Seconds(), "raw-cores")
+	b.ReportMetric(v.cpu.Seconds()/v.elapsed.Seconds(), coresUnit)
+	b.ReportMetric(v.rawCPU.Seconds()/v.rawElapsed.Seconds(), "raw-cores")
 	b.ReportMetric(float64(v.cpu)/float64(v.rawCPU), "cpu-ratio")
+	b.Logf("%d events in %d rounds; the floor was fastest at %v writers (rounds per concurrency)", v.events, len(v.ratios), v.workers)
 }
 
 func archiveKey(b *testing.B, ev []byte) string {
