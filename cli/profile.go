@@ -7,10 +7,9 @@ import (
 )
 
 // cpuProfile starts a CPU profile of the command when ENGRAM_CPUPROFILE
-// names a file, and returns what stops it. The profile is how default.pgo
-// (the build's profile-guided optimisation) is made, from the real binary
-// on the real input (BENCHMARKS.md, "default.pgo"); it is also there for
-// whoever needs to see where a slow run spends its time.
+// names a file, and returns what stops it: the real binary on the real
+// input, for whoever needs to see where a slow run spends its time (the
+// in-process benchmarks miss the reader, the journal and start-up).
 func cpuProfile(e *env) (stop func(), err error) {
 	path := e.getenv("ENGRAM_CPUPROFILE")
 	if path == "" {

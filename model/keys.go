@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -74,16 +75,16 @@ func ArchiveKey(eventID, timestamp string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	b := make([]byte, 0, archivePrefixLen+len(eventID)+len(".json"))
+	b := make([]byte, 0, ArchivePrefixLen+len(eventID)+len(".json"))
 	return string(append(append(AppendArchivePrefix(b, t), eventID...), ".json"...)), nil
 }
 
-// archivePrefixLen is the length of every ArchivePrefix.
-const archivePrefixLen = len("events/YYYY/MM/DD/")
+// ArchivePrefixLen is the length of every ArchivePrefix.
+const ArchivePrefixLen = len("events/YYYY/MM/DD/")
 
 // ArchivePrefix is the key prefix holding the events of t's UTC day.
 func ArchivePrefix(t time.Time) string {
-	return string(AppendArchivePrefix(make([]byte, 0, archivePrefixLen), t))
+	return string(AppendArchivePrefix(make([]byte, 0, ArchivePrefixLen), t))
 }
 
 // AppendArchivePrefix appends ArchivePrefix(t) to b: "events/YYYY/MM/DD/",
@@ -96,4 +97,14 @@ func AppendArchivePrefix(b []byte, t time.Time) []byte {
 	b = append(b, byte('0'+y/1000%10), byte('0'+y/100%10), byte('0'+y/10%10), byte('0'+y%10), '/')
 	b = append(b, byte('0'+int(m)/10), byte('0'+int(m)%10), '/')
 	return append(b, byte('0'+d/10), byte('0'+d%10), '/')
+}
+
+// ArchiveKeyDay is the UTC day a key that begins with an ArchivePrefix
+// names, and false for any other key.
+func ArchiveKeyDay(key string) (time.Time, bool) {
+	if len(key) < ArchivePrefixLen || !strings.HasPrefix(key, "events/") {
+		return time.Time{}, false
+	}
+	t, err := time.Parse("2006/01/02/", key[len("events/"):ArchivePrefixLen])
+	return t, err == nil
 }

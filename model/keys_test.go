@@ -188,3 +188,16 @@ func TestArchivePrefixFormat(t *testing.T) {
 		}
 	}
 }
+
+func TestArchiveKeyDay(t *testing.T) {
+	ts := time.Date(2026, 3, 1, 23, 59, 59, 0, time.FixedZone("", -5*3600))
+	day, ok := model.ArchiveKeyDay(model.ArchivePrefix(ts) + "ev.json")
+	if want := time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC); !ok || !day.Equal(want) {
+		t.Fatalf("ArchiveKeyDay = %v, %v; want %v", day, ok, want)
+	}
+	for _, k := range []string{"", "events/", "events/2026/03/", "events/2026/13/01/x", "other/2026/03/01/x"} {
+		if _, ok := model.ArchiveKeyDay(k); ok {
+			t.Errorf("ArchiveKeyDay(%q) is a day", k)
+		}
+	}
+}

@@ -193,7 +193,7 @@ func compactString(raw []byte) (string, error) {
 // key the archive gives the event, so that ScanByKey's walk by day finds
 // it; 1 otherwise (no key, or one the archive would not have chosen).
 func keyOdd(key, id string, t time.Time) int64 {
-	const prefix = len("events/YYYY/MM/DD/")
+	const prefix = model.ArchivePrefixLen
 	if len(key) != prefix+len(id)+len(".json") || !strings.HasSuffix(key, ".json") || key[prefix:len(key)-len(".json")] != id {
 		return 1
 	}

@@ -149,10 +149,10 @@ func (c *docCursor) before(o *docCursor) bool {
 // bounds only spare days from being read, the key condition decides.
 func dayBounds(from, to string) (lo, hi int64) {
 	lo, hi = firstMs, endMs
-	if t, ok := keyDay(from); ok {
+	if t, ok := model.ArchiveKeyDay(from); ok {
 		lo = max(lo, t.UnixMilli())
 	}
-	if t, ok := keyDay(to); ok {
+	if t, ok := model.ArchiveKeyDay(to); ok {
 		hi = min(hi, t.UnixMilli()+dayMs)
 	}
 	return lo, hi
@@ -164,16 +164,6 @@ var (
 	firstMs = time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli()
 	endMs   = time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli()
 )
-
-// keyDay is the day of a key that begins "events/YYYY/MM/DD/".
-func keyDay(key string) (time.Time, bool) {
-	const prefix = len("events/YYYY/MM/DD/")
-	if len(key) < prefix || key[:7] != "events/" {
-		return time.Time{}, false
-	}
-	t, err := time.Parse("2006/01/02/", key[7:prefix])
-	return t, err == nil
-}
 
 // floorDay is the start of the UTC day holding ms.
 func floorDay(ms int64) int64 {

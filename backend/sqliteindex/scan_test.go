@@ -204,7 +204,7 @@ func TestKeyOddMatchesArchiveKey(t *testing.T) {
 		}
 		// What the walk by day relies on: the row's ts_unix_ms lies in the
 		// day its key names.
-		day, ok := keyDay(key)
+		day, ok := model.ArchiveKeyDay(key)
 		if !ok || day.UnixMilli() != floorDay(parsed.UnixMilli()) {
 			t.Fatalf("%s: key %q names day %v (%v), ts_unix_ms %d is in the day from %d", stamp, key, day, ok, parsed.UnixMilli(), floorDay(parsed.UnixMilli()))
 		}
