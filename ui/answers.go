@@ -68,15 +68,6 @@ func (m *Model) onAnswer(msg tea.Msg) tea.Cmd {
 	return nil
 }
 
-// toViews hands an answer the root does not know to the views: each takes
-// the answers of its own commands and ignores the rest. The turns take
-// the stream's expression once the stream has shown that it works.
-func (m *Model) toViews(msg tea.Msg) tea.Cmd {
-	cmd := tea.Batch(m.stream.Update(msg), m.detail.Update(msg), m.turns.Update(msg), m.similar.Update(msg),
-		m.topics.Update(msg), m.record.Update(msg))
-	return tea.Batch(cmd, m.turns.SetFilter(m.stream.Shown(), m.stream.Seen()), m.followTurns())
-}
-
 // followTurns reloads the turns shown when the tail brought documents and
 // the stream follows: the header's "● following" holds for them too.
 func (m *Model) followTurns() tea.Cmd {

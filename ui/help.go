@@ -19,7 +19,7 @@ func (m *Model) footer() string {
 	keep := []key.Binding{km.Back, km.Help, km.Quit, km.FormHelp}
 	switch {
 	case m.showHelp:
-		bs = []key.Binding{uikit.Binding("any key", "close help", "any")}
+		bs = m.helpFooter()
 	case m.chord == "y":
 		bs = []key.Binding{km.YankID, km.YankKey, km.YankJSON, km.YankTrace}
 	case m.chord == "g":
@@ -108,7 +108,7 @@ func (m *Model) fullHelp() string {
 		groups, chords = m.record.FullHelp(), nil
 	}
 	st := m.c.Styles
-	out := st.Title.Render(" Keys · "+viewNames[m.focus]) + "\n\n" + indent(m.helpColumns(groups, m.w-1), 1)
+	out := st.Title.Render(" Keys · "+m.table[m.focus].name) + "\n\n" + indent(m.helpColumns(groups, m.w-1), 1)
 	if len(chords) > 0 {
 		title := " after y · after g"
 		if !m.canJump() {

@@ -117,3 +117,47 @@ func TestHelpNamesAKeyOnce(t *testing.T) {
 		}
 	}
 }
+
+// The help taller than the window scrolls: its last line is reached with
+// end, a key that does not scroll closes it.
+func TestHelpScrollsWhenTallerThanTheBody(t *testing.T) {
+	r, a := world(6, testBase)
+	d := testDeps(r, a)
+	d.Recorder = recorderFor(r, a)
+	m := newTestModel(t, d, testOpts(t), 80, 14)
+	press(t, m, "?")
+	last := "The Pipeline view shows the trace id"
+	s := screen(m)
+	mustContain(t, s, "Keys · Stream", "scroll")
+	mustNotContain(t, s, last)
+	press(t, m, "end")
+	mustContain(t, screen(m), last)
+	mustNotContain(t, screen(m), "Keys · Stream")
+	press(t, m, "home")
+	mustContain(t, screen(m), "Keys · Stream")
+	press(t, m, "pgdown", "pgdown", "pgdown", "pgdown")
+	mustContain(t, screen(m), last)
+	if !m.showHelp {
+		t.Fatal("scrolling closed the help")
+	}
+	press(t, m, "x")
+	if m.showHelp {
+		t.Fatal("x did not close the help")
+	}
+}
+
+// Every view id has its entry in the table, named and built.
+func TestEveryViewIsRegistered(t *testing.T) {
+	r, a := world(3, testBase)
+	m := newTestModel(t, testDeps(r, a), testOpts(t), 80, 24)
+	seen := map[string]bool{}
+	for id, e := range m.table {
+		if e.name == "" || e.v == nil || seen[e.name] {
+			t.Fatalf("view %d: name %q, view %v (a name twice?)", id, e.name, e.v)
+		}
+		seen[e.name] = true
+	}
+	if ids := m.views(); len(ids) == 0 || ids[0] != viewStream {
+		t.Fatalf("tabs %v: the stream first", ids)
+	}
+}

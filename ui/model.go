@@ -5,6 +5,7 @@ import (
 
 	"charm.land/bubbles/v2/help"
 	"charm.land/bubbles/v2/spinner"
+	"charm.land/bubbles/v2/viewport"
 	tea "charm.land/bubbletea/v2"
 
 	"engram/ingest/follow"
@@ -20,32 +21,6 @@ import (
 	"engram/ui/uikit"
 )
 
-// viewID names the views Tab moves between.
-type viewID int
-
-const (
-	viewStream viewID = iota
-	viewTurns
-	viewDetail
-	viewRecord
-	viewPipeline
-	viewSimilar
-	viewTopics
-	numViews
-)
-
-var viewNames = [numViews]string{"Stream", "Turns", "Detail", "Record", "Pipeline", "Similar", "Topics"}
-
-// view is what every child view provides. Only the root builds the
-// tea.View and owns the alt screen, the mouse and the window title.
-type view interface {
-	help.KeyMap
-	Update(tea.Msg) tea.Cmd
-	View() string
-	SetSize(w, h int)
-	Size() (w, h int)
-}
-
 // Model is the inspector's root: it routes messages (global keys, then the
 // open overlay, then the focused view) and draws the frame around the
 // focused view.
@@ -55,6 +30,9 @@ type Model struct {
 	focus  viewID
 	back   viewID // where Esc leaves the detail for
 
+	// table is every view, keyed by id (views.go); the fields beside it
+	// are the views the root works with by name.
+	table    [numViews]entry
 	stream   *stream.Model
 	turns    *turns.Model
 	detail   *detail.Model
@@ -65,6 +43,7 @@ type Model struct {
 	filter   filterBar
 	cmdLine  cmdLine
 	help     help.Model
+	helpView viewport.Model // the ? help, scrolled when taller than the body
 
 	// simBack and simNav are where the detail was opened from when S
 	// listed its event's neighbours: Esc from the list goes back there.
@@ -107,11 +86,13 @@ func New(deps Deps, opts Options) *Model {
 	m.pipeline = pipeline.New(c)
 	m.similar = similar.New(c)
 	m.topics = topics.New(c)
+	m.register()
 	m.filter = newFilterBar(c)
 	m.filter.rows = m.shownRows
 	m.cmdLine = newCmdLine()
 	m.help = help.New()
 	m.help.Styles = c.Styles.Help
+	m.helpView = newHelpView()
 	if !c.CanWrite() {
 		opts.Follow = nil
 	}
@@ -180,6 +161,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.PasteMsg:
 		cmd = m.onPaste(msg)
 	case tea.MouseWheelMsg:
+		if m.showHelp {
+			m.helpView, cmd = m.helpView.Update(msg)
+			break
+		}
 		cmd = m.focused().Update(msg)
 	case tea.MouseClickMsg:
 		cmd = m.onClick(msg)
@@ -189,41 +174,6 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		cmd = m.onAnswer(msg)
 	}
 	return m, tea.Batch(cmd, m.startSpin())
-}
-
-// focused is the view keys go to.
-func (m *Model) focused() view {
-	switch m.focus {
-	case viewTurns:
-		return m.turns
-	case viewDetail:
-		return m.detail
-	case viewRecord:
-		return m.record
-	case viewPipeline:
-		return m.pipeline
-	case viewSimilar:
-		return m.similar
-	case viewTopics:
-		return m.topics
-	}
-	return m.stream
-}
-
-// resize gives every view, hidden ones too, the body's size: the window
-// less the header line, the status line and the footer line.
-func (m *Model) resize(w, h int) {
-	m.w, m.h = w, h
-	bw, bh := w, max(1, h-3)
-	for _, v := range []view{m.stream, m.turns, m.detail, m.record, m.pipeline, m.similar, m.topics} {
-		v.SetSize(bw, bh)
-	}
-	m.help.SetWidth(w)
-}
-
-// busy: something is loading, so the spinner turns.
-func (m *Model) busy() bool {
-	return m.stream.Busy() || m.detail.Busy() || m.turns.Busy() || m.record.Busy() || m.pipeline.Busy() || m.similar.Busy() || m.topics.Busy()
 }
 
 // listen waits for the next stage or trace of this process's pipelines.
@@ -250,46 +200,6 @@ func (m *Model) onSpin(msg spinner.TickMsg) tea.Cmd {
 		return nil
 	}
 	return cmd
-}
-
-// views lists the views Tab cycles through: without writes, no Record.
-func (m *Model) views() []viewID {
-	ids := []viewID{viewStream, viewTurns, viewDetail}
-	if m.c.CanWrite() {
-		ids = append(ids, viewRecord)
-	}
-	ids = append(ids, viewPipeline)
-	if m.c.Deps.Bus != nil {
-		ids = append(ids, viewTopics)
-	}
-	if m.similar.Of() != nil { // once S has asked for one
-		ids = append(ids, viewSimilar)
-	}
-	return ids
-}
-
-// setFocus shows another view, telling the ones that care.
-func (m *Model) setFocus(id viewID) tea.Cmd {
-	if m.focus == viewDetail && id != viewDetail {
-		m.detail.Close()
-	}
-	if m.focus == viewTurns && id != viewTurns {
-		m.turns.Hidden() // its loads from the archive stop
-	}
-	if id != viewDetail {
-		m.back = id
-	}
-	m.focus = id
-	if id == viewTurns {
-		return m.turns.Shown(m.stream.Seen())
-	}
-	if id == viewDetail {
-		return m.detail.Shown(m.stream.Selected(), m.stream)
-	}
-	if id == viewTopics {
-		return m.topics.Shown()
-	}
-	return nil
 }
 
 // cycle moves Tab's way through the views but the Record form: there Tab

@@ -121,7 +121,7 @@ func topicsModel(t *testing.T, w, h int) (*Model, *fakeBus) {
 	m := newTestModel(t, d, testOpts(t), w, h)
 	press(t, m, "shift+tab") // Topics is the last tab
 	if m.focus != viewTopics {
-		t.Fatalf("shift+tab from the stream went to %s, want Topics", viewNames[m.focus])
+		t.Fatalf("shift+tab from the stream went to %s, want Topics", m.table[m.focus].name)
 	}
 	return m, b
 }
@@ -297,11 +297,11 @@ func TestTopicsEnter(t *testing.T) {
 	feed(t, m, b, msgs)
 	press(t, m, "down", "enter")
 	if m.focus != viewDetail || m.detail.Doc() == nil || m.detail.Doc().EventID != id {
-		t.Fatalf("enter on memory.indexed: focus %s", viewNames[m.focus])
+		t.Fatalf("enter on memory.indexed: focus %s", m.table[m.focus].name)
 	}
 	press(t, m, "esc")
 	if m.focus != viewTopics {
-		t.Fatalf("esc from the detail went to %s", viewNames[m.focus])
+		t.Fatalf("esc from the detail went to %s", m.table[m.focus].name)
 	}
 	press(t, m, "end", "enter")
 	s := screen(m)
@@ -491,7 +491,7 @@ func TestSentEventSelectedInStream(t *testing.T) {
 		send(t, m, stream.TickMsg{})
 		press(t, m, "esc")
 		if m.focus != viewStream {
-			t.Fatalf("esc from the form went to %s", viewNames[m.focus])
+			t.Fatalf("esc from the form went to %s", m.table[m.focus].name)
 		}
 		got := m.stream.Selected().EventID
 		switch {

@@ -26,7 +26,7 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		}
 		return nil
 	case m.showHelp:
-		m.showHelp = false
+		m.onHelpKey(msg)
 		return nil
 	case m.filter.open:
 		if m.filter.update(msg) {
@@ -47,7 +47,7 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		case key.Matches(msg, km.Back):
 			return m.setFocus(viewStream)
 		case key.Matches(msg, km.FormHelp):
-			m.showHelp = true
+			m.openHelp()
 			return nil
 		}
 		return m.record.Update(msg)
@@ -64,7 +64,7 @@ func (m *Model) onGlobalKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, km.Quit):
 		return m.quit()
 	case key.Matches(msg, km.Help):
-		m.showHelp = true
+		m.openHelp()
 	case key.Matches(msg, km.Command):
 		m.cmdLine.show()
 	case key.Matches(msg, km.NextView):
@@ -137,25 +137,6 @@ func (m *Model) onPaste(msg tea.PasteMsg) tea.Cmd {
 	return nil
 }
 
-// current is the event the focused view is on.
-func (m *Model) current() *model.IndexDoc {
-	switch m.focus {
-	case viewStream:
-		return m.stream.Selected()
-	case viewDetail:
-		return m.detail.Doc()
-	case viewTurns:
-		return m.turns.Current()
-	case viewSimilar:
-		return m.similar.Selected()
-	}
-	return nil
-}
-
-// filterable: the filter bar filters what the focused view lists (the
-// turns are those of the stream's rows).
-func (m *Model) filterable() bool { return m.focus == viewStream || m.focus == viewTurns }
-
 // canJump: g works on the stream, and on the detail of a stream row.
 func (m *Model) canJump() bool {
 	return m.focus == viewStream && m.stream.Selected() != nil ||
@@ -167,12 +148,10 @@ func (m *Model) goBack() tea.Cmd {
 	switch {
 	case m.focus == viewDetail:
 		return m.setFocus(m.back)
-	case m.focus == viewTurns && m.turns.Back():
-		return nil
-	case m.focus == viewTopics && m.topics.Back():
-		return nil
 	case m.focus == viewSimilar:
 		return m.leaveSimilar()
+	case m.table[m.focus].back != nil && m.table[m.focus].back():
+		return nil
 	case m.focus != viewStream:
 		return m.setFocus(viewStream)
 	case m.stream.Finding() != "":

@@ -46,7 +46,7 @@ func (m *Model) render() string {
 func (m *Model) body() string {
 	switch {
 	case m.showHelp:
-		return m.fullHelp()
+		return m.helpView.View()
 	case m.empty() && (m.focus == viewStream || m.focus == viewTurns):
 		return m.emptyView()
 	}
@@ -111,9 +111,9 @@ func (m *Model) header() string {
 // tab is a view's name in the header.
 func (m *Model) tab(id viewID) string {
 	if id == m.focus {
-		return m.c.Styles.TabOn.Render(viewNames[id])
+		return m.c.Styles.TabOn.Render(m.table[id].name)
 	}
-	return m.c.Styles.Tab.Render(viewNames[id])
+	return m.c.Styles.Tab.Render(m.table[id].name)
 }
 
 // tabAt is the view whose tab is at column x of the header.
