@@ -11,14 +11,18 @@
 //	tool:"web search"                type session turn agent tenant trace tool tag id
 //	success:true  success:false    the result's success (unknown matches neither)
 //	importance>=0.7  reward<0.3    numeric comparisons with > >= < <= = on
-//	latency>500  confidence=0.5      importance reward confidence latency (ms)
+//	latency>500  confidence=0.5      importance reward confidence latency;
+//	latency>1.5s  latency<250ms      latency is in milliseconds, or a Go
+//	                                 duration (units ns us µs ms s m h)
 //	since:15m  until:2h            relative to now (units s m h d w), or absolute:
 //	since:2026-05-08                 a UTC date or an RFC 3339 time with a zone;
 //	until:2026-05-08T10:00:00Z       since is inclusive, until exclusive
 //	-tag:demo  -word  -"a phrase"  negation of any term
 //
-// Field names are case-insensitive. Inside quotes, \" is a quote and \\ a
-// backslash. A document that lacks a field (no latency, success unknown)
+// type: takes one of model.EventTypes (Values lists them); any other value
+// is an error, since it could match nothing. Field names, and the values of
+// type: and success:, are case-insensitive. Inside quotes, \" is a quote
+// and \\ a backslash. A document that lacks a field (no latency, success unknown)
 // matches no positive term on it, and so every negated one.
 //
 // Parse is pure: relative times are kept as durations and resolved by the
@@ -30,6 +34,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"engram/model"
 )
 
 // Kind is what a term tests.
@@ -127,6 +133,25 @@ var KeywordFields = []string{FieldType, FieldSession, FieldTurn, FieldAgent, Fie
 
 // NumericFields are the fields of KindCompare terms.
 var NumericFields = []string{FieldImportance, FieldReward, FieldConfidence, FieldLatency}
+
+// Values are the values field accepts when they are a closed set (type:
+// and success:), for completion and messages; nil when any value is
+// accepted (tool:, tag:, the ids). The slice is the caller's.
+func Values(field string) []string {
+	return append([]string(nil), closedValues(strings.ToLower(field))...)
+}
+
+func closedValues(field string) []string {
+	switch field {
+	case FieldType:
+		return model.EventTypes
+	case FieldSuccess:
+		return successValues
+	}
+	return nil
+}
+
+var successValues = []string{"true", "false"}
 
 // knownFields is every field name, sorted, for error messages.
 const knownFields = "agent, confidence, id, importance, latency, reward, session, since, success, tag, tenant, tool, trace, turn, type, until"

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"engram/model"
 )
 
 func date(y int, m time.Month, d int) time.Time { return time.Date(y, m, d, 0, 0, 0, 0, time.UTC) }
@@ -39,7 +41,8 @@ func TestParse(t *testing.T) {
 		{"tag:demo", []Term{{Kind: KindField, Field: "tag", Value: "demo"}}, ""},
 		{"-tag:demo", []Term{{Kind: KindField, Neg: true, Field: "tag", Value: "demo"}}, ""},
 		{"id:demo-event-001", []Term{{Kind: KindField, Field: "id", Value: "demo-event-001"}}, ""},
-		{"TYPE:x Tag:Y", []Term{{Kind: KindField, Field: "type", Value: "x"}, {Kind: KindField, Field: "tag", Value: "Y"}}, "type:x tag:Y"},
+		{"TYPE:Action Tag:Y", []Term{{Kind: KindField, Field: "type", Value: "action"}, {Kind: KindField, Field: "tag", Value: "Y"}}, "type:action tag:Y"},
+		{`-type:"USER_INPUT"`, []Term{{Kind: KindField, Neg: true, Field: "type", Value: "user_input"}}, "-type:user_input"},
 		{"success:true", []Term{{Kind: KindSuccess, Bool: true}}, ""},
 		{"success:false", []Term{{Kind: KindSuccess}}, ""},
 		{"success:FALSE", []Term{{Kind: KindSuccess}}, "success:false"},
@@ -53,6 +56,15 @@ func TestParse(t *testing.T) {
 		{"latency>=1e3", []Term{{Kind: KindCompare, Field: "latency", Op: OpGE, Num: 1000}}, "latency>=1000"},
 		{"reward>-0.5", []Term{{Kind: KindCompare, Field: "reward", Op: OpGT, Num: -0.5}}, ""},
 		{`importance>="0.5"`, []Term{{Kind: KindCompare, Field: "importance", Op: OpGE, Num: 0.5}}, "importance>=0.5"},
+		{"latency>5ms", []Term{{Kind: KindCompare, Field: "latency", Op: OpGT, Num: 5}}, "latency>5"},
+		{"latency>1s", []Term{{Kind: KindCompare, Field: "latency", Op: OpGT, Num: 1000}}, "latency>1000"},
+		{"latency<=1.5s", []Term{{Kind: KindCompare, Field: "latency", Op: OpLE, Num: 1500}}, "latency<=1500"},
+		{"latency>=2m", []Term{{Kind: KindCompare, Field: "latency", Op: OpGE, Num: 120000}}, "latency>=120000"},
+		{"latency<1h30m", []Term{{Kind: KindCompare, Field: "latency", Op: OpLT, Num: 5400000}}, "latency<5.4e+06"},
+		{"latency<250us", []Term{{Kind: KindCompare, Field: "latency", Op: OpLT, Num: 0.25}}, "latency<0.25"},
+		{"latency<250µs", []Term{{Kind: KindCompare, Field: "latency", Op: OpLT, Num: 0.25}}, "latency<0.25"},
+		{"latency=1ns", []Term{{Kind: KindCompare, Field: "latency", Op: OpEQ, Num: 1e-6}}, "latency=1e-06"},
+		{`-latency>"2s"`, []Term{{Kind: KindCompare, Neg: true, Field: "latency", Op: OpGT, Num: 2000}}, "-latency>2000"},
 		{"-latency>500", []Term{{Kind: KindCompare, Neg: true, Field: "latency", Op: OpGT, Num: 500}}, ""},
 		{"since:15m", []Term{{Kind: KindSince, Time: Time{Relative: true, Ago: 15 * time.Minute}}}, ""},
 		{"since:30s", []Term{{Kind: KindSince, Time: Time{Relative: true, Ago: 30 * time.Second}}}, ""},
@@ -93,6 +105,7 @@ func TestParse(t *testing.T) {
 }
 
 func TestParseErrors(t *testing.T) {
+	types := "user_input, tool_result, system_event, agent_action, environmental_observation, consolidation_output, observation, action, outcome"
 	known := "; known fields: agent, confidence, id, importance, latency, reward, session, since, success, tag, tenant, tool, trace, turn, type, until"
 	tests := []struct {
 		in, want string
@@ -123,7 +136,12 @@ func TestParseErrors(t *testing.T) {
 		{"importance:0.7", `column 11: expected one of >, >=, <, <=, = after "importance", as in importance>=0.5`},
 		{"tag:x importance>=", `column 19: expected a value after "importance>="`},
 		{"importance>=high", `column 13: expected a number after "importance>="`},
-		{"latency>5ms", `column 9: expected a number after "latency>"`},
+		{"latency>fast", `column 9: expected milliseconds or a duration (like 500, 250ms, 1.5s, 2m) after "latency>"`},
+		{"latency>1d", `column 9: expected milliseconds or a duration (like 500, 250ms, 1.5s, 2m) after "latency>"`},
+		{"importance>5ms", `column 12: expected a number after "importance>"`},
+		{"type:x", `column 6: unknown type "x"; valid types: ` + types},
+		{"memory -type:toolresult", `column 14: unknown type "toolresult"; valid types: ` + types},
+		{`type:"tool result"`, `column 6: unknown type "tool result"; valid types: ` + types},
 		{"reward<NaN", `column 8: expected a number after "reward<"`},
 		{"reward<inf", `column 8: expected a number after "reward<"`},
 		{"reward<1e999", `column 8: expected a number after "reward<"`},
@@ -257,5 +275,36 @@ func TestTooManyTerms(t *testing.T) {
 	_, err := Parse(ok + "b")
 	if !errors.As(err, &se) || se.Col != 2*MaxTerms+1 || !strings.Contains(se.Msg, "too many terms") {
 		t.Fatalf("%d terms: %v, want a syntax error at column %d", MaxTerms+1, err, 2*MaxTerms+1)
+	}
+}
+
+// TestValues: the closed sets completion offers are the ones Parse
+// accepts, and every event type is among them.
+func TestValues(t *testing.T) {
+	types := Values(FieldType)
+	if len(types) != len(model.EventTypes) {
+		t.Fatalf("Values(type) = %q, want %q", types, model.EventTypes)
+	}
+	for i, v := range types {
+		if v != model.EventTypes[i] {
+			t.Fatalf("Values(type) = %q, want %q", types, model.EventTypes)
+		}
+		if _, err := Parse("type:" + v); err != nil {
+			t.Errorf("type:%s: %v", v, err)
+		}
+	}
+	types[0] = "changed"
+	if Values("TYPE")[0] != model.EventTypes[0] {
+		t.Error("Values hands out the package's slice")
+	}
+	for _, v := range Values(FieldSuccess) {
+		if _, err := Parse("success:" + v); err != nil {
+			t.Errorf("success:%s: %v", v, err)
+		}
+	}
+	for _, f := range []string{FieldTool, FieldTag, FieldAgent, FieldLatency, "nope"} {
+		if v := Values(f); v != nil {
+			t.Errorf("Values(%s) = %q, want nil (any value)", f, v)
+		}
 	}
 }

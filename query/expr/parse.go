@@ -140,6 +140,14 @@ func (p *parser) field(neg bool, b, k int) (Term, error) {
 		if err != nil {
 			return t, err
 		}
+		if vals := closedValues(name); vals != nil {
+			// A closed set: a misspelt value would match nothing, silently.
+			canon, ok := closedValue(vals, val)
+			if !ok {
+				return t, p.errAt(v, "unknown %s %q; valid %ss: %s", name, val, name, strings.Join(vals, ", "))
+			}
+			val = canon
+		}
 		t.Kind, t.Field, t.Value = KindField, name, val
 	case name == FieldSuccess:
 		if op != ":" {
@@ -166,6 +174,12 @@ func (p *parser) field(neg bool, b, k int) (Term, error) {
 			return t, err
 		}
 		n, ok := number(val)
+		if !ok && name == FieldLatency {
+			n, ok = milliseconds(val)
+			if !ok {
+				return t, p.errAt(v, "expected milliseconds or a duration (like 500, 250ms, 1.5s, 2m) after %q", name+op)
+			}
+		}
 		if !ok {
 			return t, p.errAt(v, "expected a number after %q", name+op)
 		}
@@ -294,6 +308,27 @@ func number(s string) (float64, bool) {
 		return 0, false
 	}
 	return n, true
+}
+
+// milliseconds parses a Go duration ("250ms", "1.5s", "2m", "100us") as
+// the milliseconds latency_ms holds.
+func milliseconds(s string) (float64, bool) {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, false
+	}
+	return float64(d) / float64(time.Millisecond), true
+}
+
+// closedValue finds v among vals, ignoring case (every closed value is
+// lower case, so TYPE:Action means action), and returns its spelling.
+func closedValue(vals []string, v string) (string, bool) {
+	for _, c := range vals {
+		if strings.EqualFold(c, v) {
+			return c, true
+		}
+	}
+	return "", false
 }
 
 var (
