@@ -2,7 +2,8 @@ package ui
 
 import (
 	"context"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
@@ -18,6 +19,10 @@ import (
 type cmdLine struct {
 	open  bool
 	input textinput.Model
+	comp  completer
+	// on is the event the focused view was on when the line opened: the
+	// tail may move the selection while the command is typed.
+	on *model.IndexDoc
 }
 
 func newCmdLine() cmdLine {
@@ -27,12 +32,13 @@ func newCmdLine() cmdLine {
 // commandHelp names each command with what it takes; tab completes them.
 var commandHelp = map[string]string{
 	"goto": "goto EVENT_ID: show an event in the detail", "turn": "turn TURN_KEY: show a turn's causal chain",
-	"theme": "theme NAME: " + strings.Join(themes.Names(), ", "), "export": "export: write the current event to a file",
+	"theme": "theme NAME: " + strings.Join(themes.Names(), ", "), "export": "export [PATH]: write the event to PATH (a file or a directory)",
 	"q": "q: quit", "quit": "quit", "search": "search TERM: go to the rows that hold TERM (n/N), not filtering them",
 }
 
-func (c *cmdLine) show() {
-	c.open = true
+func (c *cmdLine) show(on *model.IndexDoc) {
+	c.open, c.on = true, on
+	c.comp.reset()
 	c.input.SetValue("")
 	c.input.Focus()
 }
@@ -48,45 +54,46 @@ func (c *cmdLine) update(msg tea.Msg) (run string, ok bool) {
 		case "enter":
 			c.open = false
 			return strings.TrimSpace(c.input.Value()), true
-		case "tab":
-			c.complete()
+		case "tab", "shift+tab":
+			c.input.SetValue(c.comp.tab(c.input.Value(), map[string]int{"tab": 1, "shift+tab": -1}[k.String()], commandCands))
 			return "", false
 		}
 	}
+	c.comp.reset()
 	c.input.Update(msg)
 	return "", false
 }
 
-// complete finishes the command name when what is typed starts one only.
-func (c *cmdLine) complete() {
-	typed := c.input.Value()
-	if strings.Contains(typed, " ") {
-		return
+// commandCands completes a command's name, or the theme :theme takes.
+func commandCands(typed string) (head string, cands []string, spaced bool) {
+	name, arg, hasArg := strings.Cut(typed, " ")
+	all := slices.Sorted(maps.Keys(commandHelp))
+	prefix := name
+	if hasArg {
+		if name != "theme" {
+			return typed, nil, false
+		}
+		head, all, prefix = "theme ", themes.Names(), strings.TrimSpace(arg)
 	}
-	var hits []string
-	for name := range commandHelp {
-		if strings.HasPrefix(name, typed) {
-			hits = append(hits, name)
+	for _, c := range all {
+		if strings.HasPrefix(c, prefix) {
+			cands = append(cands, c)
 		}
 	}
-	if len(hits) == 1 {
-		c.input.SetValue(hits[0] + " ")
-	}
+	return head, cands, !hasArg
 }
 
 // view is the line and, under it, what the command typed takes.
 func (c *cmdLine) view(st *uikit.Styles, w int) []string {
 	name, _, _ := strings.Cut(strings.TrimSpace(c.input.Value()), " ")
 	hint := "enter runs · esc cancels · tab completes"
+	if cands, at := c.comp.listed(); cands != nil {
+		return []string{c.input.View(st, w), candLine(st, cands, at, w)}
+	}
 	if h, ok := commandHelp[name]; ok {
 		hint = h
 	} else if name == "" {
-		names := make([]string, 0, len(commandHelp))
-		for n := range commandHelp {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		hint = "commands: " + strings.Join(names, ", ")
+		hint = "commands: " + strings.Join(slices.Sorted(maps.Keys(commandHelp)), ", ")
 	}
 	return []string{c.input.View(st, w), st.Muted.Render(" " + hint)}
 }
@@ -102,10 +109,8 @@ func (m *Model) runCommand(line string) tea.Cmd {
 		return m.quit()
 	case name == "theme":
 		return m.setTheme(arg)
-	case name == "export" && m.c.CanWrite() && m.current() != nil:
-		return export(m.c.Ctx, m.c.Deps.Archive, m.current(), m.c.Opts.ExportDir)
 	case name == "export":
-		return uikit.StatusCmd("export: no event here to export (or read-only)", true)
+		return m.exportCommand(arg)
 	case (name == "goto" || name == "turn") && arg == "":
 		return uikit.StatusCmd(commandHelp[name], true)
 	case name == "goto":

@@ -58,32 +58,57 @@ func writeNew(dir, eventID string, out []byte) (string, error) {
 	}
 	for n := 1; n <= 1000; n++ {
 		path := exportFile(dir, eventID, n)
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		err := writeExcl(path, out)
 		if errors.Is(err, fs.ErrExist) {
 			continue
-		}
-		if err != nil {
-			return "", err
-		}
-		if _, err = f.Write(out); err == nil {
-			err = f.Close()
-		} else {
-			f.Close()
 		}
 		return path, err
 	}
 	return "", fmt.Errorf("1000 exports of %s are already in %s", eventID, dir)
 }
 
-// export writes what `engram show` prints for doc: its index document and
-// its archived event.
+// writeExcl writes out to a new file at path; an existing one is an
+// fs.ErrExist error and stays as it was.
+func writeExcl(path string, out []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err = f.Write(out); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// export writes what `engram show` prints for doc, its index document and
+// its archived event, to a new file of dir.
 func export(ctx context.Context, ar ingest.ArchiveReader, doc *model.IndexDoc, dir string) tea.Cmd {
+	return exportWith(ctx, ar, doc, func(out []byte) (string, error) { return writeNew(dir, doc.EventID, out) })
+}
+
+// exportTo is export to path: into it when it is a directory, else to the
+// file, which must not exist yet (an export never replaces a file).
+func exportTo(ctx context.Context, ar ingest.ArchiveReader, doc *model.IndexDoc, path string) tea.Cmd {
+	return exportWith(ctx, ar, doc, func(out []byte) (string, error) {
+		if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+			return writeNew(path, doc.EventID, out)
+		}
+		abs, err := filepath.Abs(path)
+		if err != nil {
+			return "", err
+		}
+		return abs, writeExcl(abs, out)
+	})
+}
+
+func exportWith(ctx context.Context, ar ingest.ArchiveReader, doc *model.IndexDoc, write func([]byte) (string, error)) tea.Cmd {
 	return func() tea.Msg {
 		out, archErr := query.ShowJSON(ctx, ar, doc)
 		if out == nil {
 			return uikit.StatusMsg{Text: "export: " + archErr.Error(), Err: true}
 		}
-		path, err := writeNew(dir, doc.EventID, out)
+		path, err := write(out)
 		if err != nil {
 			return uikit.StatusMsg{Text: "export: " + err.Error(), Err: true}
 		}

@@ -27,8 +27,8 @@ type filterBar struct {
 
 	// rows are the rows whose values tab completes (the stream's).
 	rows func() []*model.IndexDoc
-	// cands are the completions of the last tab, when several remain.
-	cands []string
+	// comp is what tab completes and lists.
+	comp completer
 	// history is the expressions applied, oldest first; at is where ↑/↓
 	// are in it (len(history): the one being typed).
 	history []string
@@ -40,7 +40,8 @@ func newFilterBar(c *uikit.Common) filterBar {
 }
 
 func (f *filterBar) show() {
-	f.open, f.cands, f.at = true, nil, len(f.history)
+	f.open, f.at = true, len(f.history)
+	f.comp.reset()
 	f.input.SetValue(f.applied)
 	f.input.Focus()
 	f.check()
@@ -79,14 +80,8 @@ func (f *filterBar) update(msg tea.Msg) (apply bool) {
 			f.applied = strings.TrimSpace(f.input.Value())
 			f.remember(f.applied)
 			return true
-		case "tab":
-			var rows []*model.IndexDoc
-			if f.rows != nil {
-				rows = f.rows()
-			}
-			var done string
-			done, f.cands = completeWord(f.input.Value(), rows)
-			f.input.SetValue(done)
+		case "tab", "shift+tab":
+			f.input.SetValue(f.comp.tab(f.input.Value(), map[string]int{"tab": 1, "shift+tab": -1}[k.String()], f.cands))
 			f.check()
 			return false
 		case "up", "down":
@@ -94,11 +89,20 @@ func (f *filterBar) update(msg tea.Msg) (apply bool) {
 			return false
 		}
 	}
-	f.cands = nil
+	f.comp.reset()
 	if f.input.Update(msg) {
 		f.check()
 	}
 	return false
+}
+
+// cands are the completions of typed among the rows shown.
+func (f *filterBar) cands(typed string) (string, []string, bool) {
+	var rows []*model.IndexDoc
+	if f.rows != nil {
+		rows = f.rows()
+	}
+	return filterCands(typed, rows)
 }
 
 // remember adds an applied expression to the history (once, newest last).
@@ -127,8 +131,8 @@ func (f *filterBar) recall(delta int) {
 func (f *filterBar) view(w int) []string {
 	st := f.c.Styles
 	line := f.input.View(st, w)
-	if f.err == nil && len(f.cands) > 0 {
-		return []string{line, st.Muted.Render(uikit.Fit(" "+uikit.Clean(strings.Join(f.cands, "  ")), w))}
+	if cands, at := f.comp.listed(); f.err == nil && cands != nil {
+		return []string{line, candLine(st, cands, at, w)}
 	}
 	if f.err == nil {
 		return []string{line, st.Muted.Render(uikit.Fit(" enter apply · esc cancel · tab completes · ↑/↓ earlier filters", w))}

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"slices"
 	"sort"
 	"strings"
 
@@ -39,36 +40,41 @@ var docValues = map[string]func(*model.IndexDoc) []string{
 	expr.FieldTag:     func(d *model.IndexDoc) []string { return d.Tags },
 }
 
-// completeWord completes the last word of typed: a field name, or the
-// value of a field among those of rows. It returns the text completed (as
-// far as the candidates agree) and the candidates when several remain.
-func completeWord(typed string, rows []*model.IndexDoc) (string, []string) {
+// filterCands are the completions of the last word of typed: field
+// names, or the values of a field (those of rows, and for type: and
+// success: every value the language takes). head is the text before the
+// candidates; a value completed whole is followed by a space.
+func filterCands(typed string, rows []*model.IndexDoc) (head string, cands []string, spaced bool) {
 	i := strings.LastIndexByte(typed, ' ') + 1
 	head, word := typed[:i], typed[i:]
 	field, prefix, isValue := strings.Cut(word, ":")
-	var cands []string
-	if !isValue {
-		cands, prefix = filterFields(), word
-	} else if get := docValues[field]; get != nil {
-		cands = valuesOf(rows, get)
+	var all []string
+	switch {
+	case !isValue:
+		all, prefix = filterFields(), word
+	case field == expr.FieldType:
+		all = mergeSorted(valuesOf(rows, docValues[field]), model.EventTypes)
+	case field == expr.FieldSuccess:
+		all = []string{"true", "false"}
+	case docValues[field] != nil:
+		all = valuesOf(rows, docValues[field])
+	}
+	if isValue {
 		head += field + ":"
 	}
-	var hits []string
-	for _, c := range cands {
+	for _, c := range all {
 		if strings.HasPrefix(c, prefix) && c != "" && !strings.ContainsAny(c, " \"") {
-			hits = append(hits, c)
+			cands = append(cands, c)
 		}
 	}
-	switch len(hits) {
-	case 0:
-		return typed, nil
-	case 1:
-		if isValue { // a whole value: the next term follows
-			return head + hits[0] + " ", nil
-		}
-		return head + hits[0], nil // a field: its value or comparison follows
-	}
-	return head + commonPrefix(hits), hits
+	return head, cands, isValue
+}
+
+// mergeSorted is the values of a and b, once each, sorted.
+func mergeSorted(a, b []string) []string {
+	out := append(append([]string{}, a...), b...)
+	sort.Strings(out)
+	return slices.Compact(out)
 }
 
 func valuesOf(rows []*model.IndexDoc, get func(*model.IndexDoc) []string) []string {

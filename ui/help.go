@@ -122,7 +122,7 @@ func (m *Model) fullHelp() string {
 		note := strings.Join(uikit.WrapText(m.topics.HelpNote(), max(20, m.w-2)), "\n")
 		out += "\n\n" + st.Muted.Render(indent(note, 1))
 	}
-	if m.focus != viewRecord && m.focus != viewTopics { // no event to link there
+	if m.current() != nil { // y l works on an event only
 		trace = "\n\n" + st.Muted.Render(indent(traceHelp, 1))
 	}
 	return m.withCoverageHelp(out, trace)

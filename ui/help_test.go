@@ -49,7 +49,7 @@ func TestKeysShownWorkWhereShown(t *testing.T) {
 	press(t, m, "tab", "?") // the turns list: no event under the cursor
 	mustNotContain(t, screen(m), "yank", "export", "duplicate", "go to")
 	press(t, m, "x", "tab", "tab", "?") // the pipeline
-	mustNotContain(t, screen(m), "filter", "yank", "export")
+	mustNotContain(t, screen(m), "filter", "yank", "export", "y l")
 	press(t, m, "x", "/")
 	if m.filter.open {
 		t.Fatal("/ in the pipeline opened the stream's filter")

@@ -66,7 +66,7 @@ func (m *Model) onGlobalKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, km.Help):
 		m.openHelp()
 	case key.Matches(msg, km.Command):
-		m.cmdLine.show()
+		m.cmdLine.show(m.current())
 	case key.Matches(msg, km.NextView):
 		return m.cycle(1)
 	case key.Matches(msg, km.PrevView):
@@ -81,11 +81,13 @@ func (m *Model) onGlobalKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.chord = "g"
 	case key.Matches(msg, km.Top): // no chord here: g is the top at once
 		return m.focused().Update(tea.KeyPressMsg{Code: tea.KeyHome})
-	case key.Matches(msg, km.Export) && write && m.current() != nil:
+	case key.Matches(msg, km.Export, km.Duplicate, km.Record) && !write && m.focus != viewRecord:
+		return m.refuse(msg)
+	case key.Matches(msg, km.Export) && m.current() != nil:
 		return export(m.c.Ctx, m.c.Deps.Archive, m.current(), m.c.Opts.ExportDir)
-	case key.Matches(msg, km.Duplicate) && write && m.current() != nil:
+	case key.Matches(msg, km.Duplicate) && m.current() != nil:
 		return m.duplicate()
-	case key.Matches(msg, km.Record) && write:
+	case key.Matches(msg, km.Record):
 		return m.setFocus(viewRecord)
 	case key.Matches(msg, km.Similar) && m.focus == viewDetail && m.detail.Doc() != nil:
 		m.simBack, m.simNav = m.back, m.detail.Nav()

@@ -82,7 +82,7 @@ func (m *Model) header() string {
 	if p := uikit.Clean(m.c.Deps.Profile); p != "" {
 		where += " · " + p
 	}
-	if m.c.Opts.ReadOnly {
+	if m.c.Opts.ReadOnly || m.c.Deps.ReadOnlyWhy != "" {
 		where += " · read-only"
 	}
 	full := append([]string{where}, parts...)

@@ -51,6 +51,10 @@ type Deps struct {
 	// DataDir is the data directory in use ("" when unknown), named by
 	// the hints of an empty store.
 	DataDir string
+	// ReadOnlyWhy says why nothing can be written ("the data directory
+	// /x is read-only"), shown when a write key is refused; "" lets the
+	// inspector say it from the options.
+	ReadOnlyWhy string
 
 	// Err is a start-up failure: the inspector shows it full screen with
 	// Hint (what to do) instead of the views.
