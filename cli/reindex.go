@@ -5,11 +5,14 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"os"
 	"path/filepath"
 	"time"
 
 	"engram/backend"
 	"engram/ingest"
+	"engram/ingest/publish"
+	"engram/model"
 	"engram/query/verify"
 )
 
@@ -29,7 +32,7 @@ func reindexFlags(e *env) (*flag.FlagSet, *reindexOpts) {
 	fs.StringVar(&o.since, "since", "", "first day to rebuild, YYYY-MM-DD (UTC)")
 	fs.StringVar(&o.until, "until", "", "last day to rebuild, YYYY-MM-DD (UTC)")
 	fs.BoolVar(&o.restart, "restart", false, "ignore the checkpoint of an interrupted run and rebuild the whole range (without it, a checkpoint is resumed only into the index it was written for, while that index still holds the events it vouches for)")
-	fs.BoolVar(&o.announce, "announce", false, "publish the notifications (experience.enriched, memory.indexed) of every document the rebuild creates, as ingest does (first those an earlier run left held)")
+	fs.BoolVar(&o.announce, "announce", false, "publish the notifications (experience.enriched, memory.indexed) of every document of the range, created or already indexed, as ingest does (first those an earlier run left held; consumers may see an event twice). Default: on when the notifications are the data directory's topic files and they hold nothing")
 	fs.StringVar(&o.into, "into", "", "OpenSearch: build this new index (engram's mapping, the configured index's k-NN settings) from the archive instead, then catch up on the events written meanwhile")
 	fs.StringVar(&o.swapAlias, "swap-alias", "", "with --into: then move this alias onto the new index in one request (the old index is kept)")
 	return fs, o
@@ -73,11 +76,16 @@ func runReindex(ctx context.Context, e *env, args []string) error {
 	}
 	rep := newReporter(e, false, nil)
 	cfg := reindexConfig(st, from, to, o.restart)
+	if !flagSet(fs, "announce") && st.topicsEmpty() {
+		o.announce = true
+		fmt.Fprintln(e.stderr, "reindex: the topic files are empty, so nothing can have seen these events: announcing every document (--announce=false not to)")
+	}
 	if o.announce {
 		if err := announceHeld(ctx, e, st); err != nil {
 			return err
 		}
 		cfg.Publisher, cfg.Outbox = st.publisher, st.outbox
+		cfg.AnnounceExisting = true
 	}
 	cfg.Notice = func(msg string) { fmt.Fprintln(e.stderr, "engram: "+safeLine(msg)) }
 	cfg.Progress = func(s ingest.ReindexSummary) {
@@ -92,7 +100,10 @@ func runReindex(ctx context.Context, e *env, args []string) error {
 		safeLine(st.index.Describe()), sum.Objects, sum.Created, sum.Existing, sum.Bad, sum.Failed,
 		sum.Elapsed.Round(time.Millisecond), float64(sum.Objects)/max(sum.Elapsed.Seconds(), 1e-9))
 	if o.announce {
-		fmt.Fprintf(e.stderr, "reindex: %d created documents announced, %d held for the next run\n", sum.Announced, sum.Unannounced)
+		fmt.Fprintf(e.stderr, "reindex: %d documents announced, %d held for the next run\n", sum.Announced, sum.Unannounced)
+	} else if n := sum.Created + sum.Existing; n > 0 {
+		fmt.Fprintf(e.stderr, "reindex: the %d documents were not announced on %s, %s: 'engram reindex --announce' announces them (consumers may see an event twice); 'engram verify --no-topics' checks the rest when nothing consumes those topics\n",
+			n, model.TopicEnriched, model.TopicIndexed)
 	}
 	// Any error or failure after Ctrl-C is the interruption's doing.
 	if ctx.Err() != nil && (err != nil || sum.Bad+sum.Failed > 0) {
@@ -153,4 +164,25 @@ func checkpointName(from, to string) string {
 		return "all"
 	}
 	return day(from) + "-" + day(to)
+}
+
+// flagSet: the flag was given on the command line.
+func flagSet(fs *flag.FlagSet, name string) (set bool) {
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
+// topicsEmpty: the notifications go to the data directory's topic files
+// and none of them holds a message (lost with the index, or never
+// written), so announcing cannot repeat anything a consumer saw.
+func (b *backends) topicsEmpty() bool {
+	if b.kafkaCfg != nil || b.publisher == nil {
+		return false
+	}
+	for _, name := range []string{model.TopicEnriched, model.TopicIndexed} {
+		if fi, err := os.Stat(publish.TopicPath(b.topicsDir, name)); err == nil && fi.Size() > 0 {
+			return false
+		}
+	}
+	return true
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 
 	"engram/ingest"
@@ -160,14 +161,28 @@ func printVerify(e *env, r *verify.Report, asJSON bool, where string) {
 		e.stdout.Write(append(model.SafeJSON(b), '\n'))
 		return
 	}
-	fmt.Fprintf(e.stdout, "%s: %d archived objects, %d index documents, %d agree (%s)\n",
-		safeLine(where), r.Objects, r.Docs, r.Agreeing, r.Elapsed.Round(time.Millisecond))
+	fmt.Fprintf(e.stdout, "%s: %d archived objects, %d index documents (%s)\n",
+		safeLine(where), r.Objects, r.Docs, r.Elapsed.Round(time.Millisecond))
+	fmt.Fprintf(e.stdout, "  archive and index: %d agree\n", r.Agreeing)
+	if n := r.Notifications; n != nil {
+		fmt.Fprintf(e.stdout, "  notifications (%s): %d of %d indexed events announced, %d unannounced\n",
+			safeLine(strings.Join(n.Topics, ", ")), n.Announced, n.Indexed, n.Unannounced)
+	}
 	if r.InFlight > 0 {
 		fmt.Fprintf(e.stdout, "%d events skipped as in flight (being ingested meanwhile, or pending in the journal)\n", r.InFlight)
 	}
 	if r.OK() {
-		fmt.Fprintln(e.stdout, "the archive and the index agree")
+		fmt.Fprintln(e.stdout, "the layers agree")
 		return
+	}
+	switch {
+	case r.IndexOK():
+		fmt.Fprintln(e.stdout, "the archive and the index agree; the notifications do not")
+	case r.NotificationsOK():
+		fmt.Fprintln(e.stdout, "the archive and the index disagree; the notifications agree with the index")
+	}
+	if r.OnlyUnannounced() {
+		fmt.Fprintf(e.stdout, "to close it: 'engram reindex --announce' announces the indexed events (consumers may see an event twice), or 'engram verify --no-topics' when nothing consumes those topics\n")
 	}
 	kinds := make([]string, 0, len(r.Counts))
 	for k := range r.Counts {

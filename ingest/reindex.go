@@ -40,6 +40,10 @@ type ReindexConfig struct {
 	// published, as ingest does.
 	Publisher Publisher
 	Outbox    *Outbox
+	// AnnounceExisting, with a Publisher, announces the documents the index
+	// already held too: an index rebuilt without announcing has no other
+	// way to reach the topics (consumers may see an event twice).
+	AnnounceExisting bool
 	// OnBatch, when set, is told what each batch did, when it is done
 	// (telemetry makes its spans from it).
 	OnBatch func(ReindexBatch)
@@ -63,8 +67,9 @@ type ReindexBatch struct {
 // ReindexSummary counts a rebuild.
 type ReindexSummary struct {
 	Objects, Created, Existing, Bad, Failed int
-	// Announced counts the created documents announced; Unannounced those
-	// whose notifications stay held in the outbox for the next run.
+	// Announced counts the documents announced (created ones, and with
+	// AnnounceExisting those already indexed); Unannounced those whose
+	// notifications stay held in the outbox for the next run.
 	Announced, Unannounced int
 	ResumedAfter           string
 	// CheckpointAfter is the key the checkpoint file ends at when Reindex
@@ -277,8 +282,8 @@ func (r *reindexer) hold(batch []*model.IndexDoc) error {
 	return r.cfg.Outbox.Hold(as)
 }
 
-// announce publishes the documents the write created, and releases the
-// rest; what cannot be published stays held for the next run.
+// announce publishes the documents the write created (or found, with
+// AnnounceExisting), and releases the rest; what cannot be published stays held for the next run.
 func (r *reindexer) announce(ctx context.Context, batch []*model.IndexDoc, results []IndexResult) {
 	if r.cfg.Publisher == nil {
 		return
@@ -286,7 +291,7 @@ func (r *reindexer) announce(ctx context.Context, batch []*model.IndexDoc, resul
 	var created []Announcement
 	var release []string
 	for j, res := range results {
-		if res.Err == nil && res.Created {
+		if res.Err == nil && (res.Created || r.cfg.AnnounceExisting) {
 			created = append(created, docAnnouncement(batch[j], r.cfg.Index.Name()))
 		} else {
 			release = append(release, batch[j].EventID)

@@ -308,3 +308,46 @@ func TestReindexOnBatch(t *testing.T) {
 		t.Errorf("first batch: %+v", got[0])
 	}
 }
+
+type idPublisher struct{ ids []string }
+
+func (p *idPublisher) Publish(_ context.Context, as []Announcement) error {
+	for _, a := range as {
+		p.ids = append(p.ids, a.Enriched.EventID)
+	}
+	return nil
+}
+
+func (p *idPublisher) Close() error { return nil }
+
+// TestReindexAnnounceExisting: a rebuild that did not announce leaves
+// documents a later --announce run finds existing and skips; with
+// AnnounceExisting they are announced, and released from the outbox.
+func TestReindexAnnounceExisting(t *testing.T) {
+	a, ix := newKeysArchive(t, 25), newMemIndex()
+	var notices []string
+	if _, err := Reindex(context.Background(), reindexInto(a, ix, "mem", "", &notices)); err != nil {
+		t.Fatal(err)
+	}
+	for _, existing := range []bool{false, true} {
+		pub := &idPublisher{}
+		cfg := reindexInto(a, ix, "mem", "", &notices)
+		cfg.Publisher, cfg.Outbox = pub, OpenOutbox(filepath.Join(t.TempDir(), "outbox"))
+		cfg.AnnounceExisting = existing
+		sum, err := Reindex(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := 0
+		if existing {
+			want = 25
+		}
+		if sum.Existing != 25 || sum.Announced != want || len(pub.ids) != want || sum.Unannounced != 0 {
+			t.Errorf("AnnounceExisting %v: %+v, published %d", existing, sum, len(pub.ids))
+		}
+		cfg.Outbox.Close()
+		if held, err := HeldIDs(cfg.Outbox.Path()); err != nil || len(held) != 0 {
+			t.Errorf("AnnounceExisting %v: outbox holds %d (%v)", existing, len(held), err)
+		}
+	}
+}

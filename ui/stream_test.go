@@ -319,3 +319,23 @@ func TestFilterCompletionAndHistory(t *testing.T) {
 		t.Fatalf("↓ shows %q, want the last one applied", got)
 	}
 }
+
+// A follow whose poll does not answer is drawn as stalled, with how long
+// since the last answer; the next answer clears it.
+func TestStreamHeaderShowsAStalledFollow(t *testing.T) {
+	r, a := world(10, testBase)
+	now := testNow
+	deps := testDeps(r, a)
+	deps.Now = func() time.Time { return now }
+	m := newTestModel(t, deps, testOpts(t), 100, 24)
+	mustContain(t, screen(m), "● following")
+	_, poll := m.Update(stream.TickMsg{}) // a poll out, not answered yet
+	late := m.stream.StallAfter() + 2*time.Second
+	now = now.Add(late)
+	m.Update(stream.WatchMsg{})
+	s := screen(m)
+	mustContain(t, s, "⚠ stalled · last poll "+late.String()+" ago")
+	mustNotContain(t, s, "● following")
+	settle(t, m, poll)
+	mustContain(t, screen(m), "● following")
+}

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"strings"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -133,7 +134,11 @@ func (m *Model) tabAt(x int) (viewID, bool) {
 func (m *Model) follow() string {
 	st := m.c.Styles
 	s := m.stream
+	now := m.c.Deps.Now()
 	switch {
+	case s.Stalled(now):
+		ago := now.Sub(s.LastPoll()).Round(time.Second)
+		return st.Warning.Render("⚠ stalled · last poll " + ago.String() + " ago")
 	case s.Following():
 		return st.Success.Render("● following")
 	case s.Pending() > 0:

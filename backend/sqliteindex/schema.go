@@ -113,6 +113,7 @@ var schema = []string{
 	`CREATE INDEX IF NOT EXISTS docs_tenant     ON docs(tenant_id, seq)`,
 	`CREATE INDEX IF NOT EXISTS docs_trace      ON docs(trace_id)`,
 	`CREATE INDEX IF NOT EXISTS docs_agent      ON docs(agent_id, seq)`,
+	statsIndex,
 	// verify walks the index in archive-key order: a day's documents by
 	// docs_ts, sorted; those whose key is elsewhere (key_odd 1, or NULL:
 	// stored before version 7) by this index, merged in (see ScanByKey).

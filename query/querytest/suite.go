@@ -100,6 +100,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("Match", s.testMatch)
 	t.Run("SearchRanking", s.testRanking)
 	t.Run("Similar", s.testSimilar)
+	t.Run("Stats", s.testStats)
 	t.Run("Tenant", s.testTenant)
 	t.Run("Errors", s.testErrors)
 }

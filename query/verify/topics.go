@@ -7,6 +7,16 @@ import (
 	"sort"
 )
 
+// IsNotificationKind reports whether a kind of disagreement is about the
+// notifications rather than the archive and the index.
+func IsNotificationKind(kind string) bool {
+	switch kind {
+	case Unannounced, NotIndexed, BadNotice, CutNoticeLines:
+		return true
+	}
+	return false
+}
+
 // Kinds of disagreement about notifications.
 const (
 	Unannounced    = "unannounced"           // an indexed event missing from a topic
@@ -36,13 +46,6 @@ type announcements struct {
 	keys  map[string]string
 }
 
-// indexedRef is what verify keeps of each indexed event to check its
-// notifications once the scan is over.
-type indexedRef struct {
-	key    string
-	agreed bool // counted as agreeing by the scan
-}
-
 // loadTopics reads every topic, reporting what cannot be read. Memory is
 // one map entry per announced event.
 func loadTopics(ctx context.Context, c *collector, topics []TopicSource, from, to string) (*announcements, error) {
@@ -59,6 +62,9 @@ func loadTopics(ctx context.Context, c *collector, topics []TopicSource, from, t
 			case n.Err != nil:
 				c.add(Diff{BadNotice, n.Where, n.EventID, n.Err.Error()})
 			case n.Key >= from && (to == "" || n.Key < to):
+				c.mu.Lock()
+				c.rep.Notifications.Messages++
+				c.mu.Unlock()
 				a.bits[n.EventID] |= 1 << i
 				a.keys[n.EventID] = n.Key
 			}
@@ -72,12 +78,12 @@ func loadTopics(ctx context.Context, c *collector, topics []TopicSource, from, t
 }
 
 // noteIndexed remembers an indexed event for checkNotifications.
-func (c *collector) noteIndexed(key string, d *model.IndexDoc, agreed bool) {
+func (c *collector) noteIndexed(key string, d *model.IndexDoc) {
 	if c.indexed == nil {
 		return
 	}
 	c.mu.Lock()
-	c.indexed[d.EventID] = indexedRef{key, agreed}
+	c.indexed[d.EventID] = key
 	c.mu.Unlock()
 }
 
@@ -95,6 +101,11 @@ func (c *collector) checkNotifications(ctx context.Context, opt Options, from, t
 			return fmt.Errorf("reading the outboxes: %w", err)
 		}
 	}
+	n := &Notifications{}
+	for _, t := range opt.Topics {
+		n.Topics = append(n.Topics, t.Name)
+	}
+	c.rep.Notifications = n
 	a, err := loadTopics(ctx, c, opt.Topics, from, to)
 	if err != nil {
 		return err
@@ -105,7 +116,7 @@ func (c *collector) checkNotifications(ctx context.Context, opt Options, from, t
 	}
 	sort.Strings(ids)
 	for _, id := range ids {
-		ref, b := c.indexed[id], a.bits[id]
+		key, b := c.indexed[id], a.bits[id]
 		delete(a.bits, id)
 		var missing []string
 		for i, name := range a.names {
@@ -113,18 +124,16 @@ func (c *collector) checkNotifications(ctx context.Context, opt Options, from, t
 				missing = append(missing, name)
 			}
 		}
+		n.Indexed++
 		switch {
 		case len(missing) == 0:
+			n.Announced++
 		case held[id]:
 			c.inFlight()
 		default:
+			n.Unannounced++
 			for _, name := range missing {
-				c.add(Diff{Unannounced, ref.key, id, "indexed but never announced on " + name})
-			}
-			if ref.agreed {
-				c.mu.Lock()
-				c.rep.Agreeing--
-				c.mu.Unlock()
+				c.add(Diff{Unannounced, key, id, "indexed but never announced on " + name})
 			}
 		}
 	}

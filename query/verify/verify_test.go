@@ -2,6 +2,7 @@ package verify
 
 import (
 	"context"
+	"fmt"
 	"sort"
 	"strings"
 	"testing"
@@ -187,4 +188,66 @@ func (l listedBefore) List(ctx context.Context, prefix string, fn func(string, i
 	err := l.memArchive.List(ctx, prefix, fn)
 	l.put(l.key, l.body, time.Now())
 	return err
+}
+
+// topic is a notification topic holding the given events.
+func topic(name string, docs ...*model.IndexDoc) TopicSource {
+	return TopicSource{Name: name, Scan: func(_ context.Context, fn func(Notice) error) error {
+		for i, d := range docs {
+			if err := fn(Notice{EventID: d.EventID, Key: d.ObjectStorageKey, Where: fmt.Sprintf("%s:%d", name, i+1)}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}}
+}
+
+// The notifications are a layer of their own: an index that agrees with
+// the archive still does when the topics lack its events, and the report
+// says which layer lacks what.
+func TestVerifyCountsLayersApart(t *testing.T) {
+	ar := memArchive{}
+	var docs memIndex
+	for _, id := range []string{"e-1", "e-2", "e-3"} {
+		key, body := archivetest.Event(id, ts, "hello", []float64{0.5}, 0.25)
+		ar.put(key, body, longAgo)
+		docs = append(docs, indexed(t, body))
+	}
+	for _, c := range []struct {
+		name                          string
+		topics                        []TopicSource
+		announced, unannounced, diffs int64
+		messages                      int64
+	}{
+		{"empty topics", []TopicSource{topic("a"), topic("b")}, 0, 3, 6, 0},
+		{"one topic short", []TopicSource{topic("a", docs...), topic("b", docs[0])}, 1, 2, 2, 4},
+		{"all announced", []TopicSource{topic("a", docs...), topic("b", docs...)}, 3, 0, 0, 6},
+	} {
+		rep, err := Run(context.Background(), ar, docs, Options{Topics: c.topics})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := rep.Notifications
+		if rep.Agreeing != 3 || !rep.IndexOK() || n == nil || n.Indexed != 3 || n.Announced != c.announced ||
+			n.Unannounced != c.unannounced || n.Messages != c.messages || rep.Counts[Unannounced] != c.diffs {
+			t.Errorf("%s: %+v, notifications %+v", c.name, rep, n)
+			continue
+		}
+		if rep.NotificationsOK() != (c.unannounced == 0) || rep.OnlyUnannounced() != (c.unannounced > 0) || rep.OK() != (c.unannounced == 0) {
+			t.Errorf("%s: OK %v, NotificationsOK %v, OnlyUnannounced %v", c.name, rep.OK(), rep.NotificationsOK(), rep.OnlyUnannounced())
+		}
+		if strings.Join(n.Topics, ",") != "a,b" {
+			t.Errorf("%s: topics %q", c.name, n.Topics)
+		}
+	}
+	// Not checked: no count, and nothing about notifications is wrong.
+	rep, err := Run(context.Background(), ar, docs, Options{})
+	if err != nil || rep.Notifications != nil || !rep.OK() || rep.Agreeing != 3 {
+		t.Fatalf("without topics: %+v, %v", rep, err)
+	}
+	// A disagreement of the index is not the notifications'.
+	rep, err = Run(context.Background(), ar, docs[:2], Options{Topics: []TopicSource{topic("a", docs[:2]...)}})
+	if err != nil || rep.IndexOK() || !rep.NotificationsOK() || rep.OnlyUnannounced() || rep.Agreeing != 2 {
+		t.Fatalf("missing document: %+v, %v", rep, err)
+	}
 }

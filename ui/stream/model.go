@@ -4,6 +4,8 @@
 package stream
 
 import (
+	"time"
+
 	tea "charm.land/bubbletea/v2"
 
 	"engram/model"
@@ -28,6 +30,7 @@ type Model struct {
 	tail      query.Cursor
 	tailReady bool
 	polling   bool
+	lastPoll  time.Time // when the tail last answered and was taken in
 
 	following bool
 	pending   []*model.IndexDoc // newest first, while paused
@@ -57,7 +60,7 @@ func New(c *uikit.Common) *Model {
 func (v *Model) Init() tea.Cmd {
 	v.seq++
 	v.loadingHead = true
-	return loadHead(v.c.Ctx, v.c.Deps.Reader, v.expr, v.seq, v.c.Opts.PageSize, true)
+	return loadHead(v.c.Ctx, v.c.Deps.Reader, v.expr, v.seq, v.c.Opts.PageSize, true, true)
 }
 
 // Size is the area SetSize gave.
@@ -93,7 +96,10 @@ func (v *Model) reloadHead() tea.Cmd {
 	v.loadingHead, v.loadingOlder, v.loadingNewer = true, false, false
 	// What came while paused stays counted until the head lands: a filter
 	// the index refuses keeps the old rows, and these with them.
-	return loadHead(v.c.Ctx, v.c.Deps.Reader, v.expr, v.seq, v.c.Opts.PageSize, false)
+	// Until the tail has started, every head load reads where it starts:
+	// the start-up answer may come after this one, its start read after
+	// these rows, and what was indexed between would be in neither.
+	return loadHead(v.c.Ctx, v.c.Deps.Reader, v.expr, v.seq, v.c.Opts.PageSize, false, !v.tailReady)
 }
 
 // selectWanted moves the selection to the event asked for, once loaded.
@@ -194,6 +200,22 @@ func (v *Model) Pending() int { return v.pendingN }
 
 // Seen is how many new documents the tail has brought, filtered or not.
 func (v *Model) Seen() int { return v.seen }
+
+// LastPoll is when the tail last answered and its answer was taken in
+// (with or without new documents): the rows are current as of then. It
+// is zero until the tail has started.
+func (v *Model) LastPoll() time.Time { return v.lastPoll }
+
+// Stalled: the tail has started but no poll has been taken in for
+// StallAfter, so new documents may be missing without a sign. A pause
+// does not stall it (the tail still counts what comes).
+func (v *Model) Stalled(now time.Time) bool {
+	return v.tailReady && now.Sub(v.lastPoll) > v.StallAfter()
+}
+
+// StallAfter is three poll intervals, and never under three seconds: a
+// remote index may take longer than 3×250ms to answer on a busy day.
+func (v *Model) StallAfter() time.Duration { return max(3*v.c.Opts.Poll, 3*time.Second) }
 
 // Seeking: a jump is looking beyond the loaded rows.
 func (v *Model) Seeking() bool { return v.seeking != nil }

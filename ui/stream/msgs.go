@@ -11,11 +11,14 @@ import (
 
 // headMsg is the first page of the stream (start-up, filter, reload).
 type headMsg struct {
-	seq   uint64
-	page  query.Page
-	tail  query.Cursor // set at start-up: where the tail starts
-	first bool         // start-up load: an error is fatal
-	err   error
+	seq  uint64
+	page query.Page
+	// tail is where the tail starts, read before the rows (tailOK) by
+	// every head load asked while the tail has not started yet.
+	tail   query.Cursor
+	tailOK bool
+	first  bool // start-up load: an error is fatal
+	err    error
 }
 
 // olderMsg is a page below the last loaded row.
@@ -62,3 +65,7 @@ type FilterRefusedMsg struct {
 	Expr string
 	Err  error
 }
+
+// WatchMsg comes every second once the tail has started, whatever else
+// happens, so that a follow whose poll never answers is drawn as stalled.
+type WatchMsg struct{}

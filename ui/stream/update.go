@@ -2,6 +2,7 @@ package stream
 
 import (
 	"context"
+	"time"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
@@ -32,6 +33,8 @@ func (v *Model) Update(msg tea.Msg) tea.Cmd {
 		return v.onNewer(msg)
 	case TickMsg:
 		return v.poll()
+	case WatchMsg:
+		return v.c.After(time.Second, WatchMsg{})
 	case tailMsg:
 		return v.onTail(msg)
 	}
@@ -158,17 +161,24 @@ func (v *Model) showWanted() tea.Cmd {
 }
 
 func (v *Model) onHead(msg headMsg) tea.Cmd {
-	if !msg.first {
-		return v.landHead(msg)
-	}
-	if msg.err != nil {
+	if msg.first && msg.err != nil {
 		return send(StartFailedMsg{msg.err})
 	}
 	// Where the tail starts does not depend on the rows' filter: it is
-	// taken even when a filter entered before this answer made its rows
-	// moot, or nothing would ever poll the tail.
+	// taken from whichever head answer brings it first, even one whose
+	// rows are moot, or nothing would ever poll the tail.
+	return tea.Batch(v.startTail(msg), v.landHead(msg))
+}
+
+// startTail starts the tail from a head answer's start, once, and arms
+// its first tick: from then on each answer arms the next (onTail).
+func (v *Model) startTail(msg headMsg) tea.Cmd {
+	if v.tailReady || !msg.tailOK {
+		return nil
+	}
 	v.tail, v.tailReady = msg.tail, true
-	return tea.Batch(v.landHead(msg), v.c.After(v.c.Opts.Poll, TickMsg{}))
+	v.lastPoll = v.c.Deps.Now()
+	return tea.Batch(v.c.After(v.c.Opts.Poll, TickMsg{}), v.c.After(time.Second, WatchMsg{}))
 }
 
 // landHead shows a head load's rows, unless a newer load made them moot.
@@ -181,7 +191,11 @@ func (v *Model) landHead(msg headMsg) tea.Cmd {
 		bad := v.expr
 		v.loadingHead = false
 		v.expr = v.good
-		return send(FilterRefusedMsg{Expr: bad, Err: msg.err})
+		refused := send(FilterRefusedMsg{Expr: bad, Err: msg.err})
+		if !v.loaded { // refused before any rows came: load them unfiltered
+			return tea.Batch(refused, v.reloadHead())
+		}
+		return refused
 	}
 	v.loadingHead = false
 	v.seeking = nil // the window it looked through is gone
@@ -295,17 +309,21 @@ func (v *Model) poll() tea.Cmd {
 }
 
 func (v *Model) onTail(msg tailMsg) tea.Cmd {
-	v.seen += msg.seen
+	// Every answer arms the next tick (or reads on at once): a tick that
+	// came while this poll was out was dropped, so this is the only one.
 	v.polling = false
 	if msg.err != nil {
 		return tea.Batch(uikit.StatusCmd("following: "+uikit.ErrorText(msg.err), true), v.c.After(v.c.Opts.Poll, TickMsg{}))
 	}
-	if msg.seq != v.seq || v.loadingHead {
+	if msg.seq != v.seq || v.loadingHead || msg.from != v.tail {
 		// Filtered for another expression, or a head load is on its way:
-		// poll again from the same place once it has landed.
+		// poll again from the same place once it has landed. Its documents
+		// are not counted as seen: that poll brings them again.
 		return v.c.After(v.c.Opts.Poll, TickMsg{})
 	}
+	v.seen += msg.seen
 	v.tail = msg.next
+	v.lastPoll = v.c.Deps.Now()
 	next := v.c.After(v.c.Opts.Poll, TickMsg{})
 	if msg.seen == v.c.Opts.PageSize {
 		next = v.poll() // more is waiting: read on at once
@@ -368,13 +386,17 @@ func send(msg tea.Msg) tea.Cmd { return func() tea.Msg { return msg } }
 // Every function below returns a tea.Cmd: the I/O runs in the command's
 // goroutine with what was copied into the closure, never in Update.
 
-func loadHead(ctx context.Context, r uikit.Reader, expr string, seq uint64, limit int, first bool) tea.Cmd {
+func loadHead(ctx context.Context, r uikit.Reader, expr string, seq uint64, limit int, first, withTail bool) tea.Cmd {
 	return func() tea.Msg {
 		msg := headMsg{seq: seq, first: first}
-		if first {
-			if msg.tail, msg.err = r.TailStart(ctx); msg.err != nil {
+		if withTail {
+			// Before the rows, so that nothing indexed between is missed.
+			tail, err := r.TailStart(ctx)
+			if err != nil && first {
+				msg.err = err
 				return msg
 			}
+			msg.tail, msg.tailOK = tail, err == nil
 		}
 		msg.page, msg.err = r.Recent(ctx, expr, "", limit)
 		return msg

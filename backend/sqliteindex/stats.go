@@ -1,0 +1,268 @@
+package sqliteindex
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"engram/query"
+)
+
+// statsIndex covers what Stats reads of a document, so that a month of a
+// million documents is aggregated from the index alone, never from the
+// wide rows (their summaries, JSON and embeddings).
+const statsIndex = `CREATE INDEX IF NOT EXISTS docs_stats ON docs(ts_unix_ms, event_type, agent_id, tool, tenant_id, success, latency_ms, reward_score, importance_score)`
+
+// groupSQL is the group of a document of docs d for each split.
+var groupSQL = map[string]string{
+	"":              "''",
+	query.ByType:    "d.event_type",
+	query.ByAgent:   "coalesce(nullif(d.agent_id, ''), '" + query.GroupNone + "')",
+	query.ByTool:    "coalesce(nullif(d.tool, ''), '" + query.GroupNone + "')",
+	query.BySession: "coalesce(nullif(d.session_id, ''), '" + query.GroupNone + "')",
+	query.ByTenant:  "coalesce(nullif(d.tenant_id, ''), '" + query.GroupNone + "')",
+	query.ByOutcome: "CASE d.success WHEN 1 THEN '" + query.OutcomeOK + "' WHEN 0 THEN '" + query.OutcomeFailed + "' ELSE '" + query.OutcomeUnknown + "' END",
+	query.ByTag:     "coalesce(t.value, '" + query.GroupNone + "')",
+}
+
+// Stats aggregates in SQL: the top groups first, then every bucket and
+// group in one statement, the percentiles in a second (window functions,
+// exact). No document is read into Go.
+func (r *Reader) Stats(ctx context.Context, q query.StatsQuery) (*query.Stats, error) {
+	q, err := q.Resolve(r.now())
+	if err != nil {
+		return nil, err
+	}
+	e, err := parse(q.Expr)
+	if err != nil {
+		return nil, err
+	}
+	p := newPlan(e, r.now(), r.tenant, false)
+	if p.none {
+		return query.NewStats(q, nil), nil
+	}
+	from, args := statsFrom(p, q, r.hasIndex(ctx, "docs_stats"))
+	var groups []string
+	if q.By != "" {
+		if groups, err = r.topGroups(ctx, from, args, q); err != nil {
+			return nil, err
+		}
+	}
+	s := query.NewStats(q, groups)
+	m, margs := statsRows(from, args, q, groups)
+	if err := r.statsCounts(ctx, s, m, margs); err != nil {
+		return nil, err
+	}
+	return s, r.statsPercentiles(ctx, s, m, margs)
+}
+
+// statsFrom is the FROM and WHERE of the documents of q, each with its
+// group as g (a document once a tag when split by tag), and their
+// arguments.
+func statsFrom(p *plan, q query.StatsQuery, covered bool) (string, []any) {
+	f, args := p.filterAll("d.seq")
+	from := "docs d"
+	if covered { // the planner may prefer docs_ts, which reads every row
+		from += " INDEXED BY docs_stats"
+	}
+	if q.By == query.ByTag {
+		from += " LEFT JOIN json_each(d.tags) t"
+	}
+	w := "d.ts_unix_ms >= ? AND d.ts_unix_ms < ? AND " + f
+	args = append([]any{q.Since.UnixMilli(), q.Until.UnixMilli()}, args...)
+	if p.match != "" {
+		w += " AND d.seq IN (SELECT rowid FROM docs_fts WHERE docs_fts MATCH ?)"
+		args = append(args, p.match)
+	}
+	return fmt.Sprintf("SELECT d.seq AS seq, %s AS g, d.ts_unix_ms AS ts, d.success AS s, d.latency_ms AS lat, d.reward_score AS rw, d.importance_score AS im FROM %s WHERE %s",
+		groupSQL[q.By], from, w), args
+}
+
+// hasIndex: the index name exists (an index written by an older engram
+// may lack one until a writer opens it).
+func (r *Reader) hasIndex(ctx context.Context, name string) bool {
+	var n int
+	err := r.q.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = ?", name).Scan(&n)
+	return err == nil && n > 0
+}
+
+func (r *Reader) topGroups(ctx context.Context, from string, args []any, q query.StatsQuery) ([]string, error) {
+	count := "count(*)"
+	if q.By == query.ByTag { // a tag twice in one document counts once
+		count = "count(DISTINCT seq)"
+	}
+	rows, err := r.q.QueryContext(ctx, "SELECT g, "+count+" FROM ("+from+") GROUP BY g", args...)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: stats: %w", err)
+	}
+	defer rows.Close()
+	counts := map[string]int64{}
+	for rows.Next() {
+		var g string
+		var n int64
+		if err := rows.Scan(&g, &n); err != nil {
+			return nil, fmt.Errorf("sqlite: stats: %w", err)
+		}
+		counts[g] = n
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: stats: %w", err)
+	}
+	return query.TopGroups(counts, q.Top), nil
+}
+
+// statsRows is the WITH clause of the two statements: m, the documents
+// with their bucket b and their group g past the top as other (once each
+// per group), and m1, each document once.
+func statsRows(from string, args []any, q query.StatsQuery, groups []string) (string, []any) {
+	g := "g"
+	var gargs []any
+	if len(groups) > 0 && groups[len(groups)-1] == query.GroupOther {
+		top := groups[:len(groups)-1]
+		g = "CASE WHEN g IN (?" + strings.Repeat(",?", len(top)-1) + ") THEN g ELSE '" + query.GroupOther + "' END"
+		for _, t := range top {
+			gargs = append(gargs, t)
+		}
+	}
+	lo, every := q.Since.UnixMilli(), q.Every.Milliseconds()
+	// Split by tag, a document is a row a tag (two tags past the top: two
+	// rows of other, made one by DISTINCT), and m1 holds it once; else
+	// both are the documents, and m1 is m.
+	distinct, m1 := "", "m1 AS (SELECT * FROM m) "
+	if q.By == query.ByTag {
+		distinct, m1 = "DISTINCT ", "m1 AS MATERIALIZED (SELECT DISTINCT seq, b, '' AS g, s, lat, rw, im FROM m) "
+	}
+	sql := "WITH m AS MATERIALIZED (SELECT " + distinct + "seq, (ts - ?) / ? AS b, " + g + " AS g, s, lat, rw, im FROM (" + from + ")), " + m1
+	return sql, append(append([]any{lo, every}, gargs...), args...)
+}
+
+// The levels of an answer: per bucket and group, per bucket, per group
+// over the range, everything.
+const (
+	lvlBucketGroup = iota
+	lvlBucket
+	lvlGroup
+	lvlAll
+)
+
+// levels are the four levels as the source rows and partition of each.
+var levels = []struct{ src, by string }{
+	lvlBucketGroup: {"m", "b, g"}, lvlBucket: {"m1", "b"}, lvlGroup: {"m", "g"}, lvlAll: {"m1", "''"},
+}
+
+// agg is the place of a level's row in s.
+func agg(s *query.Stats, lvl int, b int64, g string) *query.Agg {
+	gi := s.GroupIndex(g)
+	switch {
+	case lvl == lvlAll:
+		return &s.All
+	case lvl == lvlGroup && gi >= 0:
+		return &s.Total[gi]
+	case b < 0 || int(b) >= len(s.Buckets):
+		return nil
+	case lvl == lvlBucket:
+		return &s.Buckets[b].All
+	case lvl == lvlBucketGroup && gi >= 0:
+		return &s.Buckets[b].Groups[gi]
+	}
+	return nil
+}
+
+func binSums(col string) string {
+	var b strings.Builder
+	for i := range query.DistBins {
+		fmt.Fprintf(&b, ", sum(max(0, min(%d, CAST(%s * %d AS INTEGER))) = %d)", query.DistBins-1, col, query.DistBins, i)
+	}
+	return b.String()
+}
+
+func (r *Reader) statsCounts(ctx context.Context, s *query.Stats, with string, args []any) error {
+	parts := make([]string, len(levels))
+	for lvl, l := range levels {
+		parts[lvl] = fmt.Sprintf("SELECT %d, %s, %s, count(*), total(s IS 0), total(rw), total(im)%s%s FROM %s GROUP BY %s",
+			lvl, col(l.by, "b", "-1"), col(l.by, "g", "''"), binSums("rw"), binSums("im"), l.src, l.by)
+	}
+	rows, err := r.q.QueryContext(ctx, with+strings.Join(parts, " UNION ALL "), args...)
+	if err != nil {
+		return fmt.Errorf("sqlite: stats: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var lvl int
+		var b int64
+		var g string
+		var n int64
+		var fails, rw, im float64
+		var rb, ib [query.DistBins]int64
+		dest := []any{&lvl, &b, &g, &n, &fails, &rw, &im}
+		for i := range rb {
+			dest = append(dest, &rb[i])
+		}
+		for i := range ib {
+			dest = append(dest, &ib[i])
+		}
+		if err := rows.Scan(dest...); err != nil {
+			return fmt.Errorf("sqlite: stats: %w", err)
+		}
+		if a := agg(s, lvl, b, g); a != nil && n > 0 {
+			a.Count, a.Failures = n, int64(fails)
+			a.Reward = query.Dist{Mean: rw / float64(n), Bins: rb}
+			a.Importance = query.Dist{Mean: im / float64(n), Bins: ib}
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("sqlite: stats: %w", err)
+	}
+	return nil
+}
+
+// col is the column c when the partition by has it, else the constant.
+func col(by, c, none string) string {
+	if strings.Contains(by, c) {
+		return c
+	}
+	return none
+}
+
+func (r *Reader) statsPercentiles(ctx context.Context, s *query.Stats, with string, args []any) error {
+	parts := make([]string, len(levels))
+	for lvl, l := range levels {
+		parts[lvl] = fmt.Sprintf(`SELECT %d AS lvl, b, g, lat, rn, n FROM (SELECT %s AS b, %s AS g, lat,
+  row_number() OVER (PARTITION BY %s ORDER BY lat) AS rn, count(*) OVER (PARTITION BY %s) AS n
+  FROM %s WHERE lat IS NOT NULL)
+ WHERE rn = max(1, (50*n+99)/100) OR rn = max(1, (95*n+99)/100) OR rn = max(1, (99*n+99)/100)`,
+			lvl, col(l.by, "b", "-1"), col(l.by, "g", "''"), l.by, l.by, l.src)
+	}
+	rows, err := r.q.QueryContext(ctx, with+strings.Join(parts, " UNION ALL "), args...)
+	if err != nil {
+		return fmt.Errorf("sqlite: stats: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var lvl int
+		var b, rn, n int64
+		var g string
+		var lat float64
+		if err := rows.Scan(&lvl, &b, &g, &lat, &rn, &n); err != nil {
+			return fmt.Errorf("sqlite: stats: %w", err)
+		}
+		a := agg(s, lvl, b, g)
+		if a == nil {
+			continue
+		}
+		a.Latency.N = n
+		if rn == query.Rank(50, n) {
+			a.Latency.P50 = lat
+		}
+		if rn == query.Rank(95, n) {
+			a.Latency.P95 = lat
+		}
+		if rn == query.Rank(99, n) {
+			a.Latency.P99 = lat
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("sqlite: stats: %w", err)
+	}
+	return nil
+}
