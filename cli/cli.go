@@ -55,6 +55,8 @@ func commands() []command {
 			runTurn, func(e *env) *flag.FlagSet { fs, _ := turnFlags(e); return fs }},
 		{"search", "[flags] EXPR", "search events: words, \"phrases\", field:value, comparisons, since:/until:",
 			runSearch, func(e *env) *flag.FlagSet { fs, _ := searchFlags(e); return fs }},
+		{"stats", "[flags] [EXPR]", "the shape of the stream over time: events, failures, latency percentiles, reward and importance per time bucket, split --by a field",
+			runStats, func(e *env) *flag.FlagSet { fs, _ := statsFlags(e); return fs }},
 		{"similar", "[flags] EVENT_ID", "list the events nearest to an event by embedding (cosine)",
 			runSimilar, func(e *env) *flag.FlagSet { fs, _ := similarFlags(e); return fs }},
 		{"tail", "[flags] [EXPR]", "print events as they are indexed (only those matching EXPR when given), one JSON line each, until interrupted",

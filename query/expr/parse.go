@@ -431,3 +431,26 @@ func value(s string) string {
 func quote(s string) string {
 	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"`
 }
+
+// ParseTime reads a moment as since: and until: take it: a duration back
+// from now (15m, 2d, 1w) or a time (2026-05-08, 2026-05-08T10:00:00Z).
+func ParseTime(s string) (Time, error) {
+	t, msg := parseTime(s)
+	if msg != "" {
+		return Time{}, fmt.Errorf("%q: %s", s, msg)
+	}
+	return t, nil
+}
+
+// ParseDuration reads a span: a Go duration (90s, 1h30m) or a whole number
+// of the units since: takes (15m, 1d, 1w).
+func ParseDuration(s string) (time.Duration, error) {
+	if t, msg := parseTime(s); msg == "" && t.Relative {
+		return t.Ago, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("%q: want a duration such as 90s, 15m, 1h30m, 1d or 1w", s)
+	}
+	return d, nil
+}
