@@ -60,6 +60,11 @@ func (s *suite) testStats(t *testing.T) {
 	}
 }
 
+// SameStats is "" when got answers as want does (percentiles only in
+// order when got.Approximate), else the first difference: for a backend's
+// own tests beyond the suite.
+func SameStats(got, want *query.Stats) string { return sameStats(got, want) }
+
 // sameStats is "" when got answers as want does, else the first difference.
 func sameStats(got, want *query.Stats) string {
 	switch {
