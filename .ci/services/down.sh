@@ -9,5 +9,6 @@ bash "$HERE/tlsproxy.sh" stop || rc=1
 bash "$HERE/opensearch.sh" stop || rc=1
 bash "$HERE/versitygw.sh" stop || rc=1
 bash "$HERE/jaeger.sh" stop || rc=1
+bash "$HERE/schemaregistry.sh" stop || rc=1
 rm -f "${ENGRAM_SERVICES_ENV_FILE:-$HERE/.env}"
 exit $rc

@@ -3,10 +3,11 @@
 #
 #   bash .ci/services/up.sh && source .ci/services/.env
 #
-# S3 (versitygw), OpenSearch, Kafka and Jaeger start in parallel; the
+# S3 (versitygw), OpenSearch, Kafka, Jaeger and the schema registry
+# (Apicurio) start in parallel; the
 # TLS/basic-auth proxy in front of OpenSearch starts after it, and its
-# failure only warns. Exits 1 if versitygw, OpenSearch, Kafka or Jaeger
-# could not be started (the .env
+# failure only warns. Exits 1 if versitygw, OpenSearch, Kafka, Jaeger or
+# the schema registry could not be started (the .env
 # then still holds the variables of the services that did start).
 set -euo pipefail
 SVC_NAME=up
@@ -27,11 +28,14 @@ bash "$HERE/kafka.sh" start &
 kafka_pid=$!
 bash "$HERE/jaeger.sh" start &
 jaeger_pid=$!
+bash "$HERE/schemaregistry.sh" start &
+sr_pid=$!
 
 vgw_rc=0; wait "$vgw_pid" || vgw_rc=$?
 os_rc=0; wait "$os_pid" || os_rc=$?
 kafka_rc=0; wait "$kafka_pid" || kafka_rc=$?
 jaeger_rc=0; wait "$jaeger_pid" || jaeger_rc=$?
+sr_rc=0; wait "$sr_pid" || sr_rc=$?
 
 proxy_rc=1
 if [[ $os_rc == 0 ]]; then
@@ -48,6 +52,7 @@ tmp="$(mktemp "$HERE/.env.XXXXXX")"
   [[ $proxy_rc == 0 ]] && bash "$HERE/tlsproxy.sh" env
   [[ $kafka_rc == 0 ]] && bash "$HERE/kafka.sh" env
   [[ $jaeger_rc == 0 ]] && bash "$HERE/jaeger.sh" env
+  [[ $sr_rc == 0 ]] && bash "$HERE/schemaregistry.sh" env
   true
 } >"$tmp"
 chmod 644 "$tmp"
@@ -57,6 +62,7 @@ log "versitygw: $([[ $vgw_rc == 0 ]] && echo up || echo FAILED)," \
   "opensearch: $([[ $os_rc == 0 ]] && echo up || echo FAILED)," \
   "tls proxy: $([[ $proxy_rc == 0 ]] && echo up || echo FAILED)," \
   "kafka: $([[ $kafka_rc == 0 ]] && echo up || echo FAILED)," \
-  "jaeger: $([[ $jaeger_rc == 0 ]] && echo up || echo FAILED)" \
+  "jaeger: $([[ $jaeger_rc == 0 ]] && echo up || echo FAILED)," \
+  "schema registry: $([[ $sr_rc == 0 ]] && echo up || echo FAILED)" \
   "- $(elapsed_since "$t0")s; variables in $ENV_FILE"
-[[ $vgw_rc == 0 && $os_rc == 0 && $kafka_rc == 0 && $jaeger_rc == 0 ]]
+[[ $vgw_rc == 0 && $os_rc == 0 && $kafka_rc == 0 && $jaeger_rc == 0 && $sr_rc == 0 ]]
