@@ -94,6 +94,9 @@ func msTime(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
 type turnAcc struct {
 	query.TurnSummary
 	lastSeq int64
+	// newest is the position of its newest matching document in time
+	// order (ListTurns with query.SortTime).
+	newest tpos
 }
 
 // filteredTurns walks the matching documents newest first, collecting turn
@@ -196,7 +199,7 @@ func sumTurns(ctx context.Context, tx *sql.Tx, p *plan, keys []string) (map[stri
 		args = append(args, p.match, lo.Int64, hi.Int64)
 	}
 	f, fargs := p.filterAll("d.seq")
-	q := `SELECT d.turn_key, d.seq, d.session_id, d.agent_id, d.tenant_id, d.ts_unix_ms, d.success, d.importance_score
+	q := `SELECT d.turn_key, d.seq, d.session_id, d.agent_id, d.tenant_id, d.ts_unix_ms, d.success, d.importance_score, d.event_id
   FROM docs d INDEXED BY docs_turn WHERE ` + inKeys + " AND " + text + " AND " + f + " ORDER BY d.seq"
 	rows, err := tx.QueryContext(ctx, q, append(args, fargs...)...)
 	if err != nil {
@@ -207,12 +210,13 @@ func sumTurns(ctx context.Context, tx *sql.Tx, p *plan, keys []string) (map[stri
 	for rows.Next() {
 		var (
 			key, session  string
+			eventID       string
 			agent, tenant sql.NullString
 			seq, ts       int64
 			success       sql.NullInt64
 			importance    float64
 		)
-		if err := rows.Scan(&key, &seq, &session, &agent, &tenant, &ts, &success, &importance); err != nil {
+		if err := rows.Scan(&key, &seq, &session, &agent, &tenant, &ts, &success, &importance, &eventID); err != nil {
 			return nil, fmt.Errorf("sqlite: %w", err)
 		}
 		a := accs[key]
@@ -222,6 +226,9 @@ func sumTurns(ctx context.Context, tx *sql.Tx, p *plan, keys []string) (map[stri
 		}
 		a.Events++
 		a.lastSeq = seq
+		if p := (tpos{ts, eventID}); a.newest.less(p) {
+			a.newest = p
+		}
 		if a.SessionID == "" {
 			a.SessionID = session
 		}

@@ -101,6 +101,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("SearchRanking", s.testRanking)
 	t.Run("Similar", s.testSimilar)
 	t.Run("Stats", s.testStats)
+	t.Run("Order", s.testOrder)
 	t.Run("Tenant", s.testTenant)
 	t.Run("Errors", s.testErrors)
 }
