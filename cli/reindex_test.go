@@ -15,7 +15,7 @@ import (
 	"engram/query/verify"
 )
 
-// removeIndex deletes the SQLite index, as the README's recipe does.
+// removeIndex deletes the SQLite index, as docs/commands.md's reindex recipe does.
 func (c *cli) removeIndex() {
 	for _, f := range []string{"index.db", "index.db-wal", "index.db-shm"} {
 		if err := os.Remove(filepath.Join(c.data, f)); err != nil && !errors.Is(err, os.ErrNotExist) {

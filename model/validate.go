@@ -9,7 +9,7 @@ import (
 )
 
 // Limits on one event. They keep a hostile input from exhausting memory or
-// the index; the README states them.
+// the index; docs/commands.md (Limits) states them.
 const (
 	MaxEventIDLen = 200
 	// MaxEventIDBytes keeps <eventId>.json, the last part of the archive

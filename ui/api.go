@@ -2,7 +2,7 @@ package ui
 
 import "engram/ui/uikit"
 
-// The services and options of the inspector, as cmd_ui.go builds them.
+// The services and options of the inspector, as cli/ui.go builds them.
 type (
 	Deps     = uikit.Deps
 	Options  = uikit.Options
