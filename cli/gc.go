@@ -13,7 +13,7 @@ import (
 // less CPU and took more memory: every page the heap grows into is a fresh
 // page, faulted in at 1-12 µs on a VM whose host reclaims freed guest
 // memory, and a 7,500-event run took 3.7 faults an event against 3.0 at
-// 200 (see BENCHMARKS.md, session 14). The soft memory limit makes the
+// 200. The soft memory limit makes the
 // collector run sooner again should the heap ever near it, well within
 // the 200 MB a million-event run may take. Either variable set in the
 // environment (which the runtime has read) wins.

@@ -118,7 +118,8 @@ func (dep *deployment) bulk(docs []*model.IndexDoc) {
 	}
 }
 
-// TestSourceDeployment is issue 16 end to end against the real cluster:
+// TestSourceDeployment is the upgrade of a deployment the source system
+// wrote (docs/deployment.md) end to end against the real cluster:
 // on the source system's index, filters on extension fields warn, a turn
 // comes from the archive, reindex --into builds the engram-shaped index
 // (refusing the swap while an event is missing from it), the alias moves in

@@ -136,7 +136,8 @@ func (v *vsFloor) add(n int, el, cpu time.Duration, floor fsfloor.Result) {
 // it ran (the measured side's as the metric coresUnit), beside the cores
 // the load and the CPU-bound control got: beside a load, the share the
 // scheduler gave each side decides its rate as much as its CPU per event
-// does (BENCHMARKS.md, issue 15, sessions 20 and 21).
+// does (BENCHMARKS.md, "Ingest: the real binary against the raw fsync
+// floor").
 func (v *vsFloor) report(b *testing.B, coresUnit string, load *cpuLoad) {
 	if v.busy > 0 {
 		b.ReportMetric(v.busy/float64(len(v.ratios)), "busy-cores")

@@ -36,7 +36,8 @@ import (
 // roughly, since batches that are not held up by an index write fill less
 // and share fewer flushes. So where stages=archive, or stages=index, falls
 // short of a target beside a load, no change to the rest meets it
-// (BENCHMARKS.md, issue 15, session 21). Run it with -benchtime 30000x.
+// (BENCHMARKS.md, "Ingest: the pipeline's stages against the raw floor").
+// Run it with -benchtime 30000x.
 func BenchmarkStagesVsFsync(b *testing.B) {
 	for _, stages := range []string{"archive", "index"} {
 		for _, days := range []int{28, 1} {

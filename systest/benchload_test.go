@@ -16,7 +16,7 @@ import (
 )
 
 // cpuLoad is ENGRAM_BENCH_LOAD busy processes running beside a benchmark:
-// the "not quiet" machine of issue 15, made the same in every run. Each is
+// the machine that is not quiet, made the same in every run. Each is
 // the leader of a session of its own, as another CI job's processes would
 // be: with autogroup scheduling (Linux's default on desktops and these VMs)
 // the kernel shares the CPU between sessions before it shares it between
@@ -95,7 +95,8 @@ func (l *cpuLoad) stop() time.Duration {
 // never block, in the benchmark's own session, and returns the cores they
 // got. Beside a load this is the share the scheduler gives a process that
 // always has work; the floor's writers, which sleep in fsync and wake
-// ahead of running threads, get more (BENCHMARKS.md, issue 15, session 20).
+// ahead of running threads, get more (BENCHMARKS.md, "Ingest: the real
+// binary against the raw fsync floor").
 // Without a load it returns 0 and costs nothing.
 func (l *cpuLoad) probe(d time.Duration) float64 {
 	if len(l.procs) == 0 {
