@@ -68,7 +68,8 @@ type Config struct {
 	Tenant string
 }
 
-// Pipeline runs inputs through the stages of schema.md section 3.
+// Pipeline runs inputs through the stages of docs/data-contract.md,
+// Enrichment and the archive.
 type Pipeline struct {
 	cfg Config
 	seq atomic.Uint64

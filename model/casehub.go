@@ -6,7 +6,8 @@ import (
 	"strings"
 )
 
-// caseHubEvent is the CaseHub experience event (schema.md section 7).
+// caseHubEvent is the CaseHub experience event (docs/data-contract.md,
+// CaseHub events).
 type caseHubEvent struct {
 	Kind        string            `json:"kind"`
 	EventType   string            `json:"eventType"`

@@ -9,9 +9,10 @@ import (
 
 const demoText = "Design a memory system that preserves complete experience while supporting fast associative retrieval."
 
-// The source system's own demo event (schema.md section 3 and the
-// experience-capture article) run through the pipeline's pure steps: every
-// value the article states must come out exactly.
+// The source system's own demo event (docs/data-contract.md, The
+// experience event, and the experience-capture article) run through the
+// pipeline's pure steps: every value the article states must come out
+// exactly.
 func TestDemoEvent(t *testing.T) {
 	raw := readFile(t, "testdata/demo-event.json")
 	e := decode(t, raw)

@@ -25,7 +25,8 @@ var EventTypes = []string{
 	TypeObservation, TypeAction, TypeOutcome,
 }
 
-// Event is one experience event (schema.md section 1). Optional blocks are
+// Event is one experience event (docs/data-contract.md, The experience
+// event). Optional blocks are
 // pointers so that "absent" and "zero" stay distinguishable: the importance
 // prior and the validation rules depend on the difference.
 type Event struct {

@@ -8,8 +8,8 @@ import (
 // IndexName is the source system's index.
 const IndexName = "experience_events"
 
-// IndexDoc is the compact document of the associative layer (schema.md
-// section 4). Fields after Tags are engram's extensions; documents written by
+// IndexDoc is the compact document of the associative layer
+// (docs/data-contract.md, The index document). Fields after Tags are engram's extensions; documents written by
 // the source system lack them, so readers must treat them as optional.
 type IndexDoc struct {
 	EventID          string          `json:"event_id"`

@@ -20,7 +20,8 @@ var phaseNames = [...]string{"observation", "action", "outcome"}
 
 func (p Phase) String() string { return phaseNames[p] }
 
-// PhaseOf maps an event type onto its phase (schema.md section 2). Unknown
+// PhaseOf maps an event type onto its phase (docs/data-contract.md, Turns
+// and causal order). Unknown
 // types are treated as observations so that ordering never fails.
 func PhaseOf(eventType string) Phase {
 	switch eventType {

@@ -11,7 +11,7 @@ const DefaultSummaryLen = 1000
 // StubDimension is the stub embedder's default dimension.
 const StubDimension = 8
 
-// Importance is the ingestion prior of schema.md section 3:
+// Importance is the ingestion prior (docs/data-contract.md, Importance prior):
 // 0.3·t + 0.2·g + 0.2·a + 0.3·s, clamped to [0, 1], 3 decimals.
 func Importance(e *Event) float64 {
 	t := 1.0

@@ -55,7 +55,8 @@ const MaxPage = 1000
 // ranks unless Options.RankWindow says otherwise.
 const DefaultRankWindow = 2000
 
-// TurnSummary is one row per turn (schema.md section 2 turn key).
+// TurnSummary is one row per turn (the turn key of docs/data-contract.md,
+// Turns and causal order).
 type TurnSummary struct {
 	Key           string
 	SessionID     string

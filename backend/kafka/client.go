@@ -134,8 +134,8 @@ type TopicSpec struct {
 }
 
 // TopicSpecs are the configured topics as the source system creates them
-// (schema.md §5): raw and enriched 12 partitions, 7 days; indexed 6
-// partitions, 30 days. Audit and rejected are not in the source system's
+// (docs/data-contract.md, Kafka, as the source system runs it): raw and
+// enriched 12 partitions, 7 days; indexed 6 partitions, 30 days. Audit and rejected are not in the source system's
 // list: engram gives the audit topic 12 partitions (it takes a copy of
 // both notification topics) and the rejected one 6, both 30 days, so a
 // rejection can still be looked at weeks later.

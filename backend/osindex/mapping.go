@@ -3,7 +3,8 @@ package osindex
 import "maps"
 
 // ExtensionFields are the fields engram adds to the source system's mapping
-// (schema.md section 4), as OpenSearch field definitions.
+// (docs/data-contract.md, The index document), as OpenSearch field
+// definitions.
 func ExtensionFields() map[string]any {
 	kw := func() map[string]any { return map[string]any{"type": "keyword"} }
 	return map[string]any{

@@ -233,8 +233,8 @@ func TestItemMappingConflict(t *testing.T) {
 	}
 }
 
-// sourceSystemIndex creates an index as the source system does (schema.md
-// section 4), with 1 shard and 0 replicas, faiss where the test node can
+// sourceSystemIndex creates an index as the source system does
+// (docs/data-contract.md, The index document), with 1 shard and 0 replicas, faiss where the test node can
 // run it and lucene otherwise.
 func sourceSystemIndex(t *testing.T, name string, dim int) (engine string) {
 	engine = "lucene"

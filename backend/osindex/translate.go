@@ -7,7 +7,7 @@ import (
 	"engram/query/expr"
 )
 
-// Field names of the index (schema.md section 4).
+// Field names of the index (docs/data-contract.md, The index document).
 const (
 	fEventID    = "event_id"
 	fTimestamp  = "timestamp"
@@ -85,7 +85,8 @@ func termOrTerms(field string, values []string) obj {
 	return obj{"terms": obj{field: values}}
 }
 
-// turnQuery matches the documents whose turn key (schema.md section 2:
+// turnQuery matches the documents whose turn key (docs/data-contract.md,
+// Turns and causal order:
 // turn_id, else trace_id, else event_id) is one of keys.
 func turnQuery(keys ...string) obj {
 	return obj{"bool": obj{

@@ -1,7 +1,7 @@
 // Package telemetry exports the pipeline's traces as OpenTelemetry spans
 // over OTLP (HTTP or gRPC), the way the source system's ingestion worker
-// does (schema.md §5). It is the one package of engram that imports the
-// OpenTelemetry SDK.
+// does (docs/data-contract.md, Telemetry and health). It is the one package
+// of engram that imports the OpenTelemetry SDK.
 //
 // The spans are made from the same records that feed engram's live traces
 // (ingest.Trace and its StageRecords), when an event's trace is done: the

@@ -2,8 +2,8 @@ package detail
 
 import "strings"
 
-// indexHeld lists the archived members the index document holds (schema.md
-// section 4), relative to the event. Members under a listed one are held too.
+// indexHeld lists the archived members the index document holds
+// (docs/data-contract.md, The index document), relative to the event. Members under a listed one are held too.
 var indexHeld = map[string]bool{
 	"eventId": true, "timestamp": true, "type": true,
 	"context.sessionId": true, "context.userId": true, "context.agentId": true,

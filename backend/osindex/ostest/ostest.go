@@ -96,8 +96,8 @@ func MustAdmin(t testing.TB, base, method, path, body string) []byte {
 	return data
 }
 
-// SourceIndexBody is the source system's own index definition (schema.md
-// section 4) with 1 shard, no replica, lucene instead of faiss and
+// SourceIndexBody is the source system's own index definition
+// (docs/data-contract.md, The index document) with 1 shard, no replica, lucene instead of faiss and
 // dimension 8: no extension fields.
 const SourceIndexBody = `{
   "settings": {"index": {"knn": true, "number_of_shards": 1, "number_of_replicas": 0, "knn.algo_param.ef_search": 100}},
