@@ -24,7 +24,8 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 )
 
-// Default names, as the source system runs them (schema.md §5).
+// Default names, as the source system runs them (docs/data-contract.md,
+// Kafka, as the source system runs it).
 const (
 	DefaultClientID      = "engram"
 	DefaultGroup         = "ingestion-workers"
@@ -143,7 +144,8 @@ func (c Config) WithDefaults() Config {
 	return c
 }
 
-// FromEnv reads the source system's settings (schema.md §5): KAFKA_BROKERS
+// FromEnv reads the source system's settings (docs/data-contract.md, Kafka,
+// as the source system runs it): KAFKA_BROKERS
 // (or KAFKA_BOOTSTRAP_SERVER), comma-separated; KAFKA_CLIENT_ID;
 // KAFKA_GROUP_ID; TLS when KAFKA_SSL=true or KAFKA_SECURITY_PROTOCOL is SSL
 // or SASL_SSL, with PEM text in KAFKA_CA_CERT, KAFKA_ACCESS_CERT,

@@ -15,9 +15,10 @@ import (
 	"engram/query"
 )
 
-// Turn is every event of one turn (schema.md section 2 turn key, with its
-// fallbacks) in causal order: phase, then timestamp (to the millisecond),
-// then eventId. An unknown key is ErrNotFound.
+// Turn is every event of one turn (the turn key of docs/data-contract.md,
+// Turns and causal order, with its fallbacks) in causal order: phase, then
+// timestamp (to the millisecond), then eventId. An unknown key is
+// ErrNotFound.
 func (r *Reader) Turn(ctx context.Context, key string) ([]*model.IndexDoc, error) {
 	op := "turn " + model.Quote(key)
 	b := &boolQuery{filter: append(tenantQuery(r.tenant), turnQuery(key))}
