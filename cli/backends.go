@@ -6,9 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
-	"time"
 
 	"engram/backend/dirarchive"
 	"engram/backend/kafka"
@@ -102,7 +99,7 @@ func openReadBackends(ctx context.Context, conf *resolved, e *env) (*backends, e
 }
 
 func openStores(ctx context.Context, conf *resolved, e *env, readOnly bool) (*backends, error) {
-	b := &backends{data: dataDir(conf.get("data"), e.getenv), readOnly: readOnly}
+	b := &backends{data: dataDir(conf.Data, e.getenv), readOnly: readOnly}
 	emb, err := newEmbedder(conf)
 	if err != nil {
 		return nil, err
@@ -167,7 +164,7 @@ func (b *backends) openPublisher(ctx context.Context, conf *resolved, readOnly b
 }
 
 func (b *backends) openArchive(ctx context.Context, conf *resolved, e *env) error {
-	switch kind := conf.get("archive"); kind {
+	switch kind := conf.Archive; kind {
 	case "dir", "":
 		a, err := dirarchive.Open(filepath.Join(b.data, "archive"))
 		if err != nil {
@@ -178,7 +175,7 @@ func (b *backends) openArchive(ctx context.Context, conf *resolved, e *env) erro
 		return nil
 	case "s3":
 		a, err := s3archive.New(s3Config(conf, e))
-		if err == nil && conf.bool("s3.create_bucket") {
+		if err == nil && conf.S3.CreateBucket {
 			err = a.EnsureBucket(ctx)
 		}
 		if err == nil {
@@ -196,22 +193,22 @@ func (b *backends) openArchive(ctx context.Context, conf *resolved, e *env) erro
 
 func s3Config(conf *resolved, e *env) s3archive.Config {
 	c := s3archive.Config{
-		Endpoint: conf.get("s3.endpoint"), Bucket: conf.get("s3.bucket"), Region: conf.get("s3.region"),
-		AccessKey: conf.get("s3.access_key"), SecretKey: conf.get("s3.secret_key"),
-		PathStyle: conf.bool("s3.path_style"), UseTLS: true,
-		CAFile: conf.get("s3.ca_file"), InsecureSkipVerify: conf.bool("s3.insecure_skip_verify"),
+		Endpoint: conf.S3.Endpoint, Bucket: conf.S3.Bucket, Region: conf.S3.Region,
+		AccessKey: conf.S3.AccessKey, SecretKey: conf.S3.SecretKey,
+		PathStyle: conf.S3.PathStyle, UseTLS: true,
+		CAFile: conf.S3.CAFile, InsecureSkipVerify: conf.S3.InsecureSkipVerify,
 		Logf: func(format string, args ...any) {
 			fmt.Fprintln(e.stderr, "engram: "+safeLine(conf.redact(fmt.Sprintf(format, args...))))
 		},
 	}
-	if conf.get("s3.tls") != "" {
-		c.UseTLS = conf.bool("s3.tls")
+	if conf.S3.TLS != nil {
+		c.UseTLS = *conf.S3.TLS
 	}
 	return c
 }
 
 func (b *backends) openIndex(ctx context.Context, conf *resolved, dim int, e *env) error {
-	switch kind := conf.get("index"); kind {
+	switch kind := conf.Index; kind {
 	case "sqlite", "":
 		open := b.openSQLite
 		if b.readOnly {
@@ -269,8 +266,8 @@ var writable = func(dir string) bool { return unix.Access(dir, unix.W_OK) == nil
 // own and it cannot be written: a command that could write (the inspector)
 // then opens them only for reading.
 func embeddedReadOnly(conf *resolved, e *env) bool {
-	data := dataDir(conf.get("data"), e.getenv)
-	embedded := conf.get("index") != "opensearch" && conf.get("archive") != "s3"
+	data := dataDir(conf.Data, e.getenv)
+	embedded := conf.Index != "opensearch" && conf.Archive != "s3"
 	_, err := os.Stat(filepath.Join(data, "index.db"))
 	return embedded && err == nil && !writable(data)
 }
@@ -291,18 +288,11 @@ func (o openOutages) Recovered(s ingest.Stage) {
 }
 
 func osConfig(conf *resolved, dim int, e *env) osindex.Config {
-	timeout, _ := time.ParseDuration(conf.get("opensearch.timeout"))
-	var urls []string
-	for _, u := range strings.Split(conf.get("opensearch.url"), ",") {
-		if u = strings.TrimSpace(u); u != "" {
-			urls = append(urls, u)
-		}
-	}
 	return osindex.Config{
-		URLs: urls, Username: conf.get("opensearch.username"), Password: conf.get("opensearch.password"),
-		CAFile: conf.get("opensearch.ca_file"), InsecureSkipVerify: conf.bool("opensearch.insecure_skip_verify"),
-		Index: conf.get("opensearch.index"), Timeout: timeout, Dimension: dim,
-		KNNEngine: conf.get("opensearch.knn_engine"), Refresh: conf.get("opensearch.refresh"),
+		URLs: conf.OpenSearch.URLs, Username: conf.OpenSearch.Username, Password: conf.OpenSearch.Password,
+		CAFile: conf.OpenSearch.CAFile, InsecureSkipVerify: conf.OpenSearch.InsecureSkipVerify,
+		Index: conf.OpenSearch.Index, Timeout: conf.OpenSearch.Timeout, Dimension: dim,
+		KNNEngine: conf.OpenSearch.KNNEngine, Refresh: conf.OpenSearch.Refresh,
 		Logf: func(format string, args ...any) {
 			fmt.Fprintln(e.stderr, "engram: "+safeLine(conf.redact(fmt.Sprintf(format, args...))))
 		},
@@ -312,14 +302,10 @@ func osConfig(conf *resolved, dim int, e *env) osindex.Config {
 // embedderDimension is the configured vector length: embedder.dimension,
 // else 8 for the stub and 1536 for an HTTP embedder.
 func embedderDimension(conf *resolved) (int, error) {
-	if d := conf.get("embedder.dimension"); d != "" {
-		n, err := strconv.Atoi(d)
-		if err != nil || n <= 0 {
-			return 0, fmt.Errorf("embedder.dimension %q: want a positive whole number", d)
-		}
-		return n, nil
+	if conf.Embedder.Dimension > 0 {
+		return conf.Embedder.Dimension, nil
 	}
-	if conf.get("embedder.kind") == "http" {
+	if conf.Embedder.Kind == "http" {
 		return 1536, nil
 	}
 	return model.StubDimension, nil
@@ -330,13 +316,13 @@ func newEmbedder(conf *resolved) (ingest.Embedder, error) {
 	if err != nil {
 		return nil, err
 	}
-	switch kind := conf.get("embedder.kind"); kind {
+	switch kind := conf.Embedder.Kind; kind {
 	case "stub", "":
 		return embed.Stub{Dim: dim}, nil
 	case "http":
 		return embed.NewHTTP(embed.HTTPConfig{
-			Endpoint: conf.get("embedder.endpoint"), Model: conf.get("embedder.model"),
-			APIKey: conf.get("embedder.api_key"), Dimension: dim,
+			Endpoint: conf.Embedder.Endpoint, Model: conf.Embedder.Model,
+			APIKey: conf.Embedder.APIKey, Dimension: dim,
 		})
 	default:
 		return nil, fmt.Errorf("embedder %q: choose stub or http", kind)
@@ -352,27 +338,11 @@ func transient(err error) bool {
 	return resp.StatusCode == 429 || (resp.StatusCode >= 500 && resp.StatusCode != 501)
 }
 
-// rankWindow reads search.rank_window: a positive number, or all (-1).
-func rankWindow(v string) (int, error) {
-	if v == "all" {
-		return -1, nil
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n <= 0 {
-		return 0, fmt.Errorf("search.rank_window %q: want a positive whole number or all", v)
-	}
-	return n, nil
-}
-
 // openQueryReader opens the read side of the configured index, scoped to
 // the configured tenant.
 func openQueryReader(ctx context.Context, conf *resolved, e *env) (query.Reader, error) {
-	window, err := rankWindow(conf.get("search.rank_window"))
-	if err != nil {
-		return nil, err
-	}
-	opts := query.Options{Tenant: conf.get("tenant"), RankWindow: window}
-	switch kind := conf.get("index"); kind {
+	opts := query.Options{Tenant: conf.Tenant, RankWindow: int(conf.Search.RankWindow)}
+	switch kind := conf.Index; kind {
 	case "sqlite", "":
 	case "opensearch":
 		dim, err := embedderDimension(conf)
@@ -389,7 +359,7 @@ func openQueryReader(ctx context.Context, conf *resolved, e *env) (query.Reader,
 	default:
 		return nil, fmt.Errorf("index %q: choose sqlite or opensearch", kind)
 	}
-	path := filepath.Join(dataDir(conf.get("data"), e.getenv), "index.db")
+	path := filepath.Join(dataDir(conf.Data, e.getenv), "index.db")
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("no index at %s (run 'engram ingest' first, or pass --data)", path)
 	}

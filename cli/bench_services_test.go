@@ -119,7 +119,7 @@ func rawBulkRate(b *testing.B, p *prepared) float64 {
 
 func pipelineRate(b *testing.B, a map[string]string, p *prepared, workers int) float64 {
 	name := fmt.Sprintf("engram-bench-%d", time.Now().UnixNano())
-	conf := benchConf(a, name, "false", b.TempDir())
+	conf := benchConf(b, a, name, "false", b.TempDir())
 	e := &env{stdout: os.Stdout, stderr: os.Stderr, getenv: func(string) string { return "" }}
 	st, err := openBackends(context.Background(), conf, e)
 	if err != nil {
@@ -151,7 +151,7 @@ func BenchmarkSingleEventLatency(b *testing.B) {
 	for _, refresh := range []string{"false", "true", "wait_for"} {
 		b.Run("refresh="+refresh, func(b *testing.B) {
 			name := fmt.Sprintf("engram-bench-lat-%d", time.Now().UnixNano())
-			conf := benchConf(a, name, refresh, b.TempDir())
+			conf := benchConf(b, a, name, refresh, b.TempDir())
 			e := &env{stdout: os.Stdout, stderr: os.Stderr, getenv: func(string) string { return "" }}
 			st, err := openBackends(context.Background(), conf, e)
 			if err != nil {
@@ -208,11 +208,15 @@ func httpDo(method, url string, body []byte) int {
 
 // benchConf points engram at the test services with a fresh bucket and
 // index called name.
-func benchConf(a map[string]string, name, refresh, data string) *resolved {
-	return &resolved{values: map[string]string{
+func benchConf(tb testing.TB, a map[string]string, name, refresh, data string) *resolved {
+	conf, err := resolvedFrom(map[string]string{
 		"archive": "s3", "s3.endpoint": "http://" + a["s3"], "s3.bucket": name, "s3.create_bucket": "true",
 		"s3.access_key": a["ak"], "s3.secret_key": a["sk"], "s3.path_style": "true", "s3.region": "us-east-1",
 		"index": "opensearch", "opensearch.url": a["os"], "opensearch.index": name, "opensearch.refresh": refresh,
 		"opensearch.knn_engine": "lucene", "opensearch.timeout": "5m", "data": data,
-	}}
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return conf
 }

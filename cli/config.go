@@ -31,7 +31,7 @@ func runConfig(_ context.Context, e *env, args []string) error {
 	if file == "" {
 		file = "(none; looked for " + configPath(e.getenv) + ")"
 	}
-	fmt.Fprintf(e.stdout, "config file: %s\nprofile:     %s\ndata:        %s\n\n", safeLine(file), safeLine(orDash(conf.profile)), safeLine(dataDir(conf.get("data"), e.getenv)))
+	fmt.Fprintf(e.stdout, "config file: %s\nprofile:     %s\ndata:        %s\n\n", safeLine(file), safeLine(orDash(conf.profile)), safeLine(dataDir(conf.Data, e.getenv)))
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "KEY\tVALUE\tFROM")
 	for _, s := range settingsTable {

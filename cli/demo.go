@@ -43,13 +43,13 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	data := dataDir(conf.get("data"), e.getenv)
+	data := dataDir(conf.Data, e.getenv)
 	st, err := openBackends(ctx, conf, e)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	sum, err := writeDemo(ctx, st, o.turns, o.seed)
+	sum, err := writeDemo(ctx, st, o.turns, gen.Config{Seed: o.seed})
 	if err != nil {
 		return err
 	}
@@ -60,7 +60,7 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 	return nil
 }
 
-func writeDemo(ctx context.Context, st *backends, turns int, seed uint64) (ingest.Summary, error) {
+func writeDemo(ctx context.Context, st *backends, turns int, gcfg gen.Config) (ingest.Summary, error) {
 	// One worker: events are indexed in the order they are generated, so
 	// the listings (newest first by ingestion) are the same every time and
 	// in time order. 900 events take about 0.4 s instead of 0.15 s.
@@ -70,7 +70,7 @@ func writeDemo(ctx context.Context, st *backends, turns int, seed uint64) (inges
 	if err != nil {
 		return ingest.Summary{}, err
 	}
-	g := gen.New(gen.Config{Seed: seed})
+	g := gen.New(gcfg)
 	items := make(chan ingest.Item, 256)
 	go func() {
 		defer close(items)
@@ -89,6 +89,9 @@ func writeDemo(ctx context.Context, st *backends, turns int, seed uint64) (inges
 // quick to write at start-up.
 const demoTurns = 200
 
+// demoSpan is how far back the --demo data set starts.
+const demoSpan = 24 * time.Hour
+
 // startDemo writes a demo data set into a fresh temporary directory and
 // starts a simulated agent that adds a turn every second or two through the
 // real pipeline, so following is visible at once. stop ends the agent and
@@ -98,10 +101,14 @@ func startDemo(ctx context.Context, e *env) (dir string, stop func(), err error)
 	if err != nil {
 		return "", nil, err
 	}
-	conf := &resolved{values: map[string]string{"data": dir}}
-	st, err := openBackends(ctx, conf, e)
+	var st *backends
+	conf, err := resolvedFrom(map[string]string{"data": dir})
 	if err == nil {
-		_, err = writeDemo(ctx, st, demoTurns, 1)
+		st, err = openBackends(ctx, conf, e)
+	}
+	if err == nil {
+		// Spread over the last day, so the Overview has a day to show.
+		_, err = writeDemo(ctx, st, demoTurns, gen.Config{Seed: 1, Start: time.Now().Add(-demoSpan), TurnGap: demoSpan * 9 / 10 / demoTurns})
 	}
 	if err != nil {
 		os.RemoveAll(dir)

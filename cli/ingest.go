@@ -71,7 +71,7 @@ func runIngest(ctx context.Context, e *env, args []string) error {
 	if err := checkInputs(files); err != nil {
 		return err
 	}
-	data := dataDir(conf.get("data"), e.getenv)
+	data := dataDir(conf.Data, e.getenv)
 	ingestGC()
 	var cfg ingest.Config
 	var rejects *publish.Rejects
@@ -93,7 +93,7 @@ func runIngest(ctx context.Context, e *env, args []string) error {
 		defer rejects.Close()
 	}
 	cfg.DryRun, cfg.Workers, cfg.BatchSize, cfg.BatchWait, cfg.SummaryLen = o.dryRun, o.workers, o.batch, o.batchWait, o.summaryLen
-	cfg.Tenant = conf.get("tenant")
+	cfg.Tenant = conf.Tenant
 	rep := newReporter(e, o.trace, rejects)
 	rep.redact = conf.redact
 	rep.inputs = newInputs(files)

@@ -17,28 +17,24 @@ import (
 // kafkaConfig is the Kafka configuration of conf; ok is false when no
 // brokers are configured (the embedded default: topic files).
 func kafkaConfig(conf *resolved) (cfg kafka.Config, ok bool, err error) {
-	for b := range strings.SplitSeq(conf.get("kafka.brokers"), ",") {
-		if b = strings.TrimSpace(b); b != "" {
-			cfg.Brokers = append(cfg.Brokers, b)
-		}
-	}
+	cfg.Brokers = conf.Kafka.Brokers
 	if len(cfg.Brokers) == 0 {
 		return cfg, false, nil
 	}
-	cfg.ClientID, cfg.Group = conf.get("kafka.client_id"), conf.get("kafka.group")
+	cfg.ClientID, cfg.Group = conf.Kafka.ClientID, conf.Kafka.Group
 	cfg.Topics = kafka.Topics{
-		Raw: conf.get("kafka.topic_raw"), Enriched: conf.get("kafka.topic_enriched"), Indexed: conf.get("kafka.topic_indexed"),
-		Audit: conf.get("kafka.topic_audit"), Rejected: conf.get("kafka.topic_rejected"),
+		Raw: conf.Kafka.TopicRaw, Enriched: conf.Kafka.TopicEnriched, Indexed: conf.Kafka.TopicIndexed,
+		Audit: conf.Kafka.TopicAudit, Rejected: conf.Kafka.TopicRejected,
 	}
-	proto := conf.get("kafka.security_protocol")
+	proto := conf.Kafka.SecurityProtocol
 	cfg.TLS = kafka.TLS{
-		Enabled: conf.bool("kafka.tls") || proto == "SSL" || proto == "SASL_SSL",
-		CAFile:  conf.get("kafka.ca_file"), CAPEM: conf.get("kafka.ca_pem"),
-		CertFile: conf.get("kafka.cert_file"), CertPEM: conf.get("kafka.cert_pem"),
-		KeyFile: conf.get("kafka.key_file"), KeyPEM: conf.get("kafka.key_pem"),
+		Enabled: conf.Kafka.TLS || proto == "SSL" || proto == "SASL_SSL",
+		CAFile:  conf.Kafka.CAFile, CAPEM: conf.Kafka.CAPEM,
+		CertFile: conf.Kafka.CertFile, CertPEM: conf.Kafka.CertPEM,
+		KeyFile: conf.Kafka.KeyFile, KeyPEM: conf.Kafka.KeyPEM,
 	}
-	cfg.Compression = conf.get("kafka.compression")
-	cfg.SASL = kafka.SASL{Mechanism: conf.get("kafka.sasl_mechanism"), User: conf.get("kafka.sasl_username"), Password: conf.get("kafka.sasl_password")}
+	cfg.Compression = conf.Kafka.Compression
+	cfg.SASL = kafka.SASL{Mechanism: conf.Kafka.SASLMechanism, User: conf.Kafka.SASLUsername, Password: conf.Kafka.SASLPassword}
 	if strings.HasPrefix(proto, "SASL_") && cfg.SASL.Mechanism == "" {
 		return cfg, true, errors.New("kafka.security_protocol " + proto + " needs kafka.sasl_mechanism (KAFKA_SASL_MECHANISM)")
 	}

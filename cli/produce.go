@@ -81,7 +81,7 @@ func (pr *producer) run(ctx context.Context, e *env, files []string, conf *resol
 	if err != nil {
 		return ingest.Summary{}, err
 	}
-	p, err := ingest.New(ingest.Config{Embedder: emb, Decode: decodeOptions(), DryRun: true, Tenant: conf.get("tenant"), Workers: 1})
+	p, err := ingest.New(ingest.Config{Embedder: emb, Decode: decodeOptions(), DryRun: true, Tenant: conf.Tenant, Workers: 1})
 	if err != nil {
 		return ingest.Summary{}, err
 	}

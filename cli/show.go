@@ -47,7 +47,7 @@ func runShow(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	st := &backends{data: dataDir(conf.get("data"), e.getenv)}
+	st := &backends{data: dataDir(conf.Data, e.getenv)}
 	if err := st.openArchive(ctx, conf, e); err != nil {
 		return err
 	}

@@ -37,12 +37,12 @@ func openTelemetry(ctx context.Context, conf *resolved, e *env) (tel *telemetry.
 
 func telemetryConfig(conf *resolved) telemetry.Config {
 	return telemetry.Config{
-		Endpoint: conf.get("otel.endpoint"), TracesEndpoint: conf.get("otel.traces_endpoint"),
-		Protocol: conf.get("otel.protocol"), Headers: conf.get("otel.headers"),
-		ServiceName: conf.get("otel.service_name"), ResourceAttributes: conf.get("otel.resource_attributes"),
-		Sampler: conf.get("otel.traces_sampler"), SamplerArg: conf.get("otel.traces_sampler_arg"),
-		Disabled: conf.bool("otel.sdk_disabled"), StageSpans: conf.get("otel.stage_spans"),
-		ArchiveBackend: orDefault(conf.get("archive"), "dir"), IndexBackend: orDefault(conf.get("index"), "sqlite"),
+		Endpoint: conf.OTel.Endpoint, TracesEndpoint: conf.OTel.TracesEndpoint,
+		Protocol: conf.OTel.Protocol, Headers: conf.OTel.Headers,
+		ServiceName: conf.OTel.ServiceName, ResourceAttributes: conf.OTel.ResourceAttributes,
+		Sampler: conf.OTel.TracesSampler, SamplerArg: conf.OTel.TracesSamplerArg,
+		Disabled: conf.OTel.SDKDisabled, StageSpans: conf.OTel.StageSpans,
+		ArchiveBackend: orDefault(conf.Archive, "dir"), IndexBackend: orDefault(conf.Index, "sqlite"),
 		Redact: conf.redact,
 	}
 }

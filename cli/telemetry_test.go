@@ -145,7 +145,10 @@ func (d *doneCounter) Done(*ingest.Trace)      { d.n++ }
 // still hears the run).
 func TestInspectorRecorderTraces(t *testing.T) {
 	e := &env{strings.NewReader(""), &strings.Builder{}, &strings.Builder{}, func(string) string { return "" }}
-	conf := &resolved{values: map[string]string{"data": t.TempDir(), "otel.endpoint": "http://" + closedPort(t)}}
+	conf, err := resolvedFrom(map[string]string{"data": t.TempDir(), "otel.endpoint": "http://" + closedPort(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
 	st, err := openBackends(context.Background(), conf, e)
 	if err != nil {
 		t.Fatal(err)

@@ -40,7 +40,7 @@ func archiveTurn(ctx context.Context, e *env, fs *flag.FlagSet, o *queryOpts, r 
 	if rerr != nil {
 		return nil, rerr
 	}
-	st := &backends{data: dataDir(conf.get("data"), e.getenv)}
+	st := &backends{data: dataDir(conf.Data, e.getenv)}
 	if aerr := st.openArchive(ctx, conf, e); aerr != nil {
 		return nil, fmt.Errorf("turn %s: the index has no turn keys and the archive cannot be opened: %w", model.Quote(key), aerr)
 	}

@@ -112,10 +112,10 @@ func openUIDeps(ctx context.Context, o *uiOpts, fs *flag.FlagSet, e *env) (ui.De
 		d.Err, d.Hint = err, "Fix the config file or the flags; 'engram config' shows what is in effect."
 		return d, closeAll
 	}
-	d.Backend = conf.get("index") + " + " + conf.get("archive")
-	d.TraceURL = conf.get("trace.url")
-	o.hopTimeout, _ = time.ParseDuration(conf.get("ui.hop_timeout")) // checked by resolve
-	d.DataDir = dataDir(conf.get("data"), e.getenv)
+	d.Backend = conf.Index + " + " + conf.Archive
+	d.TraceURL = conf.Trace.URL
+	o.hopTimeout = conf.UI.HopTimeout
+	d.DataDir = dataDir(conf.Data, e.getenv)
 	if conf.profile != "" {
 		d.Profile = conf.profile
 	}
@@ -153,7 +153,7 @@ func openUIDeps(ctx context.Context, o *uiOpts, fs *flag.FlagSet, e *env) (ui.De
 	closers = append(closers, r.Close)
 	d.Reader = r
 	if o.readonly {
-		b := &backends{data: dataDir(conf.get("data"), e.getenv)}
+		b := &backends{data: dataDir(conf.Data, e.getenv)}
 		if err := b.openArchive(ctx, conf, e); err != nil {
 			d.Err, d.Hint = err, backendHint(conf)
 			return d, closeAll
@@ -191,7 +191,7 @@ func indexedAt(r interface {
 
 func backendHint(conf *resolved) string {
 	return fmt.Sprintf("Check the %s archive and the %s index settings ('engram config' shows them and where each comes from). "+
-		"An empty data directory is fine: the embedded stores are created in it.", conf.get("archive"), conf.get("index"))
+		"An empty data directory is fine: the embedded stores are created in it.", conf.Archive, conf.Index)
 }
 
 func readerHint(readonly bool) string {

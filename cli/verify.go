@@ -71,8 +71,8 @@ func requireStores(conf *resolved, e *env) error {
 	if err := requireArchive(conf, e); err != nil {
 		return err
 	}
-	data := dataDir(conf.get("data"), e.getenv)
-	if conf.get("index") == "sqlite" {
+	data := dataDir(conf.Data, e.getenv)
+	if conf.Index == "sqlite" {
 		if _, err := os.Stat(filepath.Join(data, "index.db")); err != nil {
 			return fmt.Errorf("no index at %s (pass --data; 'engram reindex' rebuilds a lost index)", filepath.Join(data, "index.db"))
 		}
@@ -82,8 +82,8 @@ func requireStores(conf *resolved, e *env) error {
 
 // requireArchive: see requireStores.
 func requireArchive(conf *resolved, e *env) error {
-	dir := filepath.Join(dataDir(conf.get("data"), e.getenv), "archive")
-	if _, err := os.Stat(dir); err != nil && conf.get("archive") == "dir" {
+	dir := filepath.Join(dataDir(conf.Data, e.getenv), "archive")
+	if _, err := os.Stat(dir); err != nil && conf.Archive == "dir" {
 		return fmt.Errorf("no archive at %s (pass --data, or --archive s3)", dir)
 	}
 	return nil

@@ -104,11 +104,7 @@ func openConsumer(ctx context.Context, cfg kafka.Config, conf *resolved) (*kafka
 	if err != nil {
 		return nil, err
 	}
-	session, err := time.ParseDuration(conf.get("kafka.session_timeout"))
-	if err != nil {
-		return nil, fmt.Errorf("kafka.session_timeout %q: %w", conf.get("kafka.session_timeout"), err)
-	}
-	cons, err := kafka.NewConsumer(cfg, kafka.ConsumerOptions{SessionTimeout: session})
+	cons, err := kafka.NewConsumer(cfg, kafka.ConsumerOptions{SessionTimeout: conf.Kafka.SessionTimeout})
 	if err != nil {
 		return nil, errors.New(conf.redact(err.Error()))
 	}
@@ -131,11 +127,11 @@ func (w workerObserver) Recovered(s ingest.Stage) { w.rep.Recovered(s); w.m.SetO
 
 // serveHealth serves GET /health and GET /metrics when a port is set.
 func serveHealth(conf *resolved, m *worker.Metrics, e *env) (stop func(), err error) {
-	port := conf.get("worker.health_port")
-	if port == "" || conf.bool("worker.disable_health") {
+	port := conf.Worker.HealthPort
+	if port == "" || conf.Worker.DisableHealth {
 		return func() {}, nil
 	}
-	addr := net.JoinHostPort(conf.get("worker.health_addr"), port)
+	addr := net.JoinHostPort(conf.Worker.HealthAddr, port)
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("health server on %s: %w (set HEALTH_PORT to a free port, or DISABLE_HEALTH_SERVER=true)", addr, err)
