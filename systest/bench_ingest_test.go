@@ -19,25 +19,12 @@ import (
 	"engram/model"
 )
 
-// BenchmarkIngestBinaryVsFsync is the ingest benchmark that counts: the real
-// binary, as users run it (`engram ingest FILE --data DIR`: input reader,
-// progress reporter, journal, rejects file, durable archive and index), and
-// in the same run, in interleaved rounds, the raw floor of the same machine:
-// as many files of the same bytes (the archived events, read back) created,
-// written, fsynced and closed, in the same day directories, at the best of
-// a few concurrencies. b.N events in ENGRAM_BENCH_ROUNDS rounds (default 4),
-// each round a new input file into the same data directory, for input
-// spread over 28 days (turns of the days interleaved, so every batch spans
-// them all) and for input of one day. It reports both rates, the median
-// per-round ratio (of an even count, the higher of the middle two), the
-// binary's CPU per event (the child's rusage), the floor's CPU per file,
-// and the cores each kept busy. Run it with -benchtime 30000x.
-// ENGRAM_BENCH_BIN names another engram binary to measure instead of this
-// tree's (an older build, for a before/after in the same hour).
-// ENGRAM_BENCH_LOAD=N runs N busy processes in a session of their own for
-// the whole benchmark (see cpuLoad): the machine that is not quiet; each
-// round then also runs a CPU-bound control for a second and reports the
-// cores it got (busy-cores), the share of a process that never sleeps.
+// BenchmarkIngestBinaryVsFsync measures the real binary as users run it
+// (`engram ingest FILE --data DIR`) against the raw fsync floor of the same
+// machine, in interleaved rounds: the ingest benchmark that counts. What it
+// reports and its knobs (ENGRAM_BENCH_ROUNDS, _BIN, _LOAD, _DIR) are in
+// BENCHMARKS.md, "Ingest: the real binary against the raw fsync floor".
+// Run it with -benchtime 30000x.
 func BenchmarkIngestBinaryVsFsync(b *testing.B) {
 	for _, days := range []int{28, 1} {
 		b.Run(fmt.Sprintf("days=%d", days), func(b *testing.B) { benchBinaryVsFsync(b, days) })

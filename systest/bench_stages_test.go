@@ -20,24 +20,11 @@ import (
 )
 
 // BenchmarkStagesVsFsync runs the ingest pipeline in this process with
-// parts of it left out, each beside the raw floor in the same rounds (as
-// BenchmarkIngestBinaryVsFsync, and beside ENGRAM_BENCH_LOAD alike):
-//
-//   - stages=archive: decode, validate, embed, score, key and the durable
-//     archive (contents flushed before the link, entries before the batch
-//     goes on); the index takes each batch and writes nothing, and nothing
-//     is published;
-//   - stages=index: the same with the embedded index, as ingest opens it,
-//     open for the whole benchmark (the binary opens and closes it each
-//     round).
-//
-// Neither has the binary's journal, outbox, topic files, input reader or
-// start-up. What stages=archive reaches bounds what engram ingest can:
-// roughly, since batches that are not held up by an index write fill less
-// and share fewer flushes. So where stages=archive, or stages=index, falls
-// short of a target beside a load, no change to the rest meets it
-// (BENCHMARKS.md, "Ingest: the pipeline's stages against the raw floor").
-// Run it with -benchtime 30000x.
+// parts of it left out (stages=archive: no index write; stages=index: the
+// embedded index too), each beside the raw floor as
+// BenchmarkIngestBinaryVsFsync does. Where these fall short of a target,
+// no change to the rest of the binary meets it (BENCHMARKS.md, "Ingest: the
+// pipeline's stages against the raw floor"). Run it with -benchtime 30000x.
 func BenchmarkStagesVsFsync(b *testing.B) {
 	for _, stages := range []string{"archive", "index"} {
 		for _, days := range []int{28, 1} {

@@ -14,21 +14,9 @@ import (
 )
 
 // BenchmarkWorkerVsIngest: `engram worker` draining pre-produced events
-// from a 6-partition raw topic into the embedded stores, against `engram
-// ingest` of the same events from a file, side by side in interleaved
-// rounds, and against that ingest with its notifications on Kafka as the
-// worker's are (what differs then is consuming alone); then 1, 2 and 3
-// workers into S3 + OpenSearch against ingest into them. Reported: events/s
-// of each and the ratios.
-//
-//	source .ci/services/.env && go test ./systest -run '^$' -bench WorkerVsIngest -benchtime 1x
-//
-// ENGRAM_BENCH_ROUNDS sets the embedded rounds (default 2; which of the
-// three runs first rotates), reported each and as their median;
-// ENGRAM_BENCH_KAFKA_COMPRESSION the codec produce and the workers use;
-// ENGRAM_BENCH_BROKER_PID the broker's process, whose CPU is reported;
-// ENGRAM_BENCH_DIR a directory to keep the data directories in;
-// ENGRAM_BENCH_BIN another build of engram to measure.
+// against `engram ingest` of the same events, in interleaved rounds, into
+// the embedded stores and into S3 + OpenSearch. What it reports and its
+// knobs are in BENCHMARKS.md, "Kafka: engram worker against engram ingest".
 func BenchmarkWorkerVsIngest(b *testing.B) {
 	n := 50_000
 	if v, err := strconv.Atoi(os.Getenv("ENGRAM_BENCH_WORKER_EVENTS")); err == nil && v > 0 {

@@ -18,25 +18,12 @@ import (
 	"engram/internal/fsfloor"
 )
 
-// BenchmarkIngestSpans ingests b.N events into embedded stores in each of
-// five modes: spans off ("off"), exported ("spans"), exported with
-// StageSpans "main" (four spans an event instead of eight: "main"),
-// exported to a collector that is down (a closed port: "down"), and off
-// again ("off2": its slowdown against off is the noise floor of the run,
-// what the machine alone makes of two identical modes). All write to the
-// same stores, each round's events ids of their own. Spans go to the
-// Jaeger of ENGRAM_TEST_OTLP_ENDPOINT, else to an in-process OTLP endpoint
-// that discards them. The modes run in interleaved rounds, their order
-// rotating each round, so that the machine's drift hits all alike. The
-// spans a round queued are flushed after it, untimed, so that their
-// export does not slow the next round; during the round they are exported
-// as in production, in the background beside the pipeline. Per mode it
-// reports the rate, the median per-round slowdown against off (time in
-// the mode / time off, same round), the CPU per event and, with
-// ENGRAM_BENCH_COLLECTOR_PID, the collector's CPU per event.
-//
-// ENGRAM_BENCH_ROUNDS sets the number of rounds (default 10): on a loaded
-// machine, more and shorter rounds make the median steadier.
+// BenchmarkIngestSpans ingests b.N events into embedded stores with spans
+// off, exported, exported with StageSpans "main", exported to a collector
+// that is down, and off again (the noise floor), in interleaved rounds
+// whose order rotates, and reports each mode's slowdown against off. The
+// modes and knobs are in BENCHMARKS.md, "Tracing: spans exported against
+// off".
 func BenchmarkIngestSpans(b *testing.B) {
 	rounds := 10
 	if n, err := strconv.Atoi(os.Getenv("ENGRAM_BENCH_ROUNDS")); err == nil && n > 0 {

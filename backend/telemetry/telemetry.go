@@ -3,37 +3,11 @@
 // does (docs/data-contract.md, Telemetry and health). It is the one package
 // of engram that imports the OpenTelemetry SDK.
 //
-// The spans are made from the same records that feed engram's live traces
-// (ingest.Trace and its StageRecords), when an event's trace is done: the
-// waterfall on screen and the spans in Jaeger or Tempo cannot disagree, and
-// a span's parent (a Kafka traceparent, or the event's own
-// context.traceId/spanId) is known before any span starts. Per event:
-//
-//	experience.ingest               cog.event.id, cog.event.type, cog.session.id,
-//	│                               cog.importance.score, cog.memory.index, cog.outcome
-//	├── experience.validate
-//	├── experience.embed            cog.embedding.dim
-//	├── experience.score
-//	├── experience.key
-//	├── experience.objectstore.put  cog.objectstore.backend (dir or s3), cog.objectstore.key
-//	├── experience.opensearch.index cog.index.backend (sqlite or opensearch), cog.memory.index
-//	└── experience.publish
-//
-// With Config.StageSpans "main", validate, score, key and publish are not
-// spans but the root's cog.stage.NAME.duration_us. A failed stage's span
-// has status error with the reason; each retry of a stage is a "retry"
-// span event. The root span's ids are the ones the
-// pipeline gave the ingestion (ingest.Trace.Span), so the trace id shown in
-// engram is the one in the tracing backend.
-//
-// The spans are built finished (spans.go) and handed to the SDK's batch
-// span processor; the SDK's sampler decides, per event, from the parent
-// and the trace id, as its tracer would; the SDK's OTLP clients send them,
-// converted by otlp.go. engram reindex has spans of the same family
-// (reindex.go).
-//
-// Telemetry never hurts ingestion: spans are batched and exported in the
-// background; when the queue is full or the collector is down or slow,
+// The spans are built finished (spans.go) from the same records that feed
+// engram's live traces (ingest.Trace), when an event's trace is done, so the
+// waterfall on screen and the spans in the tracing backend cannot disagree;
+// the span tree and its attributes are in docs/tracing.md. Telemetry never
+// hurts ingestion: when the queue is full or the collector is down or slow,
 // spans are dropped and counted (Stats), never waited for.
 package telemetry
 
