@@ -10,18 +10,10 @@ import (
 	"strings"
 )
 
-// Ingestion order (see the package documentation): a document's position
-// is (K, seq, id), where K is ingested_at in epoch milliseconds or, for a
-// document without it (written by the source system), its timestamp; seq
-// is its _seq_no, the order in which its shard indexed it; id is event_id.
-// A scored search puts the relevance score in front.
-//
-// No single field holds K, so every listing runs two searches (one
-// _msearch): stream A over the documents with ingested_at, sorted on it,
-// and stream B over those without, sorted on timestamp; both sort on
-// _seq_no and event_id next. Their sort values have the same meaning, so
-// they are merged by comparing them, and the sort values of a position go
-// as search_after into both.
+// A document's position in ingestion order is (K, seq, id): K is
+// ingested_at in epoch milliseconds (else its timestamp), seq its _seq_no,
+// id its event_id; a scored search puts the score in front. Listings merge
+// two searches by these values (docs/opensearch.md, Ingestion order).
 
 type pos struct {
 	scored bool

@@ -433,7 +433,7 @@ func (ix *Index) Close() error {
 }
 
 // Write indexes docs with _bulk create actions and returns one result per
-// document, in order (see the package documentation).
+// document, in order (see docs/opensearch.md, Writing).
 func (ix *Index) Write(ctx context.Context, docs []*model.IndexDoc) []ingest.IndexResult {
 	res := make([]ingest.IndexResult, len(docs))
 	if len(docs) == 0 {

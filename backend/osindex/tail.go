@@ -9,7 +9,7 @@ import (
 	"engram/query"
 )
 
-// Tail defaults (see the package documentation).
+// Tail defaults (see docs/opensearch.md, Tail).
 const (
 	// DefaultTailOverlap is how far behind its position a tail looks again
 	// for documents that became visible late.
