@@ -14,26 +14,27 @@ import (
 )
 
 // docRowColumns are the columns of docs a docRow reads: the document's own
-// columns, and doc and embedding64 (see DecodeDoc).
+// columns, and doc and embedding (see DecodeDoc).
 var docRowColumns = []string{
-	"doc", "embedding64", "event_id", "timestamp", "ingested_at", "event_type", "session_id",
+	"doc", "embedding", "event_id", "timestamp", "ingested_at", "event_type", "session_id",
 	"user_id", "agent_id", "tenant_id", "trace_id", "turn_id", "tool", "success", "latency_ms",
 	"importance_score", "reward_score", "confidence", "retrieval_count", "decay_factor",
 	"object_storage_key", "summary", "structured", "tags",
 }
 
 // docColumns is what to select from docs (aliased d) for a docRow;
-// docColumnsNoVector the same with NULL for embedding64: what a schema
-// older than 4 has, and all verify needs.
+// docColumnsNoVector the same with NULL for the embedding: all verify
+// needs, and what an index of schema version 3 or older, whose JSON holds
+// the embedding, is read with.
 var (
 	docColumns         = "d." + strings.Join(docRowColumns, ", d.")
-	docColumnsNoVector = strings.Replace(docColumns, "d.embedding64", "NULL", 1)
+	docColumnsNoVector = strings.Replace(docColumns, "d.embedding,", "NULL,", 1)
 )
 
 // DocColumns is what to select from docs (aliased d) for a docRow. An index
-// of schema version 3 or older has no embedding64 column until a writer
-// opens it and upgrades it; a DB opened read-only on one checks the version
-// on each call until then.
+// of schema version 3 or older holds the embedding in the document JSON
+// until a writer opens it and upgrades it; a DB opened read-only on one
+// checks the version on each call until then.
 func (db *DB) DocColumns(ctx context.Context) string {
 	if db.legacy.Load() {
 		var v int
@@ -116,40 +117,41 @@ func (r *docRow) document() (*model.IndexDoc, error) {
 		return nil, fmt.Errorf("tags: %w", err)
 	}
 	var err error
-	d.Embedding, err = float64s(r.emb)
+	d.Embedding, err = float32s(r.emb)
 	return d, err
 }
 
 func ptr[T any](v T) *T { return &v }
 
-// DecodeDoc returns the document stored as doc (its JSON) and embedding64
-// (NULL when the embedding is in the JSON: empty, or written by schema
-// version 3 or older).
-func DecodeDoc(doc, embedding64 []byte) (*model.IndexDoc, error) {
+// DecodeDoc returns the document stored as doc (its JSON) and embedding,
+// its float32s (NULL when the embedding is empty: the JSON holds it then).
+// The embedding comes back at float32 precision, as the index keeps it.
+func DecodeDoc(doc, embedding []byte) (*model.IndexDoc, error) {
 	d := new(model.IndexDoc)
 	if err := json.Unmarshal(doc, d); err != nil {
 		return nil, err
 	}
-	if embedding64 != nil {
+	if embedding != nil {
 		var err error
-		if d.Embedding, err = float64s(embedding64); err != nil {
+		if d.Embedding, err = float32s(embedding); err != nil {
 			return nil, err
 		}
 	}
 	return d, nil
 }
 
-// float64s decodes an embedding64 blob; nil stays nil.
-func float64s(b []byte) ([]float64, error) {
+// float32s decodes an embedding blob (little-endian float32s); nil stays
+// nil.
+func float32s(b []byte) ([]float64, error) {
 	if b == nil {
 		return nil, nil
 	}
-	if len(b)%8 != 0 {
-		return nil, fmt.Errorf("embedding64: %d bytes is not a whole number of float64s", len(b))
+	if len(b)%4 != 0 {
+		return nil, fmt.Errorf("embedding: %d bytes is not a whole number of float32s", len(b))
 	}
-	v := make([]float64, len(b)/8)
+	v := make([]float64, len(b)/4)
 	for i := range v {
-		v[i] = math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:]))
+		v[i] = float64(math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:])))
 	}
 	return v, nil
 }

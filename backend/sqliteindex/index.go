@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -75,6 +76,22 @@ type DB struct {
 	walIno    uint64     // the WAL inode whose directory entry Sync has synced
 
 	legacy atomic.Bool // read-only on schema version <= 3: see DocColumns
+
+	embedder string       // SetEmbedder's name; guarded by mu
+	recorded map[int]bool // dimensions whose embedder meta holds; guarded by mu
+}
+
+// SetEmbedder names the embedder of the vectors this DB writes from now
+// on ("stub", "hashed", "http MODEL"): the first batch with vectors of a
+// dimension records it in meta ("embedder DIM"), in its transaction, so
+// that readers can tell what a similarity score means (see
+// Reader.Embedder).
+func (db *DB) SetEmbedder(name string) {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if name != db.embedder {
+		db.embedder, db.recorded = name, nil
+	}
 }
 
 var (
@@ -297,6 +314,9 @@ func (db *DB) setUp() error {
 			return err
 		}
 	}
+	if err := ensureVecID(ctx, tx); err != nil {
+		return err
+	}
 	for _, s := range retired {
 		if _, err := tx.ExecContext(ctx, s); err != nil {
 			return fmt.Errorf("drop what the schema no longer has: %w", err)
@@ -304,6 +324,9 @@ func (db *DB) setUp() error {
 	}
 	if err := tx.Commit(); err != nil {
 		return err
+	}
+	if err := db.syncAllBits(ctx); err != nil {
+		return fmt.Errorf("sign-bit files: %w", err)
 	}
 	if db.ins, err = db.w.PrepareContext(ctx, insertSQL); err != nil {
 		return err
@@ -468,6 +491,12 @@ func (db *DB) WriteEncoded(ctx context.Context, enc ingest.Encoded) []ingest.Ind
 		failAll(res, fmt.Errorf("sqlindex: batch not stored: %w", markBusy(err)))
 		return res
 	}
+	// The sign-bit files follow the commit; one left behind (an error
+	// here) is caught up by the next write or open, and readers rank what
+	// it lacks exactly meanwhile.
+	for _, dim := range vecDims(e.vecs) {
+		_ = syncBits(ctx, db.w, db.abs, dim)
+	}
 	for i, d := range docs {
 		if res[i].Created {
 			d.IngestedAt = now
@@ -534,8 +563,52 @@ func (db *DB) writeTx(ctx context.Context, e *encoded) error {
 		if err := appendRows(ctx, tx, b.vecRows); err != nil {
 			return err
 		}
+		if err := db.recordEmbedder(ctx, tx, b.vecRows); err != nil {
+			return err
+		}
 	}
-	return tx.Commit()
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	for _, r := range b.vecRows {
+		if db.embedder != "" {
+			if db.recorded == nil {
+				db.recorded = map[int]bool{}
+			}
+			db.recorded[r.key.dim] = true
+		}
+	}
+	return nil
+}
+
+// recordEmbedder writes the embedder's name into meta for the dimensions
+// of rows not recorded yet by this DB (in tx).
+func (db *DB) recordEmbedder(ctx context.Context, tx *sql.Tx, rows []vecRow) error {
+	if db.embedder == "" {
+		return nil
+	}
+	done := map[int]bool{}
+	for _, r := range rows {
+		if dim := r.key.dim; !db.recorded[dim] && !done[dim] {
+			done[dim] = true
+			if _, err := tx.ExecContext(ctx, `INSERT INTO meta(key, value) VALUES (?, ?)
+  ON CONFLICT(key) DO UPDATE SET value = excluded.value`, fmt.Sprintf("embedder %d", dim), db.embedder); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// vecDims is the distinct dimensions of quantized vectors (quantize).
+func vecDims(vecs [][]byte) []int {
+	var dims []int
+	for _, q := range vecs {
+		if q != nil && !slices.Contains(dims, len(q)-4) {
+			dims = append(dims, len(q)-4)
+		}
+	}
+	return dims
 }
 
 // statementOnly reports whether err undid only the failing statement, so the

@@ -65,8 +65,18 @@ func mustWrite(t testing.TB, db *DB, docs ...*model.IndexDoc) {
 	}
 }
 
+// jsonOf is v as JSON; a document's embedding at float32 precision, as the
+// index keeps it (since schema version 8).
 func jsonOf(t testing.TB, v any) string {
 	t.Helper()
+	if d, ok := v.(*model.IndexDoc); ok && d != nil && d.Embedding != nil {
+		c := *d
+		c.Embedding = make([]float64, len(d.Embedding))
+		for i, x := range d.Embedding {
+			c.Embedding[i] = float64(float32(x))
+		}
+		v = &c
+	}
 	b, err := json.Marshal(v)
 	if err != nil {
 		t.Fatal(err)
@@ -761,15 +771,16 @@ func TestTurnsMatchRecompute(t *testing.T) {
 	}
 }
 
-// TestEmbeddingApart: since schema version 4 a non-empty embedding is stored
-// as float64s beside the document JSON (where it is null), and documents
-// come back exactly, those written by version 3 (embedding in the JSON)
-// included, after Open upgraded the file.
+// TestEmbeddingApart: since schema version 4 a non-empty embedding is
+// stored beside the document JSON (where it is null), since version 8 as
+// float32s only (embedding64 is NULL), and documents come back with their
+// embedding at float32 precision, those written by version 3 (embedding
+// in the JSON) included, after Open upgraded the file.
 func TestEmbeddingApart(t *testing.T) {
 	db, path := openTest(t)
 	now := "2026-05-08T22:31:25.000Z"
 	old := testDoc("old")
-	old.Embedding = []float64{0.1, 1.0 / 3, -2.5e-300, 7}
+	old.Embedding = []float64{0.1, 1.0 / 3, -2.5e-30, 7}
 	// A version-3 index: no embedding64 column, the vector in the JSON.
 	if _, err := db.w.Exec("ALTER TABLE docs DROP COLUMN embedding64"); err != nil {
 		t.Fatal(err)
@@ -814,9 +825,10 @@ func TestEmbeddingApart(t *testing.T) {
 	}
 	var docJSON string
 	var n int
-	db.SQL().QueryRow("SELECT doc, length(embedding64) FROM docs WHERE event_id = 'new'").Scan(&docJSON, &n)
-	if docJSON != "" || n != 8*1536 {
-		t.Fatalf("stored: %d bytes of embedding64, doc %.200s (want it in its columns)", n, docJSON)
+	var e64 sql.NullInt64
+	db.SQL().QueryRow("SELECT doc, length(embedding), length(embedding64) FROM docs WHERE event_id = 'new'").Scan(&docJSON, &n, &e64)
+	if docJSON != "" || n != 4*1536 || e64.Valid {
+		t.Fatalf("stored: %d bytes of embedding, embedding64 %v, doc %.200s (want it in its columns, float32s only)", n, e64, docJSON)
 	}
 	var emb sql.NullInt64
 	db.SQL().QueryRow("SELECT doc, length(embedding64) FROM docs WHERE event_id = 'empty'").Scan(&docJSON, &emb)

@@ -37,12 +37,13 @@ func rowArgs(d *model.IndexDoc, now string) ([]any, error) {
 			return nil, fmt.Errorf("structured: not valid JSON: %w", err)
 		}
 	}
-	var emb64 any
-	if len(d.Embedding) > 0 {
-		// As text a 1536-dimension vector is ~30 KB of JSON to encode and
-		// store per row; as float64s it is 12 KB and costs no formatting.
-		if emb64, err = float64Blob(d.Embedding); err != nil {
-			return nil, fmt.Errorf("embedding: %w", err)
+	// The embedding is kept as float32s only (the embedding column); the
+	// archive keeps the event's JSON numbers. embedding64, its float64
+	// copy up to schema version 7 (12 KB a row at 1536 dimensions, twice
+	// the float32s), is NULL.
+	for i, f := range d.Embedding {
+		if math.IsNaN(f) || math.IsInf(f, 0) || math.Abs(f) > math.MaxFloat32 {
+			return nil, fmt.Errorf("embedding: value %d is %v, which a float32 cannot hold", i, f)
 		}
 	}
 	if err := finiteScores(d); err != nil {
@@ -87,12 +88,12 @@ func rowArgs(d *model.IndexDoc, now string) ([]any, error) {
 		d.SessionID, null(d.UserID), null(d.AgentID), null(d.TenantID), null(d.TraceID), null(d.TurnID), d.TurnKey(),
 		null(d.Tool), success, latency, d.ImportanceScore, d.RewardScore, d.Confidence,
 		int64(d.RetrievalCount), d.DecayFactor, d.ObjectStorageKey, keyOdd(d.ObjectStorageKey, d.EventID, ts), d.Summary, structured,
-		emb, int64(len(d.Embedding)), tags, docJSON, emb64,
+		emb, int64(len(d.Embedding)), tags, docJSON, nil,
 	}, nil
 }
 
 // storedJSON is d as the doc column holds it: with ingested_at, and
-// without a non-empty embedding (embedding64 holds that).
+// without a non-empty embedding (the embedding column holds that).
 func storedJSON(d *model.IndexDoc, now string) (string, error) {
 	c := *d
 	c.IngestedAt = now
@@ -115,19 +116,6 @@ func finiteScores(d *model.IndexDoc) error {
 		}
 	}
 	return nil
-}
-
-// float64Blob is v as little-endian float64s, refusing what JSON could not
-// hold either.
-func float64Blob(v []float64) ([]byte, error) {
-	b := make([]byte, 8*len(v))
-	for i, f := range v {
-		if math.IsNaN(f) || math.IsInf(f, 0) {
-			return nil, fmt.Errorf("value %d is %v", i, f)
-		}
-		binary.LittleEndian.PutUint64(b[8*i:], math.Float64bits(f))
-	}
-	return b, nil
 }
 
 func null(s string) any {

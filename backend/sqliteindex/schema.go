@@ -14,8 +14,10 @@ import "fmt"
 // the index on object_storage_key, which every document paid for and only
 // verify read: verify walks the documents day by day instead (ScanByKey),
 // and only those whose key is not where the archive puts their event
-// (key_odd) are indexed by key.
-const SchemaVersion = 7
+// (key_odd) are indexed by key; version 8 keeps embeddings as float32s
+// only (embedding64, their float64 copy, is NULL: the upgrade clears it)
+// and adds meta, which records the embedder of each dimension.
+const SchemaVersion = 8
 
 // upgrades turn an index of the version given into the one before
 // SchemaVersion's statements run (they are idempotent and create what is
@@ -29,6 +31,14 @@ var upgrades = map[int][]string{
 	// 6: rows stored before have no key_odd (NULL): docs_key_odd holds them
 	// all, as docs_key did.
 	6: {`ALTER TABLE docs ADD COLUMN key_odd INTEGER`, `DROP INDEX IF EXISTS docs_key`},
+	// 7: the float64 copies go (the float32 embedding column holds every
+	// one). docs_au would redo each row's full-text, tags and turn for an
+	// update of a column none of them read: it is dropped for the update
+	// and created again by schema.
+	// docs_vec_au is made again to watch the type and the time too (the
+	// sign-bit files' filters).
+	7: {`DROP TRIGGER IF EXISTS docs_au`, `DROP TRIGGER IF EXISTS docs_vec_au`,
+		`UPDATE docs SET embedding64 = NULL WHERE embedding64 IS NOT NULL`},
 }
 
 // batchSQL derives, in one statement each, what a batch of new documents
@@ -59,6 +69,15 @@ const turnRecompute = `
          (SELECT tenant_id  FROM docs WHERE turn_key = %[1]s AND tenant_id  IS NOT NULL ORDER BY seq LIMIT 1),
          count(*), min(ts_unix_ms), max(ts_unix_ms), max(success IS 0), max(importance_score), min(seq), max(seq)
   FROM docs WHERE turn_key = %[1]s GROUP BY turn_key;`
+
+// metaSQL: facts about the index as a whole, one row each. "embedder
+// DIM" names the embedder that last wrote vectors of DIM components
+// (stub, hashed, http MODEL; see DB.SetEmbedder), so that a reader can
+// say what a similarity score means.
+const metaSQL = `CREATE TABLE IF NOT EXISTS meta (
+  key   TEXT PRIMARY KEY,
+  value TEXT NOT NULL
+)`
 
 // retired drops what earlier versions of this schema created and this one
 // does not; a writer runs it at every open, whatever the version, since an
@@ -168,6 +187,7 @@ END`,
   WHEN new.key_odd IS 0 BEGIN
   UPDATE docs SET key_odd = NULL WHERE seq = new.seq;
 END`,
+	metaSQL,
 	vecBlocksSQL,
 	vecDirtySQL[0],
 	vecDirtySQL[1],

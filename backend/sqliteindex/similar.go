@@ -9,6 +9,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"path/filepath"
+	"slices"
+	"time"
 
 	"engram/backend"
 	"engram/model"
@@ -19,9 +22,41 @@ import (
 // similarity (the Score) among the embeddings of the same dimension; the
 // document itself is left out. A document without an embedding has no
 // neighbours. The scores are exact; which documents are found is
-// approximate (see nearestTo): recall@10 against the exact scan is
-// measured in BenchmarkSimilar and TestSimilarRecall.
+// approximate (see nearestIn): recall@10 against the exact scan is
+// measured in BenchmarkSimilar, BenchmarkSimilarLarge and
+// TestSimilarRecall.
 func (r *Reader) Similar(ctx context.Context, eventID string, k int) ([]query.Scored, error) {
+	return r.SimilarIn(ctx, eventID, k, SimilarFilter{})
+}
+
+// SimilarFilter narrows the neighbours Similar looks among (beside the
+// reader's tenant): the zero value takes every document.
+type SimilarFilter struct {
+	Types    []string  // event types, any of them; all when empty
+	From, To time.Time // timestamp in [From, To); unbounded where zero
+}
+
+func (f SimilarFilter) zero() bool { return len(f.Types) == 0 && f.From.IsZero() && f.To.IsZero() }
+
+// where is f as a condition on docs d, and its arguments.
+func (f SimilarFilter) where() (string, []any) {
+	w, args := "1", []any{}
+	if len(f.Types) > 0 {
+		list, _ := json.Marshal(f.Types)
+		w, args = w+" AND d.event_type IN (SELECT value FROM json_each(?))", append(args, string(list))
+	}
+	if !f.From.IsZero() {
+		w, args = w+" AND d.ts_unix_ms >= ?", append(args, f.From.UnixMilli())
+	}
+	if !f.To.IsZero() {
+		w, args = w+" AND d.ts_unix_ms < ?", append(args, f.To.UnixMilli())
+	}
+	return w, args
+}
+
+// SimilarIn is Similar among the documents f lets through, applied
+// exactly: the k nearest of those, not the nearest k filtered.
+func (r *Reader) SimilarIn(ctx context.Context, eventID string, k int, f SimilarFilter) ([]query.Scored, error) {
 	if k <= 0 {
 		k = DefaultK
 	}
@@ -37,7 +72,7 @@ func (r *Reader) Similar(ctx context.Context, eventID string, k int) ([]query.Sc
 	if err != nil {
 		return nil, err
 	}
-	best, err := r.nearestTo(ctx, seq, dim, target, k, fast)
+	best, err := r.nearestIn(ctx, seq, dim, target, k, fast, f)
 	if err != nil {
 		return nil, err
 	}
@@ -61,32 +96,174 @@ func (r *Reader) Similar(ctx context.Context, eventID string, k int) ([]query.Sc
 	return out, nil
 }
 
-// nearestTo is the k best candidates to target (the embedding of seq, of
-// dimension dim), best first. fast: from the quantized vec_blocks, the
-// best rerankFactor*k reranked exactly from docs (which drops a seq no
-// longer there or no longer of the tenant, and scores a changed embedding
-// as it is now), with the seqs of vec_dirty; otherwise by an exact scan of docs (an index older than
-// vec_blocks).
+// nearestTo is nearestIn without a filter.
 func (r *Reader) nearestTo(ctx context.Context, seq int64, dim int, target []float64, k int, fast bool) ([]candidate, error) {
+	return r.nearestIn(ctx, seq, dim, target, k, fast, SimilarFilter{})
+}
+
+// bitsCandidates is how many candidates the sign-bit scan passes to the
+// exact ranking, for k up to bitsCandidates/bitsFactor; more for a larger
+// k (a variable for the benchmarks).
+var (
+	bitsCandidates = 400
+	bitsFactor     = 20
+)
+
+// nearestIn is the k best candidates to target (the embedding of seq, of
+// dimension dim) among the documents of the reader's tenant that f lets
+// through, best first. fast: from the index's compact copies of the
+// vectors (vec_blocks or the sign-bit file), else by an exact scan of docs
+// (an index older than vec_blocks). With a sign-bit file (bitsMinDim
+// dimensions and more, see vecbits.go), its bitsCandidates nearest by
+// Hamming distance among the records the filters match, and every
+// document stored after the file's last record, are ranked exactly. Else
+// from vec_blocks: the best rerankFactor*k by the int8 cosine, reranked
+// exactly from docs (which drops a seq no longer there or no longer of
+// the tenant, and scores a changed embedding as it is now); vec_blocks
+// knows neither types nor times, so a filter with either is an exact scan
+// there. The seqs of vec_dirty are always ranked.
+func (r *Reader) nearestIn(ctx context.Context, seq int64, dim int, target []float64, k int, fast bool, f SimilarFilter) ([]candidate, error) {
 	w, wargs := r.tenantWhere()
-	q, args := "SELECT d.seq, d.embedding FROM docs d WHERE d.embedding_dim = ? AND d.seq != ? AND "+w,
-		append([]any{dim, seq}, wargs...)
-	if fast {
-		cands, err := r.approxNearest(ctx, dim, target, seq, max(rerankFactor*k, minCandidates))
-		if err != nil || len(cands) == 0 {
+	fw, fargs := f.where()
+	w, wargs = w+" AND "+fw, append(wargs, fargs...)
+	exact := func(cond string, args ...any) ([]candidate, error) {
+		rows, err := r.q.QueryContext(ctx, "SELECT d.seq, d.embedding FROM docs d WHERE "+cond+
+			" AND d.embedding_dim = ? AND d.seq != ? AND "+w, append(append(args, dim, seq), wargs...)...)
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: %w", err)
+		}
+		defer rows.Close()
+		return rank(rows, dim, target, k)
+	}
+	candidates := func(cands []int64) ([]candidate, error) {
+		list, _ := json.Marshal(cands)
+		return exact("d.seq IN (SELECT value FROM json_each(?) UNION ALL SELECT seq FROM vec_dirty)", string(list))
+	}
+	if !fast {
+		return exact("1")
+	}
+	bf, err := r.openBits(ctx, dim)
+	if err != nil {
+		return nil, err
+	}
+	if bf != nil {
+		defer bf.close()
+		cands := bf.nearest(queryBits(target), r.bitsFilter(f, seq), max(bitsCandidates, bitsFactor*k))
+		found, err := candidates(cands)
+		if err != nil {
 			return nil, err
 		}
-		list, _ := json.Marshal(cands)
-		q, args = `SELECT d.seq, d.embedding FROM docs d
-  WHERE d.seq IN (SELECT value FROM json_each(?) UNION ALL SELECT seq FROM vec_dirty) AND d.seq != ? AND d.embedding_dim = ? AND `+w,
-			append([]any{string(list), seq, dim}, wargs...)
+		newer, err := exact("d.seq > ?", bf.last)
+		if err != nil {
+			return nil, err
+		}
+		return merge(found, newer, k), nil
 	}
-	rows, err := r.q.QueryContext(ctx, q, args...)
+	if !f.zero() {
+		return exact("1")
+	}
+	cands, err := r.approxNearest(ctx, dim, target, seq, max(rerankFactor*k, minCandidates))
+	if err != nil || len(cands) == 0 {
+		return nil, err
+	}
+	return candidates(cands)
+}
+
+// openBits maps the sign-bit file of dim when the index has one that is
+// its own (schema version 8 on); nil otherwise.
+func (r *Reader) openBits(ctx context.Context, dim int) (*bitsFile, error) {
+	if dim < bitsMinDim {
+		return nil, nil
+	}
+	var v int
+	if err := r.q.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
+		return nil, fmt.Errorf("sqlite: %w", err)
+	}
+	if v < 8 {
+		return nil, nil
+	}
+	id, err := vecID(ctx, r.q)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: %w", err)
 	}
-	defer rows.Close()
-	return rank(rows, dim, target, k)
+	abs, err := filepath.Abs(r.path)
+	if err != nil {
+		return nil, err
+	}
+	return openBits(abs, dim, id)
+}
+
+// bitsFilter is the reader's tenant and f for the sign-bit scan, seq left
+// out.
+func (r *Reader) bitsFilter(f SimilarFilter, seq int64) *bitsFilter {
+	bf := &bitsFilter{exclude: seq, from: math.MinInt64, to: math.MaxInt64}
+	if r.tenant != "" {
+		bf.tenant, bf.hasTenant = fnv64a(r.tenant), true
+	}
+	for _, t := range f.Types {
+		bf.types = append(bf.types, fnv64a(t))
+	}
+	if !f.From.IsZero() {
+		bf.from, bf.hasTime = f.From.UnixMilli(), true
+	}
+	if !f.To.IsZero() {
+		bf.to, bf.hasTime = f.To.UnixMilli(), true
+	}
+	return bf
+}
+
+// merge is the k best of two lists of candidates, each best first (a seq
+// in both once).
+func merge(a, b []candidate, k int) []candidate {
+	all := append(append([]candidate{}, a...), b...)
+	slices.SortFunc(all, func(x, y candidate) int {
+		if x.better(y) {
+			return -1
+		}
+		if y.better(x) {
+			return 1
+		}
+		return 0
+	})
+	all = slices.CompactFunc(all, func(x, y candidate) bool { return x.seq == y.seq })
+	return all[:min(k, len(all))]
+}
+
+// Embedder names the embedder that wrote the index's vectors of dim
+// components, as its writer recorded it ("stub", "hashed", "http MODEL"),
+// or "" when none did (an index written before schema version 8, or by a
+// writer not told).
+func (r *Reader) Embedder(ctx context.Context, dim int) (string, error) {
+	var v int
+	if err := r.q.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
+		return "", fmt.Errorf("sqlite: %w", err)
+	}
+	if v < 8 {
+		return "", nil
+	}
+	var name string
+	err := r.q.QueryRowContext(ctx, "SELECT value FROM meta WHERE key = ?", fmt.Sprintf("embedder %d", dim)).Scan(&name)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("sqlite: %w", err)
+	}
+	return name, nil
+}
+
+// StubNote is what a list of similar events says when the stub embedder
+// wrote their vectors.
+const StubNote = "stub embedder: scores are not semantic"
+
+// ScoresNote is one line to show beside similarity scores between
+// vectors of dim components: StubNote when the stub embedder wrote them,
+// else "".
+func (r *Reader) ScoresNote(ctx context.Context, dim int) string {
+	if name, err := r.Embedder(ctx, dim); err == nil && name == "stub" {
+		return StubNote
+	}
+	return ""
 }
 
 // rank is the k rows of (seq, float32 embedding) nearest to target by

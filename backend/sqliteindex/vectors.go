@@ -33,13 +33,13 @@ const vecBlocksSQL = `CREATE TABLE IF NOT EXISTS vec_blocks (
   PRIMARY KEY (dim, tenant, block)
 )`
 
-// vecDirtySQL: documents whose embedding or tenant was changed with plain
-// SQL (the writer never does) keep their old vector in vec_blocks; their
-// seqs are kept here, and Similar scores them exactly beside the
-// candidates, so an update is never missed.
+// vecDirtySQL: documents whose embedding, tenant, type or time was
+// changed with plain SQL (the writer never does) keep their old vector in
+// vec_blocks and the sign-bit file; their seqs are kept here, and Similar
+// scores them exactly beside the candidates, so an update is never missed.
 var vecDirtySQL = []string{
 	`CREATE TABLE IF NOT EXISTS vec_dirty (seq INTEGER PRIMARY KEY)`,
-	`CREATE TRIGGER IF NOT EXISTS docs_vec_au AFTER UPDATE OF seq, embedding, embedding_dim, tenant_id ON docs BEGIN
+	`CREATE TRIGGER IF NOT EXISTS docs_vec_au AFTER UPDATE OF seq, embedding, embedding_dim, tenant_id, event_type, ts_unix_ms ON docs BEGIN
   INSERT OR IGNORE INTO vec_dirty(seq) VALUES (new.seq);
 END`,
 }

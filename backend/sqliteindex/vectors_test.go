@@ -91,7 +91,7 @@ func readBlocks(t *testing.T, db *DB) map[int64]storedVec {
 func checkBlocks(t *testing.T, db *DB) {
 	t.Helper()
 	got := readBlocks(t, db)
-	rows, err := db.SQL().Query("SELECT seq, coalesce(tenant_id, ''), embedding64 FROM docs WHERE embedding_dim > 0")
+	rows, err := db.SQL().Query("SELECT seq, coalesce(tenant_id, ''), embedding FROM docs WHERE embedding_dim > 0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,10 +104,7 @@ func checkBlocks(t *testing.T, db *DB) {
 		if err := rows.Scan(&seq, &tenant, &emb); err != nil {
 			t.Fatal(err)
 		}
-		e := make([]float64, len(emb)/8)
-		for i := range e {
-			e[i] = math.Float64frombits(binary.LittleEndian.Uint64(emb[8*i:]))
-		}
+		e := vector(emb, nil)
 		if norm(e) == 0 {
 			if _, ok := got[seq]; ok {
 				t.Errorf("seq %d: a zero embedding is stored", seq)

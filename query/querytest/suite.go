@@ -182,10 +182,12 @@ func (s *suite) testCount(t *testing.T) {
 }
 
 // sameDoc compares a returned document with the written one (ingested_at
-// is the backend's).
+// is the backend's; the embedding at float32 precision, which is what the
+// embedded index keeps: the archive keeps the event's JSON numbers).
 func sameDoc(got, want *model.IndexDoc) string {
 	g, w := *got, *want
 	g.IngestedAt, w.IngestedAt = "", ""
+	g.Embedding, w.Embedding = float32s(g.Embedding), float32s(w.Embedding)
 	var gs, ws bytes.Buffer
 	json.Compact(&gs, g.Structured)
 	json.Compact(&ws, w.Structured)
@@ -655,4 +657,16 @@ func (s *suite) testErrors(t *testing.T) {
 	if s.all.Describe() == "" {
 		t.Error("Describe is empty")
 	}
+}
+
+// float32s is v rounded to float32 precision (nil stays nil).
+func float32s(v []float64) []float64 {
+	if v == nil {
+		return nil
+	}
+	out := make([]float64, len(v))
+	for i, x := range v {
+		out[i] = float64(float32(x))
+	}
+	return out
 }

@@ -1,0 +1,420 @@
+package sqliteindex
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/bits"
+	"os"
+	"unsafe"
+)
+
+// The sign bits of the embeddings of bitsMinDim components and more are
+// kept beside the index, in one file per dimension (<index>-vec<DIM>,
+// e.g. index.db-vec1536): Similar picks its candidates by the Hamming
+// distance of sign bits (one XOR and popcount per 64 components), then
+// ranks them by their exact cosine from docs. At 1536 dimensions a
+// document's bits are 192 bytes, 1/8 of its int8 vector in vec_blocks and
+// 1/32 of its float32s; the file is mapped into memory, not read, so a
+// `similar` process pays for no copy of it.
+//
+// The file is derived from docs and never ahead of what a reader can
+// check: a record names its document's seq, and the exact ranking reads
+// every candidate from docs (a candidate no longer there, or no longer
+// passing the filters, drops out). It is written after the documents'
+// transaction commits, under an exclusive flock, by catching up from the
+// last seq it holds: whatever a crash or another writer process left out
+// is added by the next write, and a writer opening the index catches up
+// every dimension (the upgrade of an index written earlier). Documents
+// after the last seq the file holds are ranked exactly from docs by the
+// reader. A file that does not belong to the index (its id is not the
+// index's "vec id" in meta) is ignored by readers and rebuilt by writers.
+//
+// Layout, little-endian: a 64-byte header (magic "engrvb1\n", uint32 dim,
+// uint32 words = ceil(dim/64), the 32 hex digits of the index's vec id),
+// then fixed-size records in ascending seq: int64 seq, int64 ts_unix_ms,
+// uint64 hash of the tenant (fnv64a, "" for none), uint64 hash of the
+// event type, and the words of sign bits (bit i set when component i < 0).
+// The hashes let the scan apply the tenant and type filters; the exact
+// ranking applies them again in SQL, so a collision costs a candidate
+// slot, never a wrong answer.
+const (
+	bitsMinDim   = 128
+	bitsMagic    = "engrvb1\n"
+	bitsHeader   = 64
+	bitsRecFixed = 4 // int64 words before the sign bits
+)
+
+func bitsPath(abs string, dim int) string { return fmt.Sprintf("%s-vec%d", abs, dim) }
+
+func bitsWords(dim int) int { return (dim + 63) / 64 }
+
+// fnv64a is the hash the records keep of a tenant and of a type.
+func fnv64a(s string) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= 1099511628211
+	}
+	return h
+}
+
+// vecID is the index's vec id, from meta; "" when it has none.
+func vecID(ctx context.Context, q interface {
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+}) (string, error) {
+	var id string
+	err := q.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'vec id'`).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	return id, err
+}
+
+// ensureVecID gives the index a vec id when it has none (in tx).
+func ensureVecID(ctx context.Context, tx *sql.Tx) error {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return err
+	}
+	_, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO meta(key, value) VALUES ('vec id', ?)`, hex.EncodeToString(b[:]))
+	return err
+}
+
+func bitsHeaderOf(dim int, id string) []byte {
+	h := make([]byte, bitsHeader)
+	copy(h, bitsMagic)
+	binary.LittleEndian.PutUint32(h[8:], uint32(dim))
+	binary.LittleEndian.PutUint32(h[12:], uint32(bitsWords(dim)))
+	copy(h[16:48], id)
+	return h
+}
+
+// signBits appends the sign bits of the float32 embedding emb to dst.
+func signBits(dst []uint64, emb []byte) []uint64 {
+	dim := len(emb) / 4
+	for w := 0; w < bitsWords(dim); w++ {
+		var x uint64
+		for j := 0; j < 64 && 64*w+j < dim; j++ {
+			x |= uint64(binary.LittleEndian.Uint32(emb[4*(64*w+j):])>>31) << j
+		}
+		dst = append(dst, x)
+	}
+	return dst
+}
+
+// syncBits brings the sign-bit file of dim up to date with docs: every
+// non-zero embedding of dim stored after the last seq the file holds is
+// appended, read through q (the writer's connection, after its commit).
+func syncBits(ctx context.Context, q *sql.DB, abs string, dim int) error {
+	if dim < bitsMinDim {
+		return nil
+	}
+	id, err := vecID(ctx, q)
+	if err != nil || id == "" {
+		return err
+	}
+	f, err := os.OpenFile(bitsPath(abs, dim), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := lockFile(f); err != nil {
+		return err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	head := bitsHeaderOf(dim, id)
+	rec := int64(8 * (bitsRecFixed + bitsWords(dim)))
+	size := st.Size()
+	last := int64(0)
+	if size >= bitsHeader {
+		got := make([]byte, bitsHeader)
+		if _, err := f.ReadAt(got, 0); err != nil {
+			return err
+		}
+		if string(got) != string(head) {
+			size = 0 // another index's, or another layout: rebuilt
+		}
+	}
+	if size < bitsHeader {
+		if err := f.Truncate(0); err != nil {
+			return err
+		}
+		if _, err := f.WriteAt(head, 0); err != nil {
+			return err
+		}
+		size = bitsHeader
+	}
+	n := (size - bitsHeader) / rec
+	if size != bitsHeader+n*rec { // a record cut short by a crash
+		if err := f.Truncate(bitsHeader + n*rec); err != nil {
+			return err
+		}
+	}
+	if n > 0 {
+		var b [8]byte
+		if _, err := f.ReadAt(b[:], bitsHeader+(n-1)*rec); err != nil {
+			return err
+		}
+		last = int64(binary.LittleEndian.Uint64(b[:]))
+	}
+	if _, err := f.Seek(bitsHeader+n*rec, io.SeekStart); err != nil {
+		return err
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	words := make([]uint64, 0, bitsRecFixed+bitsWords(dim))
+	for {
+		rows, err := q.QueryContext(ctx, `SELECT seq, ts_unix_ms, coalesce(tenant_id, ''), event_type, embedding FROM docs
+  WHERE seq > ? AND embedding_dim = ? ORDER BY seq LIMIT ?`, last, dim, vecChunk)
+		if err != nil {
+			return err
+		}
+		got := 0
+		for rows.Next() {
+			var (
+				seq, ts     int64
+				tenant, typ string
+				emb         sql.RawBytes
+			)
+			if err := rows.Scan(&seq, &ts, &tenant, &typ, &emb); err != nil {
+				rows.Close()
+				return err
+			}
+			got++
+			last = seq
+			if len(emb) != 4*dim || !usable(emb) {
+				continue
+			}
+			words = append(words[:0], uint64(seq), uint64(ts), fnv64a(tenant), fnv64a(typ))
+			words = signBits(words, emb)
+			if err := binary.Write(w, binary.LittleEndian, words); err != nil {
+				rows.Close()
+				return err
+			}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if got < vecChunk {
+			break
+		}
+	}
+	return w.Flush()
+}
+
+// usable: a float32 embedding with a non-zero, finite component and no
+// NaN (what the exact scan can score).
+func usable(emb []byte) bool {
+	nonzero := false
+	for i := 0; i+4 <= len(emb); i += 4 {
+		x := math.Float32frombits(binary.LittleEndian.Uint32(emb[i:]))
+		if x != x || math.IsInf(float64(x), 0) {
+			return false
+		}
+		nonzero = nonzero || x != 0
+	}
+	return nonzero
+}
+
+// bitsFile is a sign-bit file mapped for reading.
+type bitsFile struct {
+	data  []byte   // the mapping (nil when empty)
+	recs  []uint64 // the records, as words
+	words int      // sign-bit words per record
+	n     int      // records
+	last  int64    // the last seq held (0 when none)
+}
+
+// openBits maps the sign-bit file of dim when it belongs to the index of
+// vec id id; nil (and no error) when there is none that does.
+func openBits(abs string, dim int, id string) (*bitsFile, error) {
+	if dim < bitsMinDim || id == "" {
+		return nil, nil
+	}
+	f, err := os.Open(bitsPath(abs, dim))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	size := st.Size()
+	if size < bitsHeader {
+		return nil, nil
+	}
+	data, err := mapFile(f, int(size))
+	if err != nil {
+		return nil, err
+	}
+	if string(data[:bitsHeader]) != string(bitsHeaderOf(dim, id)) {
+		unmapFile(data)
+		return nil, nil
+	}
+	b := &bitsFile{data: data, words: bitsWords(dim)}
+	rec := bitsRecFixed + b.words
+	b.n = (len(data) - bitsHeader) / (8 * rec)
+	if b.n > 0 {
+		b.recs = unsafe.Slice((*uint64)(unsafe.Pointer(&data[bitsHeader])), b.n*rec)
+		b.last = int64(b.recs[(b.n-1)*rec])
+	}
+	return b, nil
+}
+
+func (b *bitsFile) close() {
+	if b != nil && b.data != nil {
+		unmapFile(b.data)
+		b.data, b.recs = nil, nil
+	}
+}
+
+// bitsFilter is what a record must match to be a candidate; zero fields
+// match every record.
+type bitsFilter struct {
+	tenant    uint64 // hash; matched when hasTenant
+	hasTenant bool
+	types     []uint64 // hashes; any matches when empty
+	from, to  int64    // ts_unix_ms in [from, to) when hasTime
+	hasTime   bool
+	exclude   int64 // the seq asked about
+}
+
+func (f *bitsFilter) match(r []uint64) bool {
+	if int64(r[0]) == f.exclude {
+		return false
+	}
+	if f.hasTenant && r[2] != f.tenant {
+		return false
+	}
+	if f.hasTime {
+		if ts := int64(r[1]); ts < f.from || ts >= f.to {
+			return false
+		}
+	}
+	if len(f.types) > 0 {
+		for _, t := range f.types {
+			if r[3] == t {
+				return true
+			}
+		}
+		return false
+	}
+	return true
+}
+
+// nearest is the seqs of the n records nearest to the sign bits q by
+// Hamming distance among those f matches (ties at the n-th distance all
+// kept, up to 2n).
+func (b *bitsFile) nearest(q []uint64, f *bitsFilter, n int) []int64 {
+	if b.n == 0 || n <= 0 {
+		return nil
+	}
+	rec := bitsRecFixed + b.words
+	dims := 64 * b.words
+	dist := make([]uint16, b.n)
+	hist := make([]int, dims+2)
+	none := uint16(dims + 1)
+	q = q[:b.words]
+	for i := range b.n {
+		r := b.recs[i*rec : (i+1)*rec : (i+1)*rec]
+		if !f.match(r) {
+			dist[i] = none
+			continue
+		}
+		d := hamming(r[bitsRecFixed:], q)
+		dist[i] = uint16(d)
+		hist[d]++
+	}
+	// The smallest distance cut with at least n records at or under it.
+	cut, seen := 0, 0
+	for ; cut <= dims; cut++ {
+		if seen += hist[cut]; seen >= n {
+			break
+		}
+	}
+	out := make([]int64, 0, min(seen, 2*n))
+	// Those under the cut first, then the cut's own, up to 2n in all.
+	for i, d := range dist {
+		if int(d) < cut {
+			out = append(out, int64(b.recs[i*rec]))
+		}
+	}
+	for i, d := range dist {
+		if int(d) == cut && len(out) < max(n, 2*n) {
+			out = append(out, int64(b.recs[i*rec]))
+		}
+	}
+	return out
+}
+
+// hamming is the number of bits a and b (len(b) >= len(a)) differ in.
+func hamming(a, b []uint64) int {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 int
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		s0 += bits.OnesCount64(a[i] ^ b[i])
+		s1 += bits.OnesCount64(a[i+1] ^ b[i+1])
+		s2 += bits.OnesCount64(a[i+2] ^ b[i+2])
+		s3 += bits.OnesCount64(a[i+3] ^ b[i+3])
+	}
+	for ; i < len(a); i++ {
+		s0 += bits.OnesCount64(a[i] ^ b[i])
+	}
+	return s0 + s1 + s2 + s3
+}
+
+// queryBits is the sign bits of target.
+func queryBits(target []float64) []uint64 {
+	out := make([]uint64, bitsWords(len(target)))
+	for i, x := range target {
+		if math.Signbit(float64(float32(x))) {
+			out[i/64] |= 1 << (i % 64)
+		}
+	}
+	return out
+}
+
+// syncAllBits catches up the sign-bit file of every dimension the index
+// has vectors of (bitsMinDim and more): what a writer does when it opens
+// an index, so that one written before the files existed gets them.
+func (db *DB) syncAllBits(ctx context.Context) error {
+	rows, err := db.w.QueryContext(ctx, "SELECT DISTINCT dim FROM vec_blocks WHERE dim >= ?", bitsMinDim)
+	if err != nil {
+		return err
+	}
+	var dims []int
+	for rows.Next() {
+		var d int
+		if err := rows.Scan(&d); err != nil {
+			rows.Close()
+			return err
+		}
+		dims = append(dims, d)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, d := range dims {
+		if err := syncBits(ctx, db.w, db.abs, d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
