@@ -26,17 +26,11 @@ const catchUpLag = time.Hour
 var beforeCatchUp func()
 
 // runReindexInto is engram reindex --into NAME [--swap-alias ALIAS]: the
-// upgrade of an OpenSearch index written without engram's extensions (the
-// source system's) without downtime. NAME is created like the configured
-// index (CreateLike) and filled from the archive (resumable: its own
-// checkpoint); then the archive is listed again from shortly before the
-// start, for the events the deployment wrote meanwhile (and, when Kafka is
-// configured, memory.indexed is read from where it ended at the start:
-// indexedCatchUp); with --swap-alias,
-// the alias is moved onto NAME in one request once NAME holds at least as
-// many documents as the index it replaces, and listed once more after the
-// swap, for the events written to the old index until then. The old index
-// is kept.
+// upgrade without downtime of an OpenSearch index written without engram's
+// extensions, step 3 of docs/deployment.md, "Upgrading a deployment the
+// source system wrote": NAME built like the configured index from the
+// archive, caught up, the alias moved once NAME holds at least as many
+// documents, caught up again; the old index kept.
 func runReindexInto(ctx context.Context, e *env, conf *resolved, o *reindexOpts, st *backends, from, to string) error {
 	src, ok := st.index.(*osindex.Index)
 	if !ok {

@@ -12,18 +12,10 @@ import (
 	"engram/ingest"
 )
 
-// Span names of a rebuild (engram reindex). A run is one trace:
-//
-//	experience.reindex                 cog.reindex.from/.to, cog.memory.index, the run's counts
-//	└── experience.reindex.batch       one per batch: cog.reindex.objects, .created, .existing, .bad, .failed, first/last key
-//	    ├── experience.objectstore.get cog.objectstore.backend: reading and decoding the batch's objects
-//	    ├── experience.opensearch.index cog.index.backend, cog.memory.index: the batch's one index write
-//	    └── experience.publish         with --announce: publishing what the batch created
-//
-// A span per batch rather than per event: the rebuild's work is per batch
-// (one bulk write, reads fanned out over workers), so a span per event
-// would give each of 512 events the same write, and multiply the spans by
-// the batch size for nothing a reader could use.
+// Span names of a rebuild (engram reindex): one trace a run, a span per
+// batch of objects with its reads, its one index write and its publish
+// under it (docs/tracing.md). A batch, not an event: a batch is one index
+// write, which each of its events' spans would otherwise claim.
 const (
 	ReindexSpan      = "experience.reindex"
 	ReindexBatchSpan = "experience.reindex.batch"
