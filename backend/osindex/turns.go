@@ -154,7 +154,11 @@ func (r *Reader) Turns(ctx context.Context, s string, after query.Cursor, limit 
 			}
 		}
 		if len(keys) > 0 {
-			accs, err := r.sumTurns(ctx, q, keys, before)
+			var shown obj
+			if before != nil {
+				shown = atOrAfter(*before)
+			}
+			accs, err := r.sumTurns(ctx, q, keys, shown)
 			if err != nil {
 				return query.TurnPage{}, err
 			}
@@ -233,8 +237,8 @@ func withoutIngestedAt(extra ...any) obj {
 // turnAggs are the sub-aggregations of one turn's bucket: count, first and
 // last timestamp, highest importance, any failure, the first document (of
 // each stream) with the fields of firstFields, and whether the turn has a
-// document at or after before.
-func turnAggs(before *pos) obj {
+// document matching shown (at or after the page's cursor; nil: none).
+func turnAggs(shown obj) obj {
 	aggs := obj{
 		"first":  obj{"min": obj{"field": fTimestamp}},
 		"last":   obj{"max": obj{"field": fTimestamp}},
@@ -243,8 +247,8 @@ func turnAggs(before *pos) obj {
 		"fa":     obj{"filter": exists(fIngestedAt), "aggs": obj{"h": top(streams[0], false, firstFields)}},
 		"fb":     obj{"filter": withoutIngestedAt(), "aggs": obj{"h": top(streams[1], false, firstFields)}},
 	}
-	if before != nil {
-		aggs["shown"] = obj{"filter": atOrAfter(*before)}
+	if shown != nil {
+		aggs["shown"] = obj{"filter": shown}
 	}
 	return aggs
 }
@@ -320,9 +324,10 @@ func (r *Reader) aggTurns(ctx context.Context, q obj, keys []string, aggs obj) (
 }
 
 // sumTurns sums up the documents matching q of the turns keys, by turn;
-// before is the cursor of the page (nil on the first).
-func (r *Reader) sumTurns(ctx context.Context, q obj, keys []string, before *pos) (map[string]*turnAcc, error) {
-	buckets, err := r.aggTurns(ctx, q, keys, turnAggs(before))
+// shown matches the documents at or after the cursor of the page (nil on
+// the first).
+func (r *Reader) sumTurns(ctx context.Context, q obj, keys []string, shown obj) (map[string]*turnAcc, error) {
+	buckets, err := r.aggTurns(ctx, q, keys, turnAggs(shown))
 	if err != nil {
 		return nil, err
 	}
