@@ -100,6 +100,11 @@ func openReadBackends(ctx context.Context, conf *resolved, e *env) (*backends, e
 
 func openStores(ctx context.Context, conf *resolved, e *env, readOnly bool) (*backends, error) {
 	b := &backends{data: dataDir(conf.Data, e.getenv), readOnly: readOnly}
+	if !readOnly && (conf.Archive != "s3" || conf.Index != "opensearch") {
+		if err := checkDataDir(b.data); err != nil {
+			return nil, err
+		}
+	}
 	emb, err := newEmbedder(conf)
 	if err != nil {
 		return nil, err
@@ -117,6 +122,9 @@ func openStores(ctx context.Context, conf *resolved, e *env, readOnly bool) (*ba
 	if err := b.openIndex(ctx, conf, emb.Dimension(), e); err != nil {
 		b.Close()
 		return nil, err
+	}
+	if ix, ok := b.index.(*sqliteindex.DB); ok {
+		ix.SetEmbedder(embedderName(conf))
 	}
 	if err := b.openPublisher(ctx, conf, readOnly); err != nil {
 		b.Close()
@@ -168,7 +176,7 @@ func (b *backends) openArchive(ctx context.Context, conf *resolved, e *env) erro
 	case "dir", "":
 		a, err := dirarchive.Open(filepath.Join(b.data, "archive"))
 		if err != nil {
-			return err
+			return dataDirError(b.data, err)
 		}
 		b.archive = a
 		b.closers = append(b.closers, a.Close)
@@ -248,7 +256,7 @@ func (b *backends) openSQLite(ctx context.Context, conf *resolved, e *env) (*sql
 		ix, err = sqliteindex.Open(filepath.Join(b.data, "index.db"), sqliteindex.Options{DeferSync: true})
 		return err
 	})
-	return ix, err
+	return ix, dataDirError(b.data, err)
 }
 
 // readSQLite opens the data directory's index read-only (and immutable on
@@ -300,10 +308,14 @@ func osConfig(conf *resolved, dim int, e *env) osindex.Config {
 }
 
 // embedderDimension is the configured vector length: embedder.dimension,
-// else 8 for the stub and 1536 for an HTTP embedder.
+// else 8 for the stub, 256 for the hashed embedder and 1536 for an HTTP
+// embedder.
 func embedderDimension(conf *resolved) (int, error) {
 	if conf.Embedder.Dimension > 0 {
 		return conf.Embedder.Dimension, nil
+	}
+	if conf.Embedder.Kind == "hashed" {
+		return embed.HashedDimension, nil
 	}
 	if conf.Embedder.Kind == "http" {
 		return 1536, nil
@@ -319,13 +331,15 @@ func newEmbedder(conf *resolved) (ingest.Embedder, error) {
 	switch kind := conf.Embedder.Kind; kind {
 	case "stub", "":
 		return embed.Stub{Dim: dim}, nil
+	case "hashed":
+		return embed.Hashed{Dim: dim}, nil
 	case "http":
 		return embed.NewHTTP(embed.HTTPConfig{
 			Endpoint: conf.Embedder.Endpoint, Model: conf.Embedder.Model,
 			APIKey: conf.Embedder.APIKey, Dimension: dim,
 		})
 	default:
-		return nil, fmt.Errorf("embedder %q: choose stub or http", kind)
+		return nil, fmt.Errorf("embedder %q: choose stub, hashed or http", kind)
 	}
 }
 
@@ -364,4 +378,17 @@ func openQueryReader(ctx context.Context, conf *resolved, e *env) (query.Reader,
 		return nil, fmt.Errorf("no index at %s (run 'engram ingest' first, or pass --data)", path)
 	}
 	return sqliteindex.OpenReader(path, opts)
+}
+
+// embedderName is what the embedded index records of the embedder that
+// writes its vectors (meta "embedder DIM"): stub, hashed, or http MODEL.
+// A reader says from it whether similarity scores mean anything.
+func embedderName(conf *resolved) string {
+	switch conf.Embedder.Kind {
+	case "http":
+		return "http " + conf.Embedder.Model
+	case "":
+		return "stub"
+	}
+	return conf.Embedder.Kind
 }

@@ -184,10 +184,10 @@ func settingsOf(c *config) []setting {
 		{key: "worker.health_port", to: &c.Worker.HealthPort, flag: "health-port", env: []string{"HEALTH_PORT", "PORT"}, usage: "port of engram worker's GET /health and GET /metrics on localhost (empty: no server)"},
 		{key: "worker.health_addr", to: &c.Worker.HealthAddr, flag: "health-addr", env: []string{"ENGRAM_HEALTH_ADDR"}, def: "127.0.0.1", usage: "address the health server listens on"},
 		{key: "worker.disable_health", to: &c.Worker.DisableHealth, env: []string{"DISABLE_HEALTH_SERVER"}, def: "false", usage: "no health server even when a port is set"},
-		{key: "embedder.kind", to: &c.Embedder.Kind, flag: "embedder", env: []string{"ENGRAM_EMBEDDER"}, def: "stub", usage: "embedder: stub (offline, deterministic) or http (OpenAI-compatible)", choices: []string{"stub", "http"}},
+		{key: "embedder.kind", to: &c.Embedder.Kind, flag: "embedder", env: []string{"ENGRAM_EMBEDDER"}, def: "stub", usage: "embedder: stub (offline, deterministic, not semantic), hashed (offline, deterministic, from word features: similar texts land together; the demo's) or http (OpenAI-compatible)", choices: []string{"stub", "hashed", "http"}},
 		{key: "embedder.endpoint", to: &c.Embedder.Endpoint, flag: "embedder-endpoint", env: []string{"ENGRAM_EMBEDDER_ENDPOINT"}, usage: "embeddings endpoint URL (http embedder)"},
 		{key: "embedder.model", to: &c.Embedder.Model, flag: "embedder-model", env: []string{"ENGRAM_EMBEDDER_MODEL"}, def: "text-embedding-3-small", usage: "embedding model (http embedder)"},
-		{key: "embedder.dimension", to: &c.Embedder.Dimension, flag: "embed-dim", env: []string{"ENGRAM_EMBEDDER_DIMENSION"}, usage: "embedding dimension (default 8 for stub, 1536 for http)"},
+		{key: "embedder.dimension", to: &c.Embedder.Dimension, flag: "embed-dim", env: []string{"ENGRAM_EMBEDDER_DIMENSION"}, usage: "embedding dimension (default 8 for stub, 256 for hashed, 1536 for http)"},
 		{key: "embedder.api_key", to: &c.Embedder.APIKey, env: []string{"ENGRAM_EMBEDDER_API_KEY", "OPENAI_API_KEY"}, secret: true, usage: "embedder API key (environment or file only)"},
 		{key: "embedder.api_key_file", to: &c.Embedder.APIKeyFile, flag: "embedder-api-key-file", env: []string{"ENGRAM_EMBEDDER_API_KEY_FILE"}, usage: "file holding the embedder API key"},
 		// OpenTelemetry: the standard variables, signal-specific ones first as
@@ -343,6 +343,19 @@ func (c *common) resolve(fs *flag.FlagSet, getenv func(string) string) (*resolve
 		return nil, err
 	}
 	return r, r.readSecretFiles()
+}
+
+// given reports whether the setting that fills field, a field of r's
+// configuration, was given (by a profile, the environment or a flag)
+// rather than left at its default: conf.given(&conf.Embedder.Kind).
+func (r *resolved) given(field any) bool {
+	for _, s := range settingsOf(&r.config) {
+		if s.to == field {
+			src := r.sources[s.key]
+			return src != "" && src != "default"
+		}
+	}
+	panic(fmt.Sprintf("given: %T is not a field of the configuration", field))
 }
 
 // defaults is the table's defaults, not yet filled into the typed
