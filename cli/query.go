@@ -11,8 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
+	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/term"
 
 	"engram/model"
@@ -25,6 +25,7 @@ import (
 type queryOpts struct {
 	common
 	json  bool
+	wide  bool // tables: summaries whole, not cut to the terminal's width
 	limit int
 	topic string // tail --topic: a Kafka topic instead of the index
 }
@@ -35,7 +36,17 @@ func queryFlags(name string, e *env, jsonDefault bool, limit int, limitUsage str
 	o.common.bind(fs)
 	fs.BoolVar(&o.json, "json", jsonDefault, "machine output: one JSON object per line")
 	fs.IntVar(&o.limit, "limit", limit, limitUsage)
+	fs.BoolVar(&o.wide, "wide", false, "table output: print the last column (the summary) whole instead of cutting it to the terminal's width")
 	return fs, o
+}
+
+// tableWidth is the width a table is cut to: the terminal's, or none
+// (0) with --wide.
+func (o *queryOpts) tableWidth(e *env) int {
+	if o.wide {
+		return 0
+	}
+	return termWidth(e)
 }
 
 func turnsFlags(e *env) (*flag.FlagSet, *queryOpts) {
@@ -87,7 +98,7 @@ func exprError(e *env, src string, err error) error {
 	col := min(max(se.Col-1, 0), len(r))
 	prefix := printable(string(r[:col]))
 	fmt.Fprintf(e.stderr, "engram: invalid expression: %s\n  %s\n  %s^\n", safeLine(se.Error()), printable(src),
-		strings.Repeat(" ", utf8.RuneCountInString(prefix)))
+		strings.Repeat(" ", ansi.StringWidth(prefix)))
 	return exitError{2}
 }
 
@@ -140,7 +151,7 @@ func runTurns(ctx context.Context, e *env, args []string) error {
 			strconv.FormatFloat(t.MaxImportance, 'f', 2, 64), localTime(t.First),
 		})
 	}
-	return writeTable(e.stdout, rows, termWidth(e), false)
+	return writeTable(e.stdout, rows, o.tableWidth(e), false)
 }
 
 type turnOut struct {
@@ -215,7 +226,7 @@ func searchAll(ctx context.Context, e *env, o *queryOpts, r query.Reader, src st
 		noteRanking(e, rk)
 		return nil
 	}
-	width, seen := termWidth(e), 0
+	width, seen := o.tableWidth(e), 0
 	rk, err = searchPages(ctx, r, src, o.limit, func(page []*model.IndexDoc) error {
 		seen += len(page)
 		return writePage(e, o.json, page, width, seen == len(page))
@@ -331,7 +342,7 @@ func runTail(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	width := termWidth(e)
+	width := o.tableWidth(e)
 	tick := time.NewTicker(tailInterval)
 	defer tick.Stop()
 	seen := 0
@@ -409,7 +420,7 @@ func writeDocs(e *env, o *queryOpts, docs []*model.IndexDoc, scores []float64) e
 		}
 		rows = append(rows, row)
 	}
-	return writeTable(e.stdout, rows, termWidth(e), false)
+	return writeTable(e.stdout, rows, o.tableWidth(e), false)
 }
 
 // docRow is the table row of a document; the summary comes last.
@@ -439,67 +450,6 @@ func writeJSON(w io.Writer, v any) error {
 	}
 	_, err = w.Write(append(model.SafeJSON(b), '\n'))
 	return err
-}
-
-// Fixed column widths of a streamed table (tail), where rows are not known
-// in advance.
-var streamWidths = []int{19, 11, 10, 20, 4, 4}
-
-// writeTable prints rows (the first may be a header) aligned, every cell
-// made printable; the last column is cut to fit width. With stream, the
-// columns have the fixed streamWidths (cells cut to them).
-func writeTable(w io.Writer, rows [][]string, width int, stream bool) error {
-	if len(rows) == 0 {
-		return nil
-	}
-	cells := make([][]string, len(rows))
-	ncol := len(rows[0])
-	widths := make([]int, ncol)
-	for i, row := range rows {
-		cells[i] = make([]string, len(row))
-		for j, c := range row {
-			c = printable(c)
-			cells[i][j] = c
-			if n := utf8.RuneCountInString(c); n > widths[j] {
-				widths[j] = n
-			}
-		}
-	}
-	if stream {
-		copy(widths, streamWidths)
-	}
-	used := 0
-	for _, n := range widths[:ncol-1] {
-		used += n + 2
-	}
-	last := max(width-used, 20)
-	var b strings.Builder
-	for _, row := range cells {
-		for j, c := range row {
-			if j == ncol-1 {
-				b.WriteString(cut(c, last))
-				break
-			}
-			c = cut(c, widths[j])
-			b.WriteString(c)
-			b.WriteString(strings.Repeat(" ", widths[j]-utf8.RuneCountInString(c)+2))
-		}
-		b.WriteString("\n")
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
-}
-
-// cut shortens s to n runes, marking the cut with an ellipsis.
-func cut(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	if n <= 1 {
-		return "…"
-	}
-	r := []rune(s)
-	return string(r[:n-1]) + "…"
 }
 
 // termWidth is the width of the terminal on stdout, else $COLUMNS, else 120.
