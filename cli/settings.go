@@ -180,6 +180,10 @@ func settingsOf(c *config) []setting {
 		{key: "kafka.sasl_username", to: &c.Kafka.SASLUsername, flag: "kafka-sasl-username", env: []string{"KAFKA_SASL_USERNAME"}, usage: "SASL user"},
 		{key: "kafka.sasl_password", to: &c.Kafka.SASLPassword, env: []string{"KAFKA_SASL_PASSWORD"}, secret: true, usage: "SASL password (environment or file only)"},
 		{key: "kafka.sasl_password_file", to: &c.Kafka.SASLPasswordFile, flag: "kafka-sasl-password-file", env: []string{"ENGRAM_KAFKA_SASL_PASSWORD_FILE"}, usage: "file holding the SASL password"},
+		{key: "kafka.schema_registry_url", to: &c.Kafka.SchemaRegistryURL, flag: "kafka-schema-registry-url", env: []string{"KAFKA_SCHEMA_REGISTRY_URL", "SCHEMA_REGISTRY_URL"}, usage: "schema registry (Confluent API; Apicurio's under /apis/ccompat/v7) that Avro messages are read through and produce --format avro registers in"},
+		{key: "kafka.schema_registry_username", to: &c.Kafka.SchemaRegistryUsername, flag: "kafka-schema-registry-username", env: []string{"KAFKA_SCHEMA_REGISTRY_USERNAME", "SCHEMA_REGISTRY_USERNAME"}, usage: "schema registry user (HTTP basic auth)"},
+		{key: "kafka.schema_registry_password", to: &c.Kafka.SchemaRegistryPassword, env: []string{"KAFKA_SCHEMA_REGISTRY_PASSWORD", "SCHEMA_REGISTRY_PASSWORD"}, secret: true, usage: "schema registry password (environment or file only)"},
+		{key: "kafka.schema_registry_password_file", to: &c.Kafka.SchemaRegistryPasswordFile, flag: "kafka-schema-registry-password-file", env: []string{"ENGRAM_KAFKA_SCHEMA_REGISTRY_PASSWORD_FILE"}, usage: "file holding the schema registry password"},
 		{key: "kafka.session_timeout", to: &c.Kafka.SessionTimeout, flag: "kafka-session-timeout", env: []string{"ENGRAM_KAFKA_SESSION_TIMEOUT"}, def: "45s", usage: "a worker that stops heartbeating (killed) leaves the group after this long, and its partitions move on (at least 6s)"},
 		{key: "worker.health_port", to: &c.Worker.HealthPort, flag: "health-port", env: []string{"HEALTH_PORT", "PORT"}, usage: "port of engram worker's GET /health and GET /metrics on localhost (empty: no server)"},
 		{key: "worker.health_addr", to: &c.Worker.HealthAddr, flag: "health-addr", env: []string{"ENGRAM_HEALTH_ADDR"}, def: "127.0.0.1", usage: "address the health server listens on"},
@@ -246,6 +250,9 @@ type config struct {
 		CAFile, CAPEM, CertFile, CertPEM, KeyFile, KeyPEM                string
 		SASLMechanism, SASLUsername, SASLPassword, SASLPasswordFile      string
 		SessionTimeout                                                   time.Duration
+		// The schema registry Avro messages are read through.
+		SchemaRegistryURL, SchemaRegistryUsername          string
+		SchemaRegistryPassword, SchemaRegistryPasswordFile string
 	}
 	Worker struct {
 		HealthPort, HealthAddr string

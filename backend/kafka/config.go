@@ -69,6 +69,10 @@ type Config struct {
 	// client reads them all; the broker decompresses each batch to check
 	// it, and gzip costs it (and engram) the most CPU.
 	Compression string
+	// Registry is the schema registry Avro values are read through (and
+	// `produce --format avro` registers its schema in). None: Avro values
+	// are errors of their own, JSON is read as ever.
+	Registry SchemaRegistry
 }
 
 // Compressions are the codecs Config.Compression may name.
@@ -238,8 +242,11 @@ func (c Config) Validate() error {
 	default:
 		errs = append(errs, fmt.Errorf("kafka: unknown SASL mechanism %q (want plain, scram-sha-256 or scram-sha-512)", c.SASL.Mechanism))
 	}
-	if c.DeliveryTimeout < 0 || c.DialTimeout < 0 {
+	if c.DeliveryTimeout < 0 || c.DialTimeout < 0 || c.Registry.Timeout < 0 {
 		errs = append(errs, errors.New("kafka: negative timeout"))
+	}
+	if err := c.Registry.validate(); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }
@@ -272,6 +279,9 @@ func (c Config) String() string {
 		b.WriteString(" (no audit mirror)")
 	}
 	fmt.Fprintf(&b, " %s %s", c.TLS, c.SASL)
+	if c.Registry.URL != "" {
+		fmt.Fprintf(&b, " %s", c.Registry)
+	}
 	return b.String()
 }
 

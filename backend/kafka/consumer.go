@@ -59,10 +59,11 @@ type ConsumerOptions struct {
 // life of this member (they are read again only after a restart or a
 // rebalance), so a handler finishes or rejects every record it is given.
 type Consumer struct {
-	cfg  Config
-	opts ConsumerOptions
-	cl   *kgo.Client
-	prod *Client // the same connection, for Reject
+	cfg   Config
+	opts  ConsumerOptions
+	cl    *kgo.Client
+	prod  *Client    // the same connection, for Reject
+	codec *AvroCodec // decodes Avro values as they are polled
 
 	mu       sync.Mutex
 	pending  map[topicPartition][]*pendingRecord // handed out, in offset order
@@ -101,7 +102,11 @@ func NewConsumer(cfg Config, opts ConsumerOptions) (*Consumer, error) {
 	if opts.CommitInterval <= 0 {
 		opts.CommitInterval = time.Second
 	}
-	c := &Consumer{cfg: cfg, opts: opts, pending: map[topicPartition][]*pendingRecord{}, assigned: map[string][]int32{}}
+	codec, err := NewAvroCodec(cfg.Registry)
+	if err != nil {
+		return nil, err
+	}
+	c := &Consumer{cfg: cfg, opts: opts, codec: codec, pending: map[topicPartition][]*pendingRecord{}, assigned: map[string][]int32{}}
 	base, err := cfg.clientOpts()
 	if err != nil {
 		return nil, err
@@ -161,12 +166,25 @@ func (c *Consumer) Poll(ctx context.Context) ([]*Record, error) {
 	})
 	krs := byProduceTime(fetches.Records())
 	out := make([]*Record, len(krs))
+	for i, kr := range krs {
+		// Avro values are decoded here, before the records are tracked: a
+		// schema lookup may take the registry's timeout, and a revoke
+		// meanwhile must not find half a poll pending. A value that does
+		// not decode is the record's own error (DecodeErr), for the
+		// worker to reject; it never stops the poll.
+		out[i] = fromKgo(kr)
+		c.codec.decodeValue(ctx, out[i])
+	}
+	if err := ctx.Err(); err != nil {
+		// A lookup cut short is no verdict on its record: none of the
+		// poll is handed out (the records are read again).
+		return nil, err
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for i, kr := range krs {
+	for _, kr := range krs {
 		tp := topicPartition{kr.Topic, kr.Partition}
 		c.pending[tp] = append(c.pending[tp], &pendingRecord{kr: kr})
-		out[i] = fromKgo(kr)
 	}
 	if len(out) == 0 && len(errs) > 0 {
 		return nil, fmt.Errorf("kafka: poll: %w", errors.Join(errs...))
@@ -300,7 +318,7 @@ func (c *Consumer) Reject(ctx context.Context, rec *Record, reasons []string) er
 		kgo.RecordHeader{Key: HeaderSourceOffset, Value: []byte(strconv.FormatInt(rec.Offset, 10))},
 		kgo.RecordHeader{Key: HeaderRejectedAt, Value: []byte(now.Format(auditTime))},
 	)
-	krs, err := c.prod.withAudit([]*kgo.Record{{Topic: c.cfg.Topics.Rejected, Key: rec.Key, Value: rec.Value, Headers: hs}}, now, false)
+	krs, err := c.prod.withAudit([]*kgo.Record{{Topic: c.cfg.Topics.Rejected, Key: rec.Key, Value: rec.Stored(), Headers: hs}}, now, false)
 	if err != nil {
 		return err
 	}

@@ -24,6 +24,17 @@ type Record struct {
 	// Control: a transaction marker (only with WatchOptions.KeepControl).
 	Control bool
 
+	// Format is how the value was written: FormatJSON (or any other text,
+	// as it is) or FormatAvro (the schema registry's wire format). An Avro
+	// value is decoded as it is read: Value is then the event's JSON, Wire
+	// the bytes as stored, SchemaID the schema's id; DecodeErr, when set,
+	// says why it could not be decoded (Value is then the stored bytes).
+	// Reject always produces the stored bytes.
+	Format    string
+	SchemaID  int
+	Wire      []byte
+	DecodeErr error
+
 	kr *kgo.Record // for marking; nil for records built by callers
 }
 
@@ -51,9 +62,19 @@ type Produced struct {
 	Offset    int64
 }
 
+// Stored is the value as the broker stores it (the wire bytes of an Avro
+// value, which Value holds decoded).
+func (r *Record) Stored() []byte {
+	if r.Wire != nil {
+		return r.Wire
+	}
+	return r.Value
+}
+
 func fromKgo(kr *kgo.Record) *Record {
 	r := &Record{
-		Topic: kr.Topic, Partition: kr.Partition, Offset: kr.Offset,
+		Format: FormatJSON,
+		Topic:  kr.Topic, Partition: kr.Partition, Offset: kr.Offset,
 		Key: kr.Key, Value: kr.Value, Timestamp: kr.Timestamp, Control: kr.Attrs.IsControl(), kr: kr,
 	}
 	if len(kr.Headers) > 0 {

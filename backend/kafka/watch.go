@@ -40,10 +40,11 @@ type WatchOptions struct {
 // starting offsets are fixed when it is made (so FromEnd means "after
 // NewWatch returned", with no race), from the partitions that exist then.
 type Watch struct {
-	cfg  Config
-	cl   *kgo.Client
-	max  int
-	from map[string]map[int32]int64
+	cfg   Config
+	cl    *kgo.Client
+	codec *AvroCodec
+	max   int
+	from  map[string]map[int32]int64
 }
 
 // NewWatch looks up the starting offsets of every partition of the topics
@@ -97,11 +98,15 @@ func NewWatch(ctx context.Context, cfg Config, opts WatchOptions) (*Watch, error
 	if opts.KeepControl {
 		base = append(base, kgo.KeepControlRecords())
 	}
+	codec, err := NewAvroCodec(cfg.Registry)
+	if err != nil {
+		return nil, err
+	}
 	cl, err := kgo.NewClient(base...)
 	if err != nil {
 		return nil, fmt.Errorf("kafka: %w", err)
 	}
-	return &Watch{cfg: cfg, cl: cl, max: opts.MaxBatch, from: from}, nil
+	return &Watch{cfg: cfg, cl: cl, codec: codec, max: opts.MaxBatch, from: from}, nil
 }
 
 // StartOffsets is where the watch started on each partition.
@@ -118,7 +123,16 @@ func (w *Watch) Poll(ctx context.Context) ([]*Record, error) {
 		return nil, err
 	}
 	var out []*Record
-	fetches.EachRecord(func(kr *kgo.Record) { out = append(out, fromKgo(kr)) })
+	fetches.EachRecord(func(kr *kgo.Record) {
+		r := fromKgo(kr)
+		if !r.Control {
+			w.codec.decodeValue(ctx, r) // Avro shown as its JSON; DecodeErr says why not
+		}
+		out = append(out, r)
+	})
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	var errs []error
 	fetches.EachError(func(t string, p int32, err error) {
 		errs = append(errs, fmt.Errorf("%s[%d]: %w", t, p, w.cfg.explain(joinBrokers(w.cfg), err)))

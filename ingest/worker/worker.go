@@ -90,7 +90,10 @@ func (w *worker) feed(ctx context.Context, items chan<- ingest.Item) error {
 			if !w.cfg.Consumer.Owns(r) {
 				continue // its partition was revoked meanwhile: its new owner reads it
 			}
-			it := ingest.Item{Src: ingest.Source{File: where(r)}, Data: r.Value, Ref: r}
+			// An Avro value that could not be decoded (an unknown schema
+			// id, the registry away, a body that does not fit its schema)
+			// is rejected with that reason, like bad JSON.
+			it := ingest.Item{Src: ingest.Source{File: where(r)}, Data: r.Value, Err: r.DecodeErr, Ref: r}
 			// The ingestion continues the producer's trace.
 			it.Traceparent, _ = r.Header(kafka.HeaderTraceparent)
 			it.Tracestate, _ = r.Header(kafka.HeaderTracestate)
