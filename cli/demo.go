@@ -43,6 +43,10 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if !conf.given(&conf.Embedder.Kind) {
+		// The demo's similarity means something unless asked otherwise.
+		conf.Embedder.Kind = "hashed"
+	}
 	data := dataDir(conf.Data, e.getenv)
 	st, err := openBackends(ctx, conf, e)
 	if err != nil {
@@ -102,7 +106,7 @@ func startDemo(ctx context.Context, e *env) (dir string, stop func(), err error)
 		return "", nil, err
 	}
 	var st *backends
-	conf, err := resolvedFrom(map[string]string{"data": dir})
+	conf, err := resolvedFrom(map[string]string{"data": dir, "embedder.kind": "hashed"})
 	if err == nil {
 		st, err = openBackends(ctx, conf, e)
 	}

@@ -320,7 +320,25 @@ func runSimilar(ctx context.Context, e *env, args []string) error {
 	for i, s := range res {
 		docs[i], scores[i] = s.Doc, s.Score
 	}
-	return writeDocs(e, o, docs, scores)
+	if err := writeDocs(e, o, docs, scores); err != nil {
+		return err
+	}
+	if note := scoresNote(ctx, r, res); note != "" {
+		fmt.Fprintln(e.stderr, "engram: "+note)
+	}
+	return nil
+}
+
+// scoresNote is the one line the index has to say about what similarity
+// scores mean ("stub embedder: scores are not semantic"), or "".
+func scoresNote(ctx context.Context, r any, res []query.Scored) string {
+	n, ok := r.(interface {
+		ScoresNote(ctx context.Context, dim int) string
+	})
+	if !ok || len(res) == 0 || res[0].Doc == nil {
+		return ""
+	}
+	return n.ScoresNote(ctx, len(res[0].Doc.Embedding))
 }
 
 // runTail prints every event indexed from now on (matching EXPR when one

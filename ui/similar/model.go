@@ -28,6 +28,7 @@ type Model struct {
 	req     uint64 // numbers the loads; a stale answer is dropped
 	loading bool
 	err     error
+	note    string // what the index says of its scores ("stub embedder: ...")
 }
 
 // New lists nothing until Open.
@@ -48,7 +49,7 @@ func (v *Model) rowsH() int { return max(1, v.h-3) }
 
 // Open lists the neighbours of d.
 func (v *Model) Open(d *model.IndexDoc) tea.Cmd {
-	v.of, v.rows, v.err, v.loading = d, nil, nil, true
+	v.of, v.rows, v.err, v.loading, v.note = d, nil, nil, true, ""
 	v.cur.Reset()
 	v.req++
 	return load(v.c.Ctx, v.c.Deps.Reader, d.EventID, v.req)
@@ -89,6 +90,7 @@ type loadedMsg struct {
 	req  uint64
 	rows []query.Scored
 	err  error
+	note string
 }
 
 // load asks the index for the neighbours of id, itself left out.
@@ -101,6 +103,12 @@ func load(ctx context.Context, r uikit.Reader, id string, req uint64) tea.Cmd {
 				out = append(out, s)
 			}
 		}
-		return loadedMsg{req, out, err}
+		note := ""
+		if n, ok := r.(interface {
+			ScoresNote(ctx context.Context, dim int) string
+		}); ok && len(out) > 0 {
+			note = n.ScoresNote(ctx, len(out[0].Doc.Embedding))
+		}
+		return loadedMsg{req, out, err, note}
 	}
 }

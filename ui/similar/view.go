@@ -15,7 +15,7 @@ func (v *Model) Update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case loadedMsg:
 		if msg.req == v.req {
-			v.rows, v.err, v.loading = msg.rows, msg.err, false
+			v.rows, v.err, v.loading, v.note = msg.rows, msg.err, false, msg.note
 			v.cur.Scroll(len(v.rows))
 		}
 	case tea.KeyPressMsg:
@@ -69,7 +69,11 @@ func (v *Model) position() string {
 	case len(v.rows) == 0:
 		return " no other event has an embedding near this one"
 	}
-	return fmt.Sprintf(" %d of %d nearest by embedding (cosine)", v.cur.Sel()+1, len(v.rows))
+	pos := fmt.Sprintf(" %d of %d nearest by embedding (cosine)", v.cur.Sel()+1, len(v.rows))
+	if v.note != "" {
+		pos += " · " + v.note
+	}
+	return pos
 }
 
 // ShortHelp: the keys that work now.
