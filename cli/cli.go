@@ -9,7 +9,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 )
 
@@ -111,7 +110,7 @@ func run(ctx context.Context, e *env, args []string) int {
 			return exitCode(e, c.run(ctx, e, args))
 		}
 	}
-	fmt.Fprintf(e.stderr, "engram: unknown command %s; run 'engram help'\n", quoteArg(name))
+	fmt.Fprintf(e.stderr, "engram: unknown command %s; %s\n", quoteArg(name), commandHint(name))
 	return 2
 }
 
@@ -130,33 +129,6 @@ func exitCode(e *env, err error) int {
 }
 
 var errUsage = errors.New("usage")
-
-func runHelp(_ context.Context, e *env, args []string) error {
-	if len(args) > 0 {
-		for _, c := range commands() {
-			if c.name == args[0] {
-				fmt.Fprintf(e.stdout, "engram %s %s\n\n%s\n", c.name, c.args, c.summary)
-				if c.flags != nil {
-					fmt.Fprint(e.stdout, "\nFlags:\n")
-					fs := c.flags(e)
-					fs.SetOutput(e.stdout)
-					fs.PrintDefaults()
-				}
-				return nil
-			}
-		}
-		fmt.Fprintf(e.stderr, "engram: no command %s; run 'engram help'\n", quoteArg(args[0]))
-		return errUsage
-	}
-	fmt.Fprint(e.stdout, "engram: a terminal inspector for the experience streams of AI agents.\n\nUsage:\n  engram COMMAND [flags] [args]\n\nCommands:\n")
-	cs := commands()
-	sort.SliceStable(cs, func(i, j int) bool { return cs[i].name < cs[j].name })
-	for _, c := range cs {
-		fmt.Fprintf(e.stdout, "  %-8s %s\n", c.name, c.summary)
-	}
-	fmt.Fprint(e.stdout, "\nRun 'engram help COMMAND' for a command's flags.\n")
-	return nil
-}
 
 func quoteArg(s string) string { return safeLine(fmt.Sprintf("%q", s)) }
 

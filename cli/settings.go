@@ -317,7 +317,7 @@ type common struct {
 
 func (c *common) bind(fs *flag.FlagSet) {
 	fs.StringVar(&c.configFile, "config", "", "config file (default $XDG_CONFIG_HOME/engram/config.toml)")
-	fs.StringVar(&c.profile, "profile", "", "profile of the config file to use (default: the file's `profile` key, else \"default\")")
+	fs.StringVar(&c.profile, "profile", "", "profile of the config file to use (default: the file's \"profile\" key, else \"default\")")
 	for _, s := range settingsTable {
 		if s.flag != "" {
 			fs.Var(&flagValue{v: s.def, isBool: s.isBool()}, s.flag, s.usage)
