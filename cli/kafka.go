@@ -232,11 +232,23 @@ type topicMessage struct {
 	Key       string            `json:"key"`
 	Size      int               `json:"size"`
 	Headers   map[string]string `json:"headers,omitempty"`
-	Value     any               `json:"value"`
+	// Format "avro" for the schema registry's wire format (Value is then
+	// the decoded event, SchemaID its schema; Error says why a value could
+	// not be decoded, and Value is then the stored bytes as a string).
+	Format   string `json:"format,omitempty"`
+	SchemaID int    `json:"schemaId,omitempty"`
+	Error    string `json:"error,omitempty"`
+	Value    any    `json:"value"`
 }
 
 func messageJSON(r *kafka.Record) topicMessage {
-	m := topicMessage{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Timestamp: r.Timestamp, Key: string(r.Key), Size: len(r.Value)}
+	m := topicMessage{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Timestamp: r.Timestamp, Key: string(r.Key), Size: len(r.Stored())}
+	if r.Format == kafka.FormatAvro {
+		m.Format, m.SchemaID = r.Format, r.SchemaID
+		if r.DecodeErr != nil {
+			m.Error = r.DecodeErr.Error()
+		}
+	}
 	for _, h := range r.Headers {
 		if m.Headers == nil {
 			m.Headers = map[string]string{}

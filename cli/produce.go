@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"os"
 	"sync"
 
 	"engram/backend/kafka"
@@ -14,7 +15,8 @@ import (
 
 type produceOpts struct {
 	common
-	batch int
+	batch                   int
+	format, subject, schema string
 }
 
 func produceFlags(e *env) (*flag.FlagSet, *produceOpts) {
@@ -22,6 +24,9 @@ func produceFlags(e *env) (*flag.FlagSet, *produceOpts) {
 	fs := newFlagSet("produce", e)
 	o.common.bind(fs)
 	fs.IntVar(&o.batch, "batch", 500, "events produced per request")
+	fs.StringVar(&o.format, "format", "json", "how the events are written: json (as given) or avro (the schema registry's wire format; needs kafka.schema_registry_url)")
+	fs.StringVar(&o.subject, "subject", "", "with --format avro: the registry subject the schema is registered (or found) under (default: TOPIC-value)")
+	fs.StringVar(&o.schema, "schema", "", "with --format avro: an Avro schema file (default: engram's experience event schema, docs/kafka.md)")
 	return fs, o
 }
 
@@ -51,9 +56,16 @@ func runProduce(ctx context.Context, e *env, args []string) error {
 	if err := checkTopics(ctx, c, conf, kcfg.Topics.Raw); err != nil {
 		return err
 	}
-	pr := &producer{c: c, batch: max(o.batch, 1), parts: map[int32]int{}}
+	pr := &producer{c: c, batch: max(o.batch, 1), parts: map[int32]int{}, e: e}
+	if pr.avro, err = avroEncoder(ctx, o, kcfg, conf); err != nil {
+		return err
+	}
 	sum, err := pr.run(ctx, e, files, conf)
-	fmt.Fprintf(e.stderr, "produced %d to %s (%d partitions), rejected %d\n", pr.produced, safeLine(kcfg.Topics.Raw), len(pr.parts), sum.Rejected)
+	as := ""
+	if pr.avro != nil {
+		as = fmt.Sprintf(" as Avro (subject %s, schema id %d)", safeLine(pr.avro.Subject), pr.avro.ID)
+	}
+	fmt.Fprintf(e.stderr, "produced %d to %s%s (%d partitions), rejected %d\n", pr.produced, safeLine(kcfg.Topics.Raw), as, len(pr.parts), sum.Rejected)
 	if err != nil {
 		return err
 	}
@@ -72,6 +84,8 @@ type producer struct {
 	parts  map[int32]int
 	failed int
 	err    error
+	avro   *kafka.AvroEncoder // nil: the events as given (JSON)
+	e      *env
 
 	produced int
 }
@@ -119,6 +133,17 @@ func (pr *producer) run(ctx context.Context, e *env, files []string, conf *resol
 func (pr *producer) add(ctx context.Context, t *ingest.Trace) {
 	data, _ := t.Ref.([]byte)
 	rec := kafka.RawRecord{Key: []byte(t.EventID), Value: data}
+	if pr.avro != nil {
+		v, err := pr.avro.Encode(data)
+		if err != nil {
+			pr.mu.Lock()
+			pr.failed++
+			fmt.Fprintf(pr.e.stderr, "engram produce: %s: not produced: %s\n", safeLine(t.EventID), safeLine(err.Error()))
+			pr.mu.Unlock()
+			return
+		}
+		rec.Value = v
+	}
 	if ev, err := model.Decode(data, decodeOptions()); err == nil {
 		tr := kafka.TraceOf(ev)
 		if tp := tr.Traceparent(); tp != "" {
@@ -151,4 +176,40 @@ func (pr *producer) flush(ctx context.Context) {
 		}
 	}
 	pr.recs = pr.recs[:0]
+}
+
+// avroEncoder registers (or finds) the schema under the subject when
+// --format avro asks for the registry's wire format; nil for json.
+func avroEncoder(ctx context.Context, o *produceOpts, kcfg kafka.Config, conf *resolved) (*kafka.AvroEncoder, error) {
+	switch o.format {
+	case "json":
+		if o.subject != "" || o.schema != "" {
+			return nil, errors.New("--subject and --schema go with --format avro")
+		}
+		return nil, nil
+	case "avro":
+	default:
+		return nil, fmt.Errorf("--format %q: want json or avro", o.format)
+	}
+	schema := kafka.ExperienceEventSchema
+	if o.schema != "" {
+		b, err := os.ReadFile(o.schema)
+		if err != nil {
+			return nil, fmt.Errorf("--schema: %w", err)
+		}
+		schema = string(b)
+	}
+	subject := o.subject
+	if subject == "" {
+		subject = kcfg.Topics.Raw + "-value" // the registry's topic-name strategy
+	}
+	codec, err := kafka.NewAvroCodec(kcfg.Registry)
+	if err != nil {
+		return nil, errors.New(conf.redact(err.Error()))
+	}
+	enc, err := codec.Encoder(ctx, subject, schema)
+	if err != nil {
+		return nil, errors.New(conf.redact(err.Error()))
+	}
+	return enc, nil
 }

@@ -251,7 +251,7 @@ func (c *AvroCodec) learn(ctx context.Context, id int) error {
 	c.mu.Unlock()
 	m.Lock()
 	defer m.Unlock()
-	if c.serde.IsRegistered(id) {
+	if c.serde.IsRegistered(id, sr.DecodeFn) {
 		return nil // another goroutine learned it meanwhile
 	}
 	c.mu.Lock()
