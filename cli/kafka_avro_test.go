@@ -194,3 +194,32 @@ func TestWorkerIngestsAvroAndJSONMixed(t *testing.T) {
 		}
 	}
 }
+
+// The registry's password is a secret: environment or file only, redacted
+// by engram config, read from kafka.schema_registry_password_file.
+func TestSchemaRegistrySettings(t *testing.T) {
+	c := newCLI(t)
+	c.env["KAFKA_SCHEMA_REGISTRY_URL"] = "http://127.0.0.1:1/apis/ccompat/v7"
+	c.env["SCHEMA_REGISTRY_USERNAME"] = "engram"
+	c.env["KAFKA_SCHEMA_REGISTRY_PASSWORD"] = knownSecret
+	out, stderr, code := c.run("", "config")
+	if code != 0 || strings.Contains(out+stderr, knownSecret) {
+		t.Fatalf("config: code %d, secret printed or failed:\n%s%s", code, out, stderr)
+	}
+	for _, want := range []string{"kafka.schema_registry_url", "http://127.0.0.1:1/apis/ccompat/v7", "kafka.schema_registry_username", "kafka.schema_registry_password", "<redacted>"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("config does not show %q:\n%s", want, out)
+		}
+	}
+	if _, stderr, code := c.run("", "config", "--kafka-schema-registry-password", "x"); code != 2 {
+		t.Errorf("the password was accepted as a flag: %d %s", code, stderr)
+	}
+	delete(c.env, "KAFKA_SCHEMA_REGISTRY_PASSWORD")
+	pw := t.TempDir() + "/pw"
+	os.WriteFile(pw, []byte(knownSecret+"\n"), 0o600)
+	c.env["ENGRAM_KAFKA_SCHEMA_REGISTRY_PASSWORD_FILE"] = pw
+	out, _, _ = c.run("", "config")
+	if strings.Contains(out, knownSecret) || !strings.Contains(out, "file "+pw) {
+		t.Errorf("password file: %s", out)
+	}
+}
