@@ -138,14 +138,7 @@ var everyLadder = []time.Duration{
 
 // AutoEvery is the narrowest width of the ladder that cuts d into at most
 // 60 buckets.
-func AutoEvery(d time.Duration) time.Duration {
-	for _, e := range everyLadder {
-		if d/e <= 60 {
-			return e
-		}
-	}
-	return everyLadder[len(everyLadder)-1]
-}
+func AutoEvery(d time.Duration) time.Duration { return EveryFor(d, 60) }
 
 // Resolve fills in the defaults of q at now: the last 24 hours, the bucket
 // width, the top. Buckets start at multiples of Every since the Unix epoch
@@ -245,4 +238,15 @@ func cmpString(a, b string) int {
 		return 1
 	}
 	return 0
+}
+
+// EveryFor is the narrowest width of the ladder that cuts d into at most
+// n buckets (at least one bucket a column of a chart n wide).
+func EveryFor(d time.Duration, n int) time.Duration {
+	for _, e := range everyLadder {
+		if int64(d/e) <= int64(n) {
+			return e
+		}
+	}
+	return everyLadder[len(everyLadder)-1]
 }

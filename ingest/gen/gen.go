@@ -23,6 +23,10 @@ type Config struct {
 	// FirstTurn numbers the first generated turn (default 1), so a second
 	// generator can continue a data set without reusing its ids.
 	FirstTurn int
+	// TurnGap, when set, is the mean idle time before each turn (each gap
+	// drawn between 0.2 and 1.8 of it), so a data set spreads over hours
+	// as an agent's day does rather than minutes.
+	TurnGap time.Duration
 	// Clock, when set, stamps a turn's observation with its time instead
 	// of a generated one (a live simulated agent); the action and the
 	// outcome follow it as they would, so they may lie ahead of the clock.
@@ -125,7 +129,11 @@ func (g *Generator) newTurn() []map[string]any {
 		}
 	}
 	think := func() time.Duration { return time.Duration(200+r.IntN(4000)) * time.Millisecond }
-	obs := base("observation", "obs", think())
+	idle := time.Duration(0)
+	if g.cfg.TurnGap > 0 {
+		idle = time.Duration(float64(g.cfg.TurnGap) * (0.2 + 1.6*r.Float64()))
+	}
+	obs := base("observation", "obs", idle+think())
 	obs["input"] = map[string]any{"text": subject, "embedding": []float64{}, "structured": map[string]any{"subject": subject}}
 	act := base("action", "act", think())
 	act["input"] = map[string]any{"text": "Decide how to handle: " + subject, "embedding": []float64{}}
