@@ -105,6 +105,8 @@ func kafkaTopicSources(cfg kafka.Config) []verify.TopicSource {
 					Key     string `json:"objectStorageKey"`
 				}
 				switch err := json.Unmarshal(r.Value, &v); {
+				case r.DecodeErr != nil: // Avro that could not be decoded, and why
+					n.Err = r.DecodeErr
 				case err != nil:
 					n.Err = errors.New("not a JSON notification")
 				case v.EventID == "" || v.EventID != string(r.Key):

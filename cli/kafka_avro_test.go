@@ -183,6 +183,10 @@ func TestWorkerIngestsAvroAndJSONMixed(t *testing.T) {
 		!strings.Contains(reason[0], "schema id 2147483633 is unknown to the schema registry") {
 		t.Fatalf("rejected %s with %q (% x)", r.Key, reason, r.Stored())
 	}
+	// The inspector's Topics view is told why the value is not shown decoded.
+	if m := busMessage(r); m.Header("(avro error)") == "" || m.Header("(avro schema id)") != "2147483633" {
+		t.Errorf("Topics view message: %+v", m.Headers)
+	}
 	if !strings.Contains(werr.String(), "rejected 1") {
 		t.Errorf("the worker's summary does not count the rejection: %s", werr.String())
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -129,6 +130,16 @@ func busMessage(r *kafka.Record) uikit.BusMessage {
 	m := uikit.BusMessage{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Time: r.Timestamp, Key: string(r.Key), Value: r.Value}
 	for _, h := range r.Headers {
 		m.Headers = append(m.Headers, uikit.BusHeader{Key: h.Key, Value: string(h.Value)})
+	}
+	// An Avro value is shown as its decoded JSON (the Watch decoded it);
+	// the view learns that it was Avro, under which schema, or why it
+	// could not be decoded, from these two entries after the message's
+	// own headers (never sent to Kafka).
+	if r.Format == kafka.FormatAvro {
+		m.Headers = append(m.Headers, uikit.BusHeader{Key: "(avro schema id)", Value: strconv.Itoa(r.SchemaID)})
+		if r.DecodeErr != nil {
+			m.Headers = append(m.Headers, uikit.BusHeader{Key: "(avro error)", Value: r.DecodeErr.Error()})
+		}
 	}
 	return m
 }
