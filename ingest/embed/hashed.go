@@ -90,12 +90,11 @@ func project(acc []float32, seed uint64, w float32) {
 		z = (z ^ (z >> 27)) * 0x94d049bb133111eb
 		z ^= z >> 31
 		chunk := acc[base:min(base+64, len(acc))]
+		// Branch-free: bit j of z flips the sign of w (a branch on a
+		// random bit is mispredicted half the time, 5x slower).
+		wb := math.Float32bits(w)
 		for j := range chunk {
-			if z>>uint(j)&1 == 0 {
-				chunk[j] += w
-			} else {
-				chunk[j] -= w
-			}
+			chunk[j] += math.Float32frombits(wb ^ uint32(z>>uint(j)&1)<<31)
 		}
 	}
 }

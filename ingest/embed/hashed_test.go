@@ -3,6 +3,7 @@ package embed
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"testing"
 
@@ -122,4 +123,16 @@ func cosine(a, b []float64) float64 {
 		return 0
 	}
 	return d / math.Sqrt(na*nb)
+}
+
+func BenchmarkHashed(b *testing.B) {
+	text := "Decide how to handle: Build 4821 failed on the integration stage. The failure is a timeout talking to the object store; check whether the bucket exists in the test environment before blaming the code."
+	for _, dim := range []int{256, 768, 1536} {
+		b.Run(fmt.Sprint(dim), func(b *testing.B) {
+			h := Hashed{Dim: dim}
+			for b.Loop() {
+				h.Embed(context.Background(), []string{text})
+			}
+		})
+	}
 }
