@@ -13,6 +13,8 @@ import (
 	"math"
 	"math/bits"
 	"os"
+	"runtime"
+	"sync"
 	"unsafe"
 )
 
@@ -318,8 +320,10 @@ func (f *bitsFilter) match(r []uint64) bool {
 }
 
 // nearest is the seqs of the n records nearest to the sign bits q by
-// Hamming distance among those f matches (ties at the n-th distance all
-// kept, up to 2n).
+// Hamming distance among those f matches (ties at the n-th distance kept,
+// up to 2n in all). The records are scanned in parts side by side, one
+// per CPU: at a million documents of 1536 dimensions one scan reads 224
+// MB, about 40 ms on one core.
 func (b *bitsFile) nearest(q []uint64, f *bitsFilter, n int) []int64 {
 	if b.n == 0 || n <= 0 {
 		return nil
@@ -327,18 +331,41 @@ func (b *bitsFile) nearest(q []uint64, f *bitsFilter, n int) []int64 {
 	rec := bitsRecFixed + b.words
 	dims := 64 * b.words
 	dist := make([]uint16, b.n)
-	hist := make([]int, dims+2)
 	none := uint16(dims + 1)
 	q = q[:b.words]
-	for i := range b.n {
-		r := b.recs[i*rec : (i+1)*rec : (i+1)*rec]
-		if !f.match(r) {
-			dist[i] = none
-			continue
+	parts := min(runtime.GOMAXPROCS(0), max(1, b.n/bitsPartMin))
+	hists := make([][]int, parts)
+	var wg sync.WaitGroup
+	for p := range parts {
+		lo, hi := p*b.n/parts, (p+1)*b.n/parts
+		hists[p] = make([]int, dims+2)
+		wg.Add(1)
+		go func(hist []int) {
+			defer wg.Done()
+			plain := f.plain()
+			for i := lo; i < hi; i++ {
+				r := b.recs[i*rec : (i+1)*rec : (i+1)*rec]
+				if plain {
+					if int64(r[0]) == f.exclude {
+						dist[i] = none
+						continue
+					}
+				} else if !f.match(r) {
+					dist[i] = none
+					continue
+				}
+				d := hamming(r[bitsRecFixed:], q)
+				dist[i] = uint16(d)
+				hist[d]++
+			}
+		}(hists[p])
+	}
+	wg.Wait()
+	hist := hists[0]
+	for _, h := range hists[1:] {
+		for d, c := range h {
+			hist[d] += c
 		}
-		d := hamming(r[bitsRecFixed:], q)
-		dist[i] = uint16(d)
-		hist[d]++
 	}
 	// The smallest distance cut with at least n records at or under it.
 	cut, seen := 0, 0
@@ -355,12 +382,19 @@ func (b *bitsFile) nearest(q []uint64, f *bitsFilter, n int) []int64 {
 		}
 	}
 	for i, d := range dist {
-		if int(d) == cut && len(out) < max(n, 2*n) {
+		if int(d) == cut && len(out) < 2*n {
 			out = append(out, int64(b.recs[i*rec]))
 		}
 	}
 	return out
 }
+
+// bitsPartMin is the fewest records a part of a parallel scan takes (a
+// variable for the tests).
+var bitsPartMin = 65536
+
+// plain: f leaves out only the seq asked about.
+func (f *bitsFilter) plain() bool { return !f.hasTenant && !f.hasTime && len(f.types) == 0 }
 
 // hamming is the number of bits a and b (len(b) >= len(a)) differ in.
 func hamming(a, b []uint64) int {

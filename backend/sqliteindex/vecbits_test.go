@@ -132,6 +132,8 @@ func TestSimilarBits(t *testing.T) {
 		t.Fatalf("sign-bit file: %v, %v (want %d records)", st, err, n)
 	}
 	ctx := context.Background()
+	defer func(m int) { bitsPartMin = m }(bitsPartMin)
+	bitsPartMin = 1000 // scanned in parts
 	from := time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC)
 	filters := []SimilarFilter{{}, {Types: []string{"tool_result", "action"}}, {From: from, To: from.Add(24 * time.Hour)},
 		{Types: []string{"outcome"}, From: from}}
