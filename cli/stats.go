@@ -118,7 +118,7 @@ var statsHeader = []string{"GROUP", "EVENTS", "FAILED", "FAIL%", "P50ms", "P95ms
 
 // statsTitle says what was aggregated.
 func statsTitle(s *query.Stats) string {
-	t := fmt.Sprintf("%s to %s, every %s", localTime(s.Since), localTime(s.Until), s.Every)
+	t := fmt.Sprintf("%s to %s, every %s", localTime(s.Since), localTime(s.Until), spanText(s.Every))
 	if s.By != "" {
 		t += ", by " + s.By
 	}
@@ -186,4 +186,17 @@ func sparkline(vs []int64) string {
 		}
 	}
 	return b.String()
+}
+
+// spanText is a bucket width as people say it: 1d, 6h, 15m, else Go's.
+func spanText(d time.Duration) string {
+	for _, u := range []struct {
+		d    time.Duration
+		name string
+	}{{7 * 24 * time.Hour, "w"}, {24 * time.Hour, "d"}, {time.Hour, "h"}, {time.Minute, "m"}} {
+		if d >= u.d && d%u.d == 0 {
+			return strconv.FormatInt(int64(d/u.d), 10) + u.name
+		}
+	}
+	return d.String()
 }
