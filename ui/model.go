@@ -11,6 +11,7 @@ import (
 	"engram/ingest/follow"
 	"engram/query"
 	"engram/themes"
+	"engram/ui/compare"
 	"engram/ui/detail"
 	"engram/ui/pipeline"
 	"engram/ui/record"
@@ -39,6 +40,7 @@ type Model struct {
 	record   *record.Model
 	pipeline *pipeline.Model
 	similar  *similar.Model
+	compare  *compare.Model
 	topics   *topics.Model
 	filter   filterBar
 	cmdLine  cmdLine
@@ -49,6 +51,8 @@ type Model struct {
 	// listed its event's neighbours: Esc from the list goes back there.
 	simBack viewID
 	simNav  uikit.Navigator
+	// cmpFrom and cmpBack are the view = was pressed in and its way back.
+	cmpFrom, cmpBack viewID
 
 	showHelp  bool
 	chord     string // "y" or "g" while the second key is awaited
@@ -85,6 +89,7 @@ func New(deps Deps, opts Options) *Model {
 	m.record = record.New(c, m.events)
 	m.pipeline = pipeline.New(c)
 	m.similar = similar.New(c)
+	m.compare = compare.New(c)
 	m.topics = topics.New(c)
 	m.register()
 	m.filter = newFilterBar(c)

@@ -93,6 +93,10 @@ func (m *Model) onGlobalKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.simBack, m.simNav = m.back, m.detail.Nav()
 		cmd := m.similar.Open(m.detail.Doc())
 		return tea.Batch(m.setFocus(viewSimilar), cmd)
+	case key.Matches(msg, km.Mark) && m.current() != nil:
+		return m.markEvent()
+	case key.Matches(msg, km.Compare) && m.current() != nil:
+		return m.openCompare()
 	case key.Matches(msg, km.Pause) && m.focus == viewTurns && !m.turns.ChainOpen():
 		// The turns follow with the stream (followTurns): one state, one key.
 		return tea.Batch(m.stream.TogglePause(), m.followTurns())
@@ -152,6 +156,8 @@ func (m *Model) goBack() tea.Cmd {
 		return m.setFocus(m.back)
 	case m.focus == viewSimilar:
 		return m.leaveSimilar()
+	case m.focus == viewCompare:
+		return m.leaveCompare()
 	case m.table[m.focus].back != nil && m.table[m.focus].back():
 		return nil
 	case m.focus != viewStream:

@@ -18,6 +18,7 @@ const (
 	viewPipeline
 	viewTopics
 	viewSimilar
+	viewCompare
 	numViews
 )
 
@@ -66,6 +67,7 @@ func (m *Model) register() {
 			listed: func() bool { return c.Deps.Bus != nil }},
 		viewSimilar: {name: "Similar", v: m.similar, current: m.similar.Selected,
 			listed: func() bool { return m.similar.Of() != nil }}, // once S has asked for one
+		viewCompare: {name: "Compare", v: m.compare, current: m.compare.Current, listed: m.compare.Opened}, // once = has compared
 	}
 }
 

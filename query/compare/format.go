@@ -2,6 +2,9 @@ package compare
 
 import (
 	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
 	"strings"
 )
 
@@ -48,4 +51,39 @@ func Elide(s string, context int, before, after bool) string {
 		b.WriteString(strings.Join(ts[len(ts)-context:], ""))
 	}
 	return b.String()
+}
+
+// DeltaText is a measure's change for people: "+360 (+300%)", "0",
+// "only left", "only right", or "" when neither side has it.
+func DeltaText(l, r, d *float64) string {
+	switch {
+	case l == nil && r == nil:
+		return ""
+	case r == nil:
+		return "only left"
+	case l == nil:
+		return "only right"
+	case d == nil || *d == 0:
+		return "0"
+	}
+	s := strconv.FormatFloat(*d, 'g', 6, 64)
+	if *d > 0 {
+		s = "+" + s
+	}
+	if *l != 0 {
+		s += " (" + percent(*d / *l * 100) + ")"
+	}
+	return s
+}
+
+// percent is a signed percentage with as many decimals as a small one
+// needs.
+func percent(p float64) string {
+	switch a := math.Abs(p); {
+	case a < 1:
+		return fmt.Sprintf("%+.2f%%", p)
+	case a < 10:
+		return fmt.Sprintf("%+.1f%%", p)
+	}
+	return fmt.Sprintf("%+.0f%%", p)
 }

@@ -11,6 +11,7 @@ type KeyMap struct {
 	Quit, Help, NextView, PrevView, Filter, Back key.Binding
 	Command                                      key.Binding
 	Yank, Export, Go, Duplicate, Record          key.Binding
+	Mark, Compare                                key.Binding
 
 	// Lists.
 	Up, Down, Move, PageUp, PageDown, Home, End, Enter key.Binding
@@ -56,6 +57,8 @@ func DefaultKeyMap() *KeyMap {
 		Go:        bind(k("g"), "g", "go to…"),
 		Duplicate: bind(k("D"), "D", "duplicate as new"),
 		Record:    bind(k("R"), "R", "record event"),
+		Mark:      bind(k("m"), "m", "mark to compare"),
+		Compare:   bind(k("="), "=", "compare with the mark"),
 
 		Up:       bind(k("up", "k"), "↑/k", "up"),
 		Down:     bind(k("down", "j"), "↓/j", "down"),

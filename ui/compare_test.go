@@ -1,0 +1,151 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/exp/golden"
+	"github.com/charmbracelet/x/exp/teatest/v2"
+
+	"engram/model"
+)
+
+// compareWorld is the test world and, newest, two events that differ in
+// known ways (a field only on the left, one only on the right, unicode
+// and escape sequences in their texts, numbers that moved) and a third
+// whose archive object is missing.
+func compareWorld() (*memReader, *memArchive) {
+	r, a := world(6, testBase)
+	add := func(archived bool, raw string) {
+		ev, err := model.Decode([]byte(raw), model.DecodeOptions{})
+		if err != nil {
+			panic(err)
+		}
+		ev.Input.Embedding = model.StubEmbedding(ev.Input.Text, model.StubDimension)
+		ev.ImportanceScore = model.Importance(ev)
+		ev.ObjectStorageKey, _ = model.ArchiveKey(ev.EventID, ev.Timestamp)
+		if archived {
+			body, _ := ev.ArchiveJSON()
+			a.put(ev.ObjectStorageKey, body)
+		}
+		r.add(model.NewIndexDoc(ev, 0))
+	}
+	at := func(s int) string { return testBase.Add(time.Hour + time.Duration(s)*time.Second).Format(time.RFC3339) }
+	add(false, `{"eventId":"ev-gone","timestamp":"`+at(0)+`","type":"tool_result","context":{"sessionId":"s-9","agentId":"coder"},"input":{"text":"the result"},"action":{"tool":"shell"},"result":{"output":"x","success":false,"latencyMs":30},"tags":[]}`)
+	add(true, `{"eventId":"ev-left","timestamp":"`+at(1)+`","type":"agent_action","context":{"sessionId":"s-9","turnId":"t-a","agentId":"coder"},"input":{"text":"Plan the naïve café route 日本語 \u001b[31mRED\u001b[0m"},"internalState":{"confidence":0.6},"action":{"tool":"search","reasoning":"I will search the index first because the archive is slow.\nThen I check the result."},"result":{"output":"found 3","success":true,"latencyMs":120,"errorCode":"E-left"},"evaluation":{"rewardScore":0.8,"selfAssessedQuality":0.5},"tags":["a"]}`)
+	add(true, `{"eventId":"ev-right","timestamp":"`+at(2)+`","type":"agent_action","context":{"sessionId":"s-9","turnId":"t-b","agentId":"coder"},"input":{"text":"Plan the naïve café route 日本語 \u001b]0;pwned\u0007"},"internalState":{"confidence":0.9},"action":{"tool":"search","reasoning":"I will search the archive first because the index is stale.\nThen I check the result."},"result":{"output":"found 3","success":false,"latencyMs":480},"evaluation":{"rewardScore":0.2,"selfAssessedQuality":0.5,"hallucinated":true},"tags":["a"]}`)
+	return r, a
+}
+
+// The stream lists ev-right first (newest), then ev-left, then ev-gone:
+// m on ev-left, = on ev-right compares left with right. The snapshots
+// are of the Compare view at 80×24 and 160×48 windows.
+func TestCompareGolden(t *testing.T) {
+	for _, size := range [][2]int{{80, 24}, {160, 48}} {
+		t.Run(fmt.Sprintf("%dx%d", size[0], size[1]), func(t *testing.T) {
+			r, a := compareWorld()
+			m := newTestModel(t, testDeps(r, a), testOpts(t), size[0], size[1])
+			press(t, m, "down", "m", "up", "=")
+			if m.focus != viewCompare {
+				t.Fatalf("focus %v after m, =", m.focus)
+			}
+			// The view alone, as the root sized it (the window less the
+			// header, status and footer lines): the tabs and the footer
+			// are the root's, and change with every view added.
+			golden.RequireEqual(t, []byte(ansi.Strip(m.compare.View())))
+		})
+	}
+}
+
+func TestCompareView(t *testing.T) {
+	r, a := compareWorld()
+	m := newTestModel(t, testDeps(r, a), testOpts(t), 160, 48)
+	press(t, m, "=")
+	mustContain(t, screen(m), "nothing marked: m marks an event")
+	press(t, m, "down", "m")
+	mustContain(t, screen(m), "marked ev-left: = on another event compares the two")
+	press(t, m, "=")
+	mustContain(t, screen(m), "this is the marked event")
+	press(t, m, "up", "=")
+	s := screen(m)
+	mustContain(t, s, "Compare ev-left ⇄ ev-right", "◀ ev-left", "▶ ev-right",
+		"- result.errorCode", `"E-left"`, "+ evaluation.hallucinated", "~ result.latencyMs", "480  Δ +360 (+300%)",
+		"I will search the [-index-] first", "I will search the {+archive+} first",
+		`日本語 \x1b[-[31mRED\x1b[0m-]`, `日本語 \x1b{+]0;pwned\x07+}`, "12 changed · 1 only left · 1 only right")
+	// No escape sequence of the events reaches the terminal raw: the only
+	// ones drawn are the styles'.
+	if strings.Contains(ansi.Strip(m.View().Content), "\x1b") || strings.Contains(s, "\a") {
+		t.Fatal("an escape sequence of the event text reached the screen")
+	}
+	// y, e and the like act on the right event.
+	if d := m.current(); d == nil || d.EventID != "ev-right" {
+		t.Fatalf("current %v", d)
+	}
+	press(t, m, "esc")
+	if m.focus != viewStream {
+		t.Fatalf("esc went to %v", m.focus)
+	}
+	// Tab now reaches the comparison.
+	if ids := m.views(); ids[len(ids)-1] != viewCompare {
+		t.Fatalf("views %v", ids)
+	}
+}
+
+func TestCompareMissingArchiveObject(t *testing.T) {
+	r, a := compareWorld()
+	m := newTestModel(t, testDeps(r, a), testOpts(t), 160, 48)
+	press(t, m, "down", "down", "m", "up", "=")
+	mustContain(t, screen(m), "the index ⚠ (archive object unreadable)",
+		`⚠ left: archive object "events/`, `ev-gone.json" is missing; compared from the index document`)
+}
+
+// From the detail, = compares and Esc returns to the detail, whose own
+// Esc still goes back to the stream.
+func TestCompareFromDetail(t *testing.T) {
+	r, a := compareWorld()
+	m := newTestModel(t, testDeps(r, a), testOpts(t), 120, 40)
+	press(t, m, "down", "m", "up", "enter", "=")
+	if m.focus != viewCompare {
+		t.Fatalf("focus %v", m.focus)
+	}
+	press(t, m, "esc")
+	if m.focus != viewDetail || m.detail.Doc().EventID != "ev-right" {
+		t.Fatalf("esc from the comparison: focus %v", m.focus)
+	}
+	press(t, m, "esc")
+	if m.focus != viewStream {
+		t.Fatalf("esc from the detail: focus %v", m.focus)
+	}
+}
+
+// The comparison scrolls: End shows its last field, Home its first.
+func TestCompareScrolls(t *testing.T) {
+	r, a := compareWorld()
+	m := newTestModel(t, testDeps(r, a), testOpts(t), 80, 24)
+	press(t, m, "down", "m", "up", "=", "end")
+	mustContain(t, screen(m), "objectStorageKey")
+	press(t, m, "home")
+	mustContain(t, screen(m), "latency_ms")
+}
+
+// A real program: mark, compare, back.
+func TestCompareFlow(t *testing.T) {
+	r, a := compareWorld()
+	tm, p := flow(t, testDeps(r, a))
+	waitScreen(t, p, "the stream", has("t-b", "t-a", "ev-gone"))
+	keys(tm, "down", "m")
+	waitScreen(t, p, "the mark", has("marked ev-left"))
+	keys(tm, "up", "=")
+	waitScreen(t, p, "the comparison", has("Compare ev-left ⇄ ev-right", "12 changed · 1 only left · 1 only right"))
+	keys(tm, "end")
+	waitScreen(t, p, "its end", has("+ evaluation.hallucin", "- result.errorCode"))
+	keys(tm, "esc")
+	waitScreen(t, p, "the stream again", func(s string) bool {
+		return !strings.Contains(s, "Compare ev-left ⇄") && strings.Contains(selectedLine(s), "Plan the naïve")
+	})
+	tm.Send(keyMsg("q"))
+	tm.WaitFinished(t, teatest.WithFinalTimeout(5*time.Second))
+}
