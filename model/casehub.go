@@ -3,7 +3,10 @@ package model
 import (
 	"encoding/json"
 	"fmt"
+	"math"
+	"strconv"
 	"strings"
+	"time"
 )
 
 // caseHubEvent is the CaseHub experience event (docs/data-contract.md,
@@ -13,13 +16,16 @@ type caseHubEvent struct {
 	EventType   string            `json:"eventType"`
 	Type        string            `json:"type"`
 	EventID     string            `json:"eventId"`
-	Timestamp   string            `json:"timestamp"`
+	Timestamp   json.RawMessage   `json:"timestamp"`
 	AgentID     *string           `json:"agentId"`
 	TenantID    *string           `json:"tenantId"`
 	CaseID      string            `json:"caseId"`
 	TurnID      string            `json:"turnId"`
 	Description string            `json:"description"`
 	Importance  *float64          `json:"importance"`
+	// Confidence is what newer CaseHub versions write where they wrote
+	// importance.
+	Confidence *float64          `json:"confidence"`
 	Metadata    map[string]string `json:"metadata"`
 	Subject     *string           `json:"subject"`
 	Capability  string            `json:"capability"`
@@ -45,16 +51,21 @@ func decodeCaseHub(data []byte, opt DecodeOptions) (*Event, error) {
 	}
 	c.checkRequired(kind, &ps)
 	c.checkMetadata(kind, &ps)
+	checkMemory(&ps, c.Metadata)
+	ts, tsErr := caseHubTime(c.Timestamp)
+	if tsErr != "" {
+		ps.add("timestamp", tsErr)
+	}
 	if len(ps) > 0 {
 		return nil, ps
 	}
-	e := c.toEvent(kind, opt)
+	e := c.toEvent(kind, ts, opt)
 	raw, err := json.Marshal(e)
 	if err != nil {
 		return nil, err
 	}
 	e.raw = raw
-	e.present = presence{context: true, input: true, text: true, tags: true, output: e.Result != nil}
+	e.present = presence{context: true, input: true, text: true, tags: true, output: e.Result != nil, confidence: e.InternalState != nil}
 	return e, nil
 }
 
@@ -80,6 +91,35 @@ func (c *caseHubEvent) checkRequired(kind string, ps *Problems) {
 	if c.Importance != nil && (*c.Importance < 0 || *c.Importance > 1) {
 		ps.add("importance", fmt.Sprintf("%v is outside [0, 1]", *c.Importance))
 	}
+	if c.Confidence != nil && (*c.Confidence < 0 || *c.Confidence > 1) {
+		ps.add("confidence", fmt.Sprintf("%v is outside [0, 1]", *c.Confidence))
+	}
+}
+
+// caseHubTime reads CaseHub's timestamp: an RFC 3339 string as it is
+// (Validate checks it), or a number of epoch seconds with a fraction
+// (Jackson's default for a Java Instant) or, from 10^11 up, epoch
+// milliseconds, written as RFC 3339 in UTC with milliseconds.
+func caseHubTime(raw json.RawMessage) (string, string) {
+	if !set(raw) {
+		return "", ""
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s, ""
+	}
+	f, err := strconv.ParseFloat(string(raw), 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f < 0 {
+		return "", "expected an RFC 3339 string or a number of epoch seconds (or milliseconds)"
+	}
+	ms := f * 1000
+	if f >= 1e11 {
+		ms = f
+	}
+	if ms > 253402300799999 { // after 9999-12-31
+		return "", fmt.Sprintf("%s is after the year 9999", string(raw))
+	}
+	return time.UnixMilli(int64(math.Round(ms))).UTC().Format("2006-01-02T15:04:05.000Z07:00"), ""
 }
 
 // checkMetadata refuses caller metadata that collides with a reserved key the
@@ -106,8 +146,8 @@ func kindOr(kind string) string {
 	return kind
 }
 
-func (c *caseHubEvent) toEvent(kind string, opt DecodeOptions) *Event {
-	e := &Event{EventID: c.EventID, Timestamp: c.Timestamp, Type: kind, Tags: []string{}}
+func (c *caseHubEvent) toEvent(kind, ts string, opt DecodeOptions) *Event {
+	e := &Event{EventID: c.EventID, Timestamp: ts, Type: kind, Tags: []string{}}
 	if e.EventID == "" && opt.NewID != nil {
 		e.EventID = opt.NewID()
 	}
@@ -128,6 +168,9 @@ func (c *caseHubEvent) toEvent(kind string, opt DecodeOptions) *Event {
 	}
 	if len(structured) > 0 {
 		e.Input.Structured, _ = json.Marshal(structured)
+	}
+	if c.Confidence != nil {
+		e.InternalState = &InternalState{Confidence: *c.Confidence}
 	}
 	if c.Capability != "" || kind == TypeAction {
 		e.Action = &Action{Tool: c.Capability}

@@ -42,6 +42,10 @@ type Event struct {
 	ObjectStorageKey string         `json:"objectStorageKey,omitempty"`
 	ImportanceScore  float64        `json:"importanceScore"`
 	Tags             []string       `json:"tags"`
+	// Subtype and Payload: the Cognitive Substrate's typed events
+	// (SubtypeOperationalSignal and its payload, model/shapes.go).
+	Subtype string          `json:"subtype,omitempty"`
+	Payload json.RawMessage `json:"payload,omitempty"`
 
 	// KeepEmbedding asks the pipeline to keep input.embedding when it has
 	// the embedder's dimension: set for events read back from the archive.
@@ -71,6 +75,9 @@ type Context struct {
 	SpanID        string `json:"spanId,omitempty"`
 	TurnID        string `json:"turnId,omitempty"`
 	TenantID      string `json:"tenantId,omitempty"`
+	// Source is where the event came from: session, ambient or system
+	// (Sources); SourceOf tells it for events that do not say.
+	Source string `json:"source,omitempty"`
 }
 
 // Input is what the agent perceived.
@@ -101,6 +108,11 @@ type Result struct {
 	Success   *bool    `json:"success,omitempty"`
 	LatencyMs *float64 `json:"latencyMs,omitempty"`
 	ErrorCode string   `json:"errorCode,omitempty"`
+	// Content is MCP content blocks (text, image, resource_link, …), kept
+	// as given and read by Blocks; IsError is MCP's failure flag, which
+	// Succeeded counts as success false where Success is absent.
+	Content json.RawMessage `json:"content,omitempty"`
+	IsError *bool           `json:"isError,omitempty"`
 }
 
 // Evaluation is how the event was judged.

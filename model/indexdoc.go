@@ -36,6 +36,9 @@ type IndexDoc struct {
 	Success    *bool  `json:"success,omitempty"`
 	LatencyMs  *int64 `json:"latency_ms,omitempty"`
 	IngestedAt string `json:"ingested_at,omitempty"`
+	// Source is model.SourceOf the event: context.source, else system
+	// for a system: session, else omitted.
+	Source string `json:"source,omitempty"`
 }
 
 // TurnKey is the turn this document belongs to, with the fallbacks that
@@ -70,6 +73,7 @@ func NewIndexDoc(e *Event, summaryLen int) *IndexDoc {
 		TurnID:           e.Context.TurnID,
 		TenantID:         e.Context.TenantID,
 		TraceID:          e.Context.TraceID,
+		Source:           SourceOf(e.Context.Source, e.Context.SessionID),
 	}
 	if len(d.Structured) == 0 || string(d.Structured) == "null" {
 		d.Structured = json.RawMessage("{}")
@@ -87,7 +91,7 @@ func NewIndexDoc(e *Event, summaryLen int) *IndexDoc {
 		d.Tool = e.Action.Tool
 	}
 	if r := e.Result; r != nil {
-		d.Success = r.Success
+		d.Success = r.Succeeded()
 		if r.LatencyMs != nil {
 			d.LatencyMs = ptr(latencyMillis(*r.LatencyMs))
 		}

@@ -27,9 +27,9 @@ func Importance(e *Event) float64 {
 		a = 1
 	}
 	s := 0.5
-	if e.Result != nil && e.Result.Success != nil {
+	if ok := e.Result.Succeeded(); ok != nil {
 		s = 0.1
-		if *e.Result.Success {
+		if *ok {
 			s = 1
 		}
 	}

@@ -63,6 +63,7 @@ func (e *Event) Validate() Problems {
 	e.validateContext(&ps)
 	e.validateInput(&ps)
 	e.validateBlocks(&ps)
+	e.validateShapes(&ps)
 	unit(&ps, "importanceScore", e.ImportanceScore)
 	e.validateTags(&ps)
 	return ps
@@ -122,7 +123,7 @@ func (e *Event) validateBlocks(ps *Problems) {
 		objectOrAbsent(ps, "action.parameters", e.Action.Parameters)
 	}
 	if r := e.Result; r != nil {
-		if !e.present.output {
+		if !e.present.output && !set(r.Content) {
 			ps.add("result.output", "required when result is present")
 		}
 		if r.LatencyMs != nil {

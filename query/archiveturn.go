@@ -86,12 +86,15 @@ type archivedFields struct {
 		TurnID   string `json:"turnId"`
 		TraceID  string `json:"traceId"`
 		TenantID string `json:"tenantId"`
+		Source   string `json:"source"`
+		Session  string `json:"sessionId"`
 	} `json:"context"`
 	Action *struct {
 		Tool string `json:"tool"`
 	} `json:"action"`
 	Result *struct {
 		Success   *bool    `json:"success"`
+		IsError   *bool    `json:"isError"`
 		LatencyMs *float64 `json:"latencyMs"`
 	} `json:"result"`
 }
@@ -353,9 +356,12 @@ func withFields(d *model.IndexDoc, f *archivedFields) *model.IndexDoc {
 	if c.Tool == "" && f.Action != nil {
 		c.Tool = f.Action.Tool
 	}
+	if c.Source == "" {
+		c.Source = model.SourceOf(f.Context.Source, f.Context.Session)
+	}
 	if r := f.Result; r != nil {
 		if c.Success == nil {
-			c.Success = r.Success
+			c.Success = (&model.Result{Success: r.Success, IsError: r.IsError}).Succeeded()
 		}
 		if c.LatencyMs == nil && r.LatencyMs != nil && *r.LatencyMs >= 0 {
 			ms := int64(min(*r.LatencyMs, 9.2e18))
