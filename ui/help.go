@@ -23,7 +23,7 @@ func (m *Model) footer() string {
 	case m.chord == "y":
 		bs = []key.Binding{km.YankID, km.YankKey, km.YankJSON, km.YankTrace}
 	case m.chord == "g":
-		bs = []key.Binding{km.GoTop, km.GoTurn, km.GoSession, km.GoTrace}
+		bs = []key.Binding{km.GoTop, km.GoTurn, km.GoSession, km.GoTrace, km.GoTimeline}
 	case m.focus == viewDetail && m.detail.Searching():
 		bs = m.detail.ShortHelp() // typing: no global key works
 	default:

@@ -15,6 +15,7 @@ import (
 	"engram/ui/detail"
 	"engram/ui/pipeline"
 	"engram/ui/record"
+	"engram/ui/session"
 	"engram/ui/similar"
 	"engram/ui/stream"
 	"engram/ui/topics"
@@ -41,6 +42,7 @@ type Model struct {
 	pipeline *pipeline.Model
 	similar  *similar.Model
 	compare  *compare.Model
+	session  *session.Model
 	topics   *topics.Model
 	filter   filterBar
 	cmdLine  cmdLine
@@ -53,6 +55,8 @@ type Model struct {
 	simNav  uikit.Navigator
 	// cmpFrom and cmpBack are the view = was pressed in and its way back.
 	cmpFrom, cmpBack viewID
+	// sesFrom and sesBack are the view g L was pressed in and its way back.
+	sesFrom, sesBack viewID
 
 	showHelp  bool
 	chord     string // "y" or "g" while the second key is awaited
@@ -90,6 +94,7 @@ func New(deps Deps, opts Options) *Model {
 	m.pipeline = pipeline.New(c)
 	m.similar = similar.New(c)
 	m.compare = compare.New(c)
+	m.session = session.New(c)
 	m.topics = topics.New(c)
 	m.register()
 	m.filter = newFilterBar(c)

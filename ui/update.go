@@ -158,6 +158,8 @@ func (m *Model) goBack() tea.Cmd {
 		return m.leaveSimilar()
 	case m.focus == viewCompare:
 		return m.leaveCompare()
+	case m.focus == viewSession:
+		return m.leaveSession()
 	case m.table[m.focus].back != nil && m.table[m.focus].back():
 		return nil
 	case m.focus != viewStream:
@@ -206,6 +208,9 @@ func (m *Model) onChord(msg tea.KeyPressMsg) tea.Cmd {
 		"t": (*model.IndexDoc).TurnKey, "T": (*model.IndexDoc).TurnKey,
 		"s": func(d *model.IndexDoc) string { return d.SessionID }, "S": func(d *model.IndexDoc) string { return d.SessionID },
 		"r": func(d *model.IndexDoc) string { return d.TraceID }, "R": func(d *model.IndexDoc) string { return d.TraceID },
+	}
+	if key.Matches(msg, km.GoTimeline) {
+		return m.openSession()
 	}
 	keyOf, ok := keys[msg.String()]
 	if !ok {

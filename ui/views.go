@@ -19,6 +19,7 @@ const (
 	viewTopics
 	viewSimilar
 	viewCompare
+	viewSession
 	numViews
 )
 
@@ -68,6 +69,7 @@ func (m *Model) register() {
 		viewSimilar: {name: "Similar", v: m.similar, current: m.similar.Selected,
 			listed: func() bool { return m.similar.Of() != nil }}, // once S has asked for one
 		viewCompare: {name: "Compare", v: m.compare, current: m.compare.Current, listed: m.compare.Opened}, // once = has compared
+		viewSession: {name: "Session", v: m.session, current: m.session.Current, listed: m.session.Opened}, // once g L has asked
 	}
 }
 

@@ -33,6 +33,7 @@ type KeyMap struct {
 	// Chords (after y or g).
 	YankID, YankKey, YankJSON, YankTrace   key.Binding
 	GoTop, GoTurn, GoSession, GoTrace      key.Binding
+	GoTimeline                             key.Binding
 	GoTurnBack, GoSessionBack, GoTraceBack key.Binding
 }
 
@@ -112,6 +113,7 @@ func DefaultKeyMap() *KeyMap {
 		GoTurnBack:    bind(k("T"), "T", "prev same turn"),
 		GoSessionBack: bind(k("S"), "S", "prev same session"),
 		GoTraceBack:   bind(k("R"), "R", "prev same trace"),
+		GoTimeline:    bind(k("L"), "L", "session timeline"),
 	}
 }
 
