@@ -176,10 +176,22 @@ func binSums(col string) string {
 	return b.String()
 }
 
+// statsCounts sums in SQL only the finest level each document is counted
+// at once in: the coarser levels are sums of it, added up here over at
+// most buckets × groups rows. Split by tag a document may be in several
+// groups of a bucket, so the buckets' own rows come from m1.
 func (r *Reader) statsCounts(ctx context.Context, s *query.Stats, with string, args []any) error {
-	parts := make([]string, len(levels))
-	for lvl, l := range levels {
-		parts[lvl] = fmt.Sprintf("SELECT %d, %s, %s, count(*), total(s IS 0), total(rw), total(im)%s%s FROM %s GROUP BY %s",
+	lvls := []int{lvlBucketGroup}
+	switch s.By {
+	case "":
+		lvls = []int{lvlBucket}
+	case query.ByTag:
+		lvls = []int{lvlBucketGroup, lvlBucket}
+	}
+	parts := make([]string, len(lvls))
+	for i, lvl := range lvls {
+		l := levels[lvl]
+		parts[i] = fmt.Sprintf("SELECT %d, %s, %s, count(*), total(s IS 0), total(rw), total(im)%s%s FROM %s GROUP BY %s",
 			lvl, col(l.by, "b", "-1"), col(l.by, "g", "''"), binSums("rw"), binSums("im"), l.src, l.by)
 	}
 	rows, err := r.q.QueryContext(ctx, with+strings.Join(parts, " UNION ALL "), args...)
@@ -191,29 +203,77 @@ func (r *Reader) statsCounts(ctx context.Context, s *query.Stats, with string, a
 		var lvl int
 		var b int64
 		var g string
-		var n int64
-		var fails, rw, im float64
-		var rb, ib [query.DistBins]int64
-		dest := []any{&lvl, &b, &g, &n, &fails, &rw, &im}
-		for i := range rb {
-			dest = append(dest, &rb[i])
+		var c sums
+		dest := []any{&lvl, &b, &g, &c.n, &c.fails, &c.rw, &c.im}
+		for i := range c.rb {
+			dest = append(dest, &c.rb[i])
 		}
-		for i := range ib {
-			dest = append(dest, &ib[i])
+		for i := range c.ib {
+			dest = append(dest, &c.ib[i])
 		}
 		if err := rows.Scan(dest...); err != nil {
 			return fmt.Errorf("sqlite: stats: %w", err)
 		}
-		if a := agg(s, lvl, b, g); a != nil && n > 0 {
-			a.Count, a.Failures = n, int64(fails)
-			a.Reward = query.Dist{Mean: rw / float64(n), Bins: rb}
-			a.Importance = query.Dist{Mean: im / float64(n), Bins: ib}
+		for _, up := range rollUp(s.By, lvl) {
+			if a := agg(s, up, b, g); a != nil {
+				c.addTo(a)
+			}
 		}
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("sqlite: stats: %w", err)
 	}
+	eachAgg(s, func(a *query.Agg) {
+		if a.Count > 0 { // the means were summed
+			a.Reward.Mean /= float64(a.Count)
+			a.Importance.Mean /= float64(a.Count)
+		}
+	})
 	return nil
+}
+
+// rollUp is every level a row of level lvl counts in.
+func rollUp(by string, lvl int) []int {
+	switch {
+	case lvl == lvlBucket:
+		return []int{lvlBucket, lvlAll}
+	case by == query.ByTag:
+		return []int{lvlBucketGroup, lvlGroup}
+	}
+	return []int{lvlBucketGroup, lvlBucket, lvlGroup, lvlAll}
+}
+
+// sums are a row of statsCounts.
+type sums struct {
+	n             int64
+	fails, rw, im float64
+	rb, ib        [query.DistBins]int64
+}
+
+// addTo adds c into a, its means as sums until eachAgg divides them.
+func (c *sums) addTo(a *query.Agg) {
+	a.Count += c.n
+	a.Failures += int64(c.fails)
+	a.Reward.Mean += c.rw
+	a.Importance.Mean += c.im
+	for i := range c.rb {
+		a.Reward.Bins[i] += c.rb[i]
+		a.Importance.Bins[i] += c.ib[i]
+	}
+}
+
+// eachAgg calls fn on every Agg of s.
+func eachAgg(s *query.Stats, fn func(*query.Agg)) {
+	fn(&s.All)
+	for i := range s.Total {
+		fn(&s.Total[i])
+	}
+	for i := range s.Buckets {
+		fn(&s.Buckets[i].All)
+		for j := range s.Buckets[i].Groups {
+			fn(&s.Buckets[i].Groups[j])
+		}
+	}
 }
 
 // col is the column c when the partition by has it, else the constant.
@@ -225,13 +285,16 @@ func col(by, c, none string) string {
 }
 
 func (r *Reader) statsPercentiles(ctx context.Context, s *query.Stats, with string, args []any) error {
-	parts := make([]string, len(levels))
+	var parts []string
 	for lvl, l := range levels {
-		parts[lvl] = fmt.Sprintf(`SELECT %d AS lvl, b, g, lat, rn, n FROM (SELECT %s AS b, %s AS g, lat,
+		if s.By == "" && (lvl == lvlBucketGroup || lvl == lvlGroup) {
+			continue // no groups: the same rows as the buckets' and the whole's
+		}
+		parts = append(parts, fmt.Sprintf(`SELECT %d AS lvl, b, g, lat, rn, n FROM (SELECT %s AS b, %s AS g, lat,
   row_number() OVER (PARTITION BY %s ORDER BY lat) AS rn, count(*) OVER (PARTITION BY %s) AS n
   FROM %s WHERE lat IS NOT NULL)
  WHERE rn = max(1, (50*n+99)/100) OR rn = max(1, (95*n+99)/100) OR rn = max(1, (99*n+99)/100)`,
-			lvl, col(l.by, "b", "-1"), col(l.by, "g", "''"), l.by, l.by, l.src)
+			lvl, col(l.by, "b", "-1"), col(l.by, "g", "''"), l.by, l.by, l.src))
 	}
 	rows, err := r.q.QueryContext(ctx, with+strings.Join(parts, " UNION ALL "), args...)
 	if err != nil {
