@@ -90,6 +90,13 @@ func TestWorkerIngestsAvroAndJSONMixed(t *testing.T) {
 	if code != 0 || !strings.Contains(stderr, "produced 3 to") || !strings.Contains(stderr, "as Avro (subject "+subject+", schema id ") {
 		t.Fatalf("produce --format avro: code %d, %s", code, stderr)
 	}
+	// A member the Avro schema has no field for is not produced (it would
+	// be lost), and says so with its path.
+	extra := strings.Replace(strings.SplitN(avroIn.String(), "\n", 2)[0], `{`, `{"surprise":1,`, 1)
+	if _, stderr, code = c.run(extra+"\n", append([]string{"produce", "--format", "avro", "--subject", subject}, kargs...)...); code != 1 ||
+		!strings.Contains(stderr, "not produced") || !strings.Contains(stderr, "surprise: not in the Avro schema") || !strings.Contains(stderr, "produced 0 to") {
+		t.Fatalf("produce --format avro of an event the schema cannot hold: code %d, %s", code, stderr)
+	}
 	if _, stderr, code = c.run(jsonIn.String(), append([]string{"produce"}, kargs...)...); code != 0 || !strings.Contains(stderr, "produced 2 to") {
 		t.Fatalf("produce: code %d, %s", code, stderr)
 	}
