@@ -171,7 +171,7 @@ func pad(path string, width int) string {
 func writeDeltas(b *strings.Builder, ds []compare.Delta, indent string) {
 	rows := [][]string{{"", "LEFT", "RIGHT", "DELTA"}}
 	for _, m := range ds {
-		rows = append(rows, []string{m.Name, num(m.Left), num(m.Right), deltaText(m.Left, m.Right, m.Delta)})
+		rows = append(rows, []string{m.Name, num(m.Left), num(m.Right), compare.DeltaText(m.Left, m.Right, m.Delta)})
 	}
 	var t strings.Builder
 	writeTable(&t, rows, 200, false)
@@ -185,47 +185,6 @@ func num(p *float64) string {
 		return "—"
 	}
 	return strconv.FormatFloat(*p, 'f', -1, 64)
-}
-
-// deltaText is a delta with its sign, and its percentage of the left
-// value when that is not zero.
-func deltaText(l, r, d *float64) string {
-	switch {
-	case l == nil && r == nil:
-		return ""
-	case r == nil:
-		return "only left"
-	case l == nil:
-		return "only right"
-	case *d == 0:
-		return "0"
-	}
-	s := strconv.FormatFloat(*d, 'f', -1, 64)
-	if *d > 0 {
-		s = "+" + s
-	}
-	// Shortest form, but not 0.30000000000000004.
-	if f := strconv.FormatFloat(*d, 'g', 6, 64); len(f) < len(s)-1 {
-		s = f
-		if *d > 0 {
-			s = "+" + f
-		}
-	}
-	if *l != 0 {
-		s += " (" + percent(*d / *l * 100) + ")"
-	}
-	return s
-}
-
-// percent is a signed percentage with as many decimals as a small one needs.
-func percent(p float64) string {
-	switch a := max(p, -p); {
-	case a < 1:
-		return fmt.Sprintf("%+.2f%%", p)
-	case a < 10:
-		return fmt.Sprintf("%+.1f%%", p)
-	}
-	return fmt.Sprintf("%+.0f%%", p)
 }
 
 // Fields print as: "~ path  left → right", "- path  left" (only on the
@@ -252,7 +211,7 @@ func writeField(b *strings.Builder, f compare.Field, all bool, indent string, wi
 		}
 		s := fmt.Sprintf("%s~ %s  %s → %s", indent, pad(f.Path, width), value(f.Left), value(f.Right))
 		if f.Delta != nil {
-			s += "  Δ " + deltaText(compare.NumberOf(f.Left), compare.NumberOf(f.Right), f.Delta)
+			s += "  Δ " + compare.DeltaText(compare.NumberOf(f.Left), compare.NumberOf(f.Right), f.Delta)
 		}
 		b.WriteString(s + "\n")
 	}

@@ -329,3 +329,30 @@ func TestJSONShape(t *testing.T) {
 		}
 	}
 }
+
+func TestDeltaText(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	cases := []struct {
+		l, r *float64
+		want string
+	}{
+		{f(120), f(480), "+360 (+300%)"},
+		{f(0.1), f(0.4), "+0.3 (+300%)"},
+		{f(300), f(299), "-1 (-0.33%)"},
+		{f(1000), f(2_501_000), "+2500000 (+250000%)"},
+		{f(0), f(5), "+5"},
+		{f(2), f(2), "0"},
+		{f(1), nil, "only left"},
+		{nil, f(1), "only right"},
+		{nil, nil, ""},
+	}
+	for _, c := range cases {
+		var d *float64
+		if c.l != nil && c.r != nil {
+			d = f(*c.r - *c.l)
+		}
+		if got := DeltaText(c.l, c.r, d); got != c.want {
+			t.Errorf("DeltaText(%v, %v) = %q, want %q", c.l, c.r, got, c.want)
+		}
+	}
+}

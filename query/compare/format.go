@@ -66,7 +66,9 @@ func DeltaText(l, r, d *float64) string {
 	case d == nil || *d == 0:
 		return "0"
 	}
-	s := strconv.FormatFloat(*d, 'g', 6, 64)
+	// Six significant digits (no 0.30000000000000004), never an exponent.
+	sig, _ := strconv.ParseFloat(strconv.FormatFloat(*d, 'g', 6, 64), 64)
+	s := strconv.FormatFloat(sig, 'f', -1, 64)
 	if *d > 0 {
 		s = "+" + s
 	}

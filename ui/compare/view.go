@@ -109,7 +109,7 @@ func (v *Model) body() []string {
 	}
 	for _, m := range v.diff.Measures {
 		r := num(m.Right)
-		if dt := qc.DeltaText(m.Left, m.Right, m.Delta); dt != "" && dt != "0" {
+		if dt := qc.DeltaText(m.Left, m.Right, m.Delta); m.Delta != nil && dt != "0" {
 			r += "  Δ " + dt
 		}
 		out = append(out, line(" ", st.Bold, m.Name, num(m.Left), r, m.Left == nil && m.Right == nil))
