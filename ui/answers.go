@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"engram/ui/overview"
 	"fmt"
 
 	tea "charm.land/bubbletea/v2"
@@ -37,6 +38,8 @@ func (m *Model) onAnswer(msg tea.Msg) tea.Cmd {
 		m.record.CopyArchived(msg.id, msg.body)
 	case followTickMsg:
 		return m.followTick()
+	case overview.OpenStreamMsg:
+		return m.openStream(msg)
 	case followedMsg:
 		return m.onFollowed(msg)
 	case coverageMsg:
@@ -125,4 +128,16 @@ func (m *Model) onFollowed(msg followedMsg) tea.Cmd {
 		}
 	}
 	return nil
+}
+
+// openStream shows the stream filtered as the Overview asked, saying what
+// the filter could not hold.
+func (m *Model) openStream(msg overview.OpenStreamMsg) tea.Cmd {
+	m.filter.applied = msg.Expr
+	m.filter.remember(msg.Expr)
+	cmds := []tea.Cmd{m.setFocus(viewStream), m.applyFilter()}
+	if msg.Note != "" {
+		cmds = append(cmds, uikit.StatusCmd(msg.Note, false))
+	}
+	return tea.Batch(cmds...)
 }

@@ -75,6 +75,12 @@ func matcher(expr string) (func(*model.IndexDoc) bool, error) {
 				"session": func(d *model.IndexDoc) string { return d.SessionID },
 				"tool":    func(d *model.IndexDoc) string { return d.Tool },
 				"turn":    (*model.IndexDoc).TurnKey,
+				"success": func(d *model.IndexDoc) string {
+					if d.Success == nil {
+						return ""
+					}
+					return strconv.FormatBool(*d.Success)
+				},
 			}[field]
 			if get == nil {
 				return nil, colErr{col, fmt.Sprintf("unknown field %q", field)}
@@ -419,4 +425,25 @@ func cosine(a, b []float64) float64 {
 		return 0
 	}
 	return ab / math.Sqrt(aa*bb)
+}
+
+// Stats is query.StatsOf over the documents the filter matches.
+func (r *memReader) Stats(_ context.Context, q query.StatsQuery) (*query.Stats, error) {
+	match, err := matcher(q.Expr)
+	if err != nil {
+		return nil, err
+	}
+	if q, err = q.Resolve(time.Now()); err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.note("Stats")
+	var docs []*model.IndexDoc
+	for _, d := range r.docs {
+		if match(d) {
+			docs = append(docs, d)
+		}
+	}
+	return query.StatsOf(q, docs), nil
 }

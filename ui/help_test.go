@@ -80,7 +80,7 @@ func TestPipelineEmptyTextFitsTheSession(t *testing.T) {
 		o := testOpts(t)
 		c.opts(&o)
 		m := newTestModel(t, d, o, 120, 30)
-		press(t, m, "shift+tab") // the pipeline
+		press(t, m, "shift+tab", "shift+tab") // the Overview, then the pipeline
 		s := screen(m)
 		mustContain(t, s, c.want...)
 		mustNotContain(t, s, c.nots...)

@@ -13,6 +13,7 @@ import (
 	"engram/themes"
 	"engram/ui/compare"
 	"engram/ui/detail"
+	"engram/ui/overview"
 	"engram/ui/pipeline"
 	"engram/ui/record"
 	"engram/ui/session"
@@ -37,6 +38,7 @@ type Model struct {
 	table    [numViews]entry
 	stream   *stream.Model
 	turns    *turns.Model
+	overview *overview.Model
 	detail   *detail.Model
 	record   *record.Model
 	pipeline *pipeline.Model
@@ -58,13 +60,15 @@ type Model struct {
 	// sesFrom and sesBack are the view g L was pressed in and its way back.
 	sesFrom, sesBack viewID
 
-	showHelp  bool
-	chord     string // "y" or "g" while the second key is awaited
-	status    string
-	statusErr bool
-	fatal     error
-	hint      string
-	w, h      int
+	showHelp bool
+	// titleShown: the last header drawn kept the title (tabAt counts it).
+	titleShown bool
+	chord      string // "y" or "g" while the second key is awaited
+	status     string
+	statusErr  bool
+	fatal      error
+	hint       string
+	w, h       int
 
 	count      int64
 	countKnown bool
@@ -89,6 +93,7 @@ func New(deps Deps, opts Options) *Model {
 	m.themeFixed = m.applyTheme(opts)
 	m.stream = stream.New(c)
 	m.turns = turns.New(c)
+	m.overview = overview.New(c, func() int { return m.stream.Seen() })
 	m.detail = detail.New(c)
 	m.record = record.New(c, m.events)
 	m.pipeline = pipeline.New(c)

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	tea "charm.land/bubbletea/v2"
+
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/golden"
 	"github.com/charmbracelet/x/exp/teatest/v2"
@@ -240,8 +242,13 @@ func TestHeaderMarkNeverCutsTheTabs(t *testing.T) {
 	m.count = 900
 	press(t, m, "tab", "space")
 	head := strings.SplitN(screen(m), "\n", 2)[0]
-	if !strings.Contains(head, "Pipeline ") || !strings.Contains(head, "⚠ source-written · ‖ paused") {
+	if !strings.Contains(head, "Pipeline  Overview ") || !strings.Contains(head, "read-only · ‖ paused") {
 		t.Errorf("header: %q", head)
+	}
+	m.Update(tea.WindowSizeMsg{Width: 120, Height: 24})
+	head = strings.SplitN(screen(m), "\n", 2)[0]
+	if !strings.Contains(head, "⚠ source-written · read-only · ‖ paused") {
+		t.Errorf("header at 120 columns: %q", head)
 	}
 }
 

@@ -60,45 +60,31 @@ func (m *Model) empty() bool {
 	return m.stream.Empty() && (!m.countKnown || m.count == 0)
 }
 
-// header is the tabs on the left; backend, profile, count and follow
-// state on the right. Narrow windows drop the backend first.
+// header is the tabs on the left; backend, profile, count, read-only and
+// follow state on the right. Narrow windows drop the backend first, then
+// the count, then the title, then shorten and drop the mark of a
+// source-written index: never read-only nor the follow state, which say
+// what the keys and the rows do.
 func (m *Model) header() string {
 	st := m.c.Styles
-	left := st.Title.Render(" engram ")
+	tabs := ""
 	for _, id := range m.views() {
-		left += m.tab(id)
+		tabs += m.tab(id)
 	}
-	parts := []string{m.follow()}
-	if mark := m.coverageMark(false); mark != "" {
-		parts = append([]string{mark}, parts...)
-	}
-	if m.countKnown {
-		docs := uikit.Thousands(m.count) + " docs"
-		if m.count == 1 {
-			docs = "1 doc"
+	title := st.Title.Render(" engram ")
+	cands := m.rightCandidates()
+	render := func(parts []string) string { return st.Muted.Render(strings.Join(parts, " · ") + " ") }
+	fits := func(left string, parts []string) bool { return uikit.Width(left)+1+uikit.Width(render(parts)) <= m.w }
+	left, right := title+tabs, render(cands[len(cands)-1])
+	m.titleShown = true
+	for i, c := range cands {
+		if fits(title+tabs, c) {
+			right = render(c)
+			break
 		}
-		parts = append([]string{docs}, parts...)
-	}
-	where := uikit.Clean(m.c.Deps.Backend)
-	if p := uikit.Clean(m.c.Deps.Profile); p != "" {
-		where += " · " + p
-	}
-	if m.c.Opts.ReadOnly || m.c.Deps.ReadOnlyWhy != "" {
-		where += " · read-only"
-	}
-	full := append([]string{where}, parts...)
-	right := st.Muted.Render(strings.Join(full, " · ") + " ")
-	// Narrower windows drop the backend, then the count, then shorten and
-	// drop the mark of a source-written index: never the follow state,
-	// which says whether the rows move.
-	keeps := [][]string{parts}
-	if short := m.coverageMark(true); short != "" {
-		mark := parts[len(parts)-2:]
-		keeps = append(keeps, mark, []string{short, mark[1]})
-	}
-	for _, keep := range append(keeps, parts[len(parts)-1:]) {
-		if uikit.Width(left)+1+uikit.Width(right) > m.w { // at least one space between
-			right = st.Muted.Render(strings.Join(keep, " · ") + " ")
+		if i >= 2 && fits(tabs, c) { // the count is gone: the title goes before the mark
+			left, right, m.titleShown = tabs, render(c), false
+			break
 		}
 	}
 	gap := m.w - uikit.Width(left) - uikit.Width(right)
@@ -107,6 +93,38 @@ func (m *Model) header() string {
 		gap = m.w - uikit.Width(left) - uikit.Width(right)
 	}
 	return left + strings.Repeat(" ", gap) + right
+}
+
+// rightCandidates are the header's right parts, fullest first, each
+// narrower than the one before.
+func (m *Model) rightCandidates() [][]string {
+	where := uikit.Clean(m.c.Deps.Backend)
+	if p := uikit.Clean(m.c.Deps.Profile); p != "" {
+		where += " · " + p
+	}
+	docs := ""
+	if m.countKnown {
+		docs = uikit.Thousands(m.count) + " docs"
+		if m.count == 1 {
+			docs = "1 doc"
+		}
+	}
+	ro := ""
+	if m.c.Opts.ReadOnly || m.c.Deps.ReadOnlyWhy != "" {
+		ro = "read-only"
+	}
+	mark, short, follow := m.coverageMark(false), m.coverageMark(true), m.follow()
+	cands := [][]string{{where, docs, mark, ro, follow}, {docs, mark, ro, follow}, {mark, ro, follow}, {short, ro, follow}, {ro, follow}, {follow}}
+	for i, c := range cands {
+		var kept []string
+		for _, p := range c {
+			if p != "" {
+				kept = append(kept, p)
+			}
+		}
+		cands[i] = kept
+	}
+	return cands
 }
 
 // tab is a view's name in the header.
@@ -119,7 +137,10 @@ func (m *Model) tab(id viewID) string {
 
 // tabAt is the view whose tab is at column x of the header.
 func (m *Model) tabAt(x int) (viewID, bool) {
-	at := uikit.Width(m.c.Styles.Title.Render(" engram "))
+	at := 0
+	if m.titleShown {
+		at = uikit.Width(m.c.Styles.Title.Render(" engram "))
+	}
 	for _, id := range m.views() {
 		w := uikit.Width(m.tab(id))
 		if x >= at && x < at+w {

@@ -16,6 +16,7 @@ const (
 	viewDetail
 	viewRecord
 	viewPipeline
+	viewOverview
 	viewTopics
 	viewSimilar
 	viewCompare
@@ -60,6 +61,7 @@ func (m *Model) register() {
 		viewStream: {name: "Stream", v: m.stream, current: m.stream.Selected, filters: true},
 		viewTurns: {name: "Turns", v: m.turns, current: m.turns.Current, back: m.turns.Back, filters: true,
 			shown: func() tea.Cmd { return m.turns.Shown(m.stream.Seen()) }, hidden: m.turns.Hidden},
+		viewOverview: {name: "Overview", v: m.overview, filters: true, shown: m.overview.Shown, hidden: m.overview.Hidden},
 		viewDetail: {name: "Detail", v: m.detail, current: m.detail.Doc, hidden: m.detail.Close,
 			shown: func() tea.Cmd { return m.detail.Shown(m.stream.Selected(), m.stream) }},
 		viewRecord:   {name: "Record", v: m.record, listed: c.CanWrite},
@@ -135,7 +137,7 @@ func (m *Model) toViews(msg tea.Msg) tea.Cmd {
 	for _, e := range m.table {
 		cmds = append(cmds, e.v.Update(msg))
 	}
-	return tea.Batch(append(cmds, m.turns.SetFilter(m.stream.Shown(), m.stream.Seen()), m.followTurns())...)
+	return tea.Batch(append(cmds, m.turns.SetFilter(m.stream.Shown(), m.stream.Seen()), m.overview.SetFilter(m.stream.Shown()), m.followTurns())...)
 }
 
 // current is the event the focused view is on.

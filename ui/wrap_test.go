@@ -22,10 +22,10 @@ func TestLongTextWrapsInsteadOfCut(t *testing.T) {
 	m := newTestModel(t, testDeps(r, a), testOpts(t), 80, 24)
 	mustContain(t, joined(screen(m)), "● following")
 	send(t, m, uikit.PipeMsg{Run: 1, Trace: failedTrace("write events/2026/05/08/ev-b.json: no space left on device (the archive volume is full)")})
-	press(t, m, "shift+tab")
+	press(t, m, "shift+tab", "shift+tab") // the Overview, then the pipeline
 	mustContain(t, joined(screen(m)), "no space left on device (the archive volume is full)")
 
-	press(t, m, "tab", "/")
+	press(t, m, "tab", "tab", "/") // the Overview, then the stream
 	typeText(t, m, "colour:red")
 	want := m.c.Deps.CheckFilter("colour:red").Error()
 	last := want[strings.LastIndex(want, " ")+1:]

@@ -1,0 +1,105 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/exp/golden"
+
+	"engram/query"
+)
+
+// toOverview focuses the Overview (shift+tab from the stream: the last tab
+// without a bus) and lets its first answer land.
+func toOverview(t *testing.T, m *Model) {
+	t.Helper()
+	press(t, m, "shift+tab")
+	if m.focus != viewOverview {
+		t.Fatalf("focus %v, want the Overview", m.focus)
+	}
+}
+
+// The Overview counts what the reader holds, by outcome: 30 events of
+// which 10 are tool results, 1 failed (every seventh).
+func TestOverviewCounts(t *testing.T) {
+	r, a := world(30, testBase)
+	m := newTestModel(t, testDeps(r, a), testOpts(t), 100, 30)
+	toOverview(t, m)
+	s := m.overview.Stats()
+	if s == nil || s.All.Count != 30 || s.By != query.ByOutcome {
+		t.Fatalf("stats %v", s != nil)
+	}
+	want := map[string]int64{query.OutcomeUnknown: 20, query.OutcomeOK: 9, query.OutcomeFailed: 1}
+	for g, name := range s.Groups {
+		if s.Total[g].Count != want[name] {
+			t.Errorf("%s: %d, want %d", name, s.Total[g].Count, want[name])
+		}
+	}
+	scr := screen(m)
+	mustContain(t, scr, "Overview", "split by outcome", "all", "unknown", "failed", "enter: open")
+	// b splits by the next field; the groups follow.
+	press(t, m, "b")
+	if s := m.overview.Stats(); s.By != query.ByType || len(s.Groups) != 3 {
+		t.Fatalf("after b: by %s groups %v", s.By, s.Groups)
+	}
+}
+
+// Enter on a bucket and a group opens the stream filtered to exactly the
+// documents the Overview counted there.
+func TestOverviewOpensBucketInStream(t *testing.T) {
+	r, a := world(30, testBase)
+	m := newTestModel(t, testDeps(r, a), testOpts(t), 100, 30)
+	toOverview(t, m)
+	press(t, m, "b", "b") // by agent
+	s := m.overview.Stats()
+	if s.By != query.ByAgent {
+		t.Fatalf("by %s", s.By)
+	}
+	press(t, m, "down") // the first group
+	g := s.Groups[0]
+	var want int64
+	for _, b := range s.Buckets {
+		if b.All.Count > 0 { // the selection starts on the newest busy bucket
+			want = b.Groups[0].Count
+		}
+	}
+	press(t, m, "enter")
+	if m.focus != viewStream {
+		t.Fatalf("focus %v after enter, want the stream", m.focus)
+	}
+	f := m.stream.Filter()
+	if !strings.Contains(f, "agent:"+g) || !strings.Contains(f, "since:") || !strings.Contains(f, "until:") {
+		t.Fatalf("stream filter %q", f)
+	}
+	if got := int64(m.stream.Rows().Len()); got != want || want == 0 {
+		t.Fatalf("stream shows %d rows for %q, the Overview counted %d", got, f, want)
+	}
+}
+
+// A filter applied in the Overview filters it and, on enter, the stream.
+func TestOverviewFollowsTheFilter(t *testing.T) {
+	r, a := world(30, testBase)
+	m := newTestModel(t, testDeps(r, a), testOpts(t), 100, 30)
+	toOverview(t, m)
+	press(t, m, "/")
+	typeText(t, m, "agent:coder")
+	press(t, m, "enter")
+	if s := m.overview.Stats(); s == nil || s.All.Count != 9 || m.overview.Filter() != "agent:coder" {
+		t.Fatalf("filtered overview: %+v filter %q", s.All, m.overview.Filter())
+	}
+	mustContain(t, screen(m), "/agent:coder")
+}
+
+func TestOverviewGolden(t *testing.T) {
+	for _, size := range [][2]int{{80, 24}, {160, 48}} {
+		t.Run(fmt.Sprintf("%dx%d", size[0], size[1]), func(t *testing.T) {
+			r, a := goldenWorld()
+			m := newTestModel(t, testDeps(r, a), testOpts(t), size[0], size[1])
+			toOverview(t, m)
+			press(t, m, "down", "down")
+			golden.RequireEqual(t, []byte(ansi.Strip(m.View().Content)))
+		})
+	}
+}
