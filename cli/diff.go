@@ -107,7 +107,8 @@ func diffTurns(ctx context.Context, e *env, o *diffOpts, r query.Reader, ar inge
 	}
 	var chains [2][]*compare.Event
 	var missing []string
-	for i, key := range []string{lkey, rkey} {
+	keys := []string{lkey, rkey}
+	for i, key := range keys {
 		docs, err := tr.Turn(ctx, key)
 		if errors.Is(err, backend.ErrNotFound) || err == nil && len(docs) == 0 {
 			missing = append(missing, fmt.Sprintf("no turn %s in %s", model.Quote(key), r.Describe()))
@@ -117,11 +118,13 @@ func diffTurns(ctx context.Context, e *env, o *diffOpts, r query.Reader, ar inge
 			return fmt.Errorf("turn %s: %w", model.Quote(key), err)
 		}
 		chains[i] = compare.FetchAll(ctx, ar, docs)
+		// An event id of a turn found in the archive: its turn's own key.
+		keys[i] = docs[0].TurnKey()
 	}
 	if len(missing) > 0 {
 		return errors.New(strings.Join(missing, "; "))
 	}
-	d := compare.Turns(lkey, chains[0], rkey, chains[1])
+	d := compare.Turns(keys[0], chains[0], keys[1], chains[1])
 	if o.json {
 		return writeJSON(e.stdout, d)
 	}
