@@ -124,6 +124,8 @@ func settingArea(key string) string {
 		return "Tracing (OpenTelemetry)"
 	case "ui", "trace":
 		return "Inspector"
+	case "recall":
+		return "Recall"
 	}
 	return "Stores"
 }

@@ -28,7 +28,7 @@ func TestHelpGroupsFlags(t *testing.T) {
 		for _, h := range headings {
 			names = append(names, h[1])
 		}
-		want := []string{"Config file", "Stores", "S3 archive (--archive s3)", "OpenSearch index (--index opensearch)", "Kafka", "Worker health server", "Embedder", "Tracing (OpenTelemetry)", "Inspector"}
+		want := []string{"Config file", "Stores", "Recall", "S3 archive (--archive s3)", "OpenSearch index (--index opensearch)", "Kafka", "Worker health server", "Embedder", "Tracing (OpenTelemetry)", "Inspector"}
 		if len(names) > 0 && names[0] == "Flags" {
 			names = names[1:]
 		}

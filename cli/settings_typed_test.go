@@ -87,6 +87,8 @@ func TestEverySettingReachesItsField(t *testing.T) {
 			return " a:1, b:2 ,", []string{"a:1", "b:2"}
 		case *searchWindow:
 			return "all", searchWindow(-1)
+		case *recallWeights:
+			return "text=1", recallWeights{1}
 		}
 		return "value of " + s.key, "value of " + s.key
 	}

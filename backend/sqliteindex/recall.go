@@ -1,0 +1,309 @@
+package sqliteindex
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"engram/query"
+	"engram/query/recall"
+)
+
+var _ recall.Searcher = (*Reader)(nil)
+
+// maxRecallVector is the most candidates recall takes by embedding: the
+// nearest by cosine, reranked exactly (see nearestIn). Each costs a row
+// read; a top K of tens needs no more.
+const maxRecallVector = 200
+
+// Recall finds the candidates of a prompt (see package recall): the
+// newest q.Window documents holding any of the prompt's words, each with
+// its BM25 (the formula and statistics of Search's window, rank.go), and
+// the nearest min(q.Window, 200) by embedding (Similar's scan), both
+// filtered by q.Expr, plus q.IDs. Every candidate's cosine to the prompt
+// is exact, from its stored embedding. It only reads.
+func (r *Reader) Recall(ctx context.Context, q recall.Request) (recall.Answer, error) {
+	e, err := parse(q.Expr)
+	if err != nil {
+		return recall.Answer{}, err
+	}
+	window := q.Window
+	if window <= 0 {
+		window = recall.DefaultWindow
+	}
+	p := newPlan(e, r.now(), r.tenant, true)
+	if p.none {
+		return recall.Answer{Note: "the filter matches nothing"}, nil
+	}
+	words := promptWords(q.Text)
+	bm := map[int64]float64{}
+	var notes []string
+	var sc *scorer
+	if len(words) > 0 {
+		exprMatch := p.match
+		sc, err = r.promptScorer(ctx, words)
+		if err != nil {
+			return recall.Answer{}, err
+		}
+		p.match = orMatch(words)
+		if exprMatch != "" {
+			p.match = "(" + exprMatch + ") AND (" + p.match + ")"
+		}
+		n, full, err := r.recallText(ctx, p, sc, window, bm)
+		if err != nil {
+			return recall.Answer{}, err
+		}
+		if full {
+			notes = append(notes, fmt.Sprintf("text: the newest %s documents holding a word of the prompt (older ones were not considered)", query.Thousands(int64(n))))
+		} else {
+			notes = append(notes, fmt.Sprintf("text: all %s documents holding a word of the prompt", query.Thousands(int64(n))))
+		}
+	}
+	seqs := make([]int64, 0, len(bm)+maxRecallVector)
+	for s := range bm {
+		seqs = append(seqs, s)
+	}
+	if len(q.Vector) > 0 {
+		k := min(window, maxRecallVector)
+		vs, err := r.recallVector(ctx, q, k)
+		if err != nil {
+			return recall.Answer{}, err
+		}
+		seqs = append(seqs, vs...)
+		notes = append(notes, fmt.Sprintf("similarity: the %d nearest by embedding", k))
+	}
+	if len(q.IDs) > 0 {
+		extra, err := r.recallIDs(ctx, q, sc, bm)
+		if err != nil {
+			return recall.Answer{}, err
+		}
+		seqs = append(seqs, extra...)
+	}
+	bySeq, err := r.docsBySeq(ctx, uniq(seqs))
+	if err != nil {
+		return recall.Answer{}, err
+	}
+	ans := recall.Answer{Candidates: make([]recall.Candidate, 0, len(bySeq)), Note: strings.Join(notes, "; ")}
+	for s, d := range bySeq {
+		c := recall.Candidate{Doc: d, BM25: bm[s]}
+		c.Cosine, c.HasCosine = recall.Cosine(q.Vector, d.Embedding)
+		ans.Candidates = append(ans.Candidates, c)
+	}
+	return ans, nil
+}
+
+// promptWords is the prompt's tokens, each once, in order.
+func promptWords(text string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, w := range tokens(text) {
+		if !seen[w] {
+			seen[w] = true
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// orMatch is the FTS5 query of any of words.
+func orMatch(words []string) string {
+	q := make([]string, len(words))
+	for i, w := range words {
+		q[i] = ftsString(w)
+	}
+	return strings.Join(q, " OR ")
+}
+
+// promptScorer ranks texts by BM25 of the prompt's words, each a phrase.
+func (r *Reader) promptScorer(ctx context.Context, words []string) (*scorer, error) {
+	st, err := r.stats(ctx)
+	if err != nil {
+		return nil, err
+	}
+	sc := &scorer{st: st}
+	for _, w := range words {
+		v, err := r.idf(ctx, ftsString(w), st)
+		if err != nil {
+			return nil, err
+		}
+		sc.phrases = append(sc.phrases, []string{w})
+		sc.idf = append(sc.idf, v)
+	}
+	return sc, nil
+}
+
+// recallText puts the BM25 of the newest window documents matching p
+// into bm: how many, and whether the window was full.
+func (r *Reader) recallText(ctx context.Context, p *plan, sc *scorer, window int, bm map[int64]float64) (int, bool, error) {
+	var top int64
+	if err := r.q.QueryRowContext(ctx, "SELECT coalesce(max(seq), 0) FROM docs").Scan(&top); err != nil {
+		return 0, false, fmt.Errorf("sqlite: %w", err)
+	}
+	if err := r.boundTime(ctx, r.q, p); err != nil {
+		return 0, false, err
+	}
+	if p.none {
+		return 0, false, nil
+	}
+	if err := r.tune(ctx, r.q, p, window); err != nil {
+		return 0, false, err
+	}
+	scanned, err := r.boundWalk(ctx, p, top, window)
+	if err != nil {
+		return 0, false, err
+	}
+	f, fargs := p.filter("f.rowid")
+	qs := "SELECT f.rowid, highlight(docs_fts, 0, char(1), char(2)) FROM docs_fts f" + p.join("f.rowid", false) +
+		" WHERE docs_fts MATCH ? AND f.rowid BETWEEN ? AND ? AND " + f + " ORDER BY f.rowid DESC LIMIT ?"
+	args := append(append([]any{p.match, p.seqLo, min(top, p.seqHi)}, fargs...), window)
+	n, err := scoreRows(ctx, r.q, qs, args, sc, bm)
+	if err != nil {
+		return 0, false, err
+	}
+	return n, n == window || scanned > 0, nil
+}
+
+// boundWalk is boundCandidates for a window of window matches.
+func (r *Reader) boundWalk(ctx context.Context, p *plan, top int64, window int) (int, error) {
+	if len(p.probes) == 0 && len(p.rows) == 0 {
+		return 0, nil
+	}
+	c := candidatesPerMatch * window
+	var (
+		n     int
+		floor sql.NullInt64
+	)
+	err := r.q.QueryRowContext(ctx, "SELECT count(*), min(rowid) FROM (SELECT rowid FROM docs_fts WHERE docs_fts MATCH ? AND rowid BETWEEN ? AND ? ORDER BY rowid DESC LIMIT ?)",
+		p.match, p.seqLo, min(top, p.seqHi), c).Scan(&n, &floor)
+	if err != nil {
+		return 0, fmt.Errorf("sqlite: %w", err)
+	}
+	if n < c {
+		return 0, nil
+	}
+	p.seqLo = max(p.seqLo, floor.Int64)
+	return c, nil
+}
+
+// scoreRows runs qs (columns seq, highlighted summary) and puts each
+// row's BM25 (positive, higher better) into bm.
+func scoreRows(ctx context.Context, q *sql.DB, qs string, args []any, sc *scorer, bm map[int64]float64) (int, error) {
+	rows, err := q.QueryContext(ctx, qs, args...)
+	if err != nil {
+		return 0, fmt.Errorf("sqlite: %w", err)
+	}
+	defer rows.Close()
+	n := 0
+	for rows.Next() {
+		var (
+			seq  int64
+			text sql.RawBytes
+		)
+		if err := rows.Scan(&seq, &text); err != nil {
+			return 0, fmt.Errorf("sqlite: %w", err)
+		}
+		bm[seq] = -sc.rank(string(text))
+		n++
+	}
+	if err := rows.Err(); err != nil {
+		return 0, fmt.Errorf("sqlite: %w", err)
+	}
+	return n, nil
+}
+
+// recallVector is the seqs of the k documents nearest to q.Vector that
+// match q.Expr.
+func (r *Reader) recallVector(ctx context.Context, q recall.Request, k int) ([]int64, error) {
+	fast, err := r.hasVectors(ctx)
+	if err != nil {
+		return nil, err
+	}
+	best, err := r.nearestIn(ctx, 0, len(q.Vector), q.Vector, k, fast, SimilarFilter{})
+	if err != nil {
+		return nil, err
+	}
+	seqs := make([]int64, len(best))
+	for i, c := range best {
+		seqs[i] = c.seq
+	}
+	return r.matchSeqs(ctx, q.Expr, seqs)
+}
+
+// matchSeqs is those of seqs whose documents match expr.
+func (r *Reader) matchSeqs(ctx context.Context, src string, seqs []int64) ([]int64, error) {
+	if strings.TrimSpace(src) == "" || len(seqs) == 0 {
+		return seqs, nil
+	}
+	e, err := parse(src)
+	if err != nil {
+		return nil, err
+	}
+	p := newPlan(e, r.now(), r.tenant, false)
+	if p.none {
+		return nil, nil
+	}
+	f, fargs := p.filterAll("d.seq")
+	if p.match != "" {
+		f += " AND d.seq IN (SELECT rowid FROM docs_fts WHERE docs_fts MATCH ?)"
+		fargs = append(fargs, p.match)
+	}
+	list, _ := json.Marshal(seqs)
+	rows, err := r.q.QueryContext(ctx, "SELECT d.seq FROM docs d WHERE d.seq IN (SELECT value FROM json_each(?)) AND "+f,
+		append([]any{string(list)}, fargs...)...)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: %w", err)
+	}
+	defer rows.Close()
+	var out []int64
+	for rows.Next() {
+		var s int64
+		if err := rows.Scan(&s); err != nil {
+			return nil, fmt.Errorf("sqlite: %w", err)
+		}
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}
+
+// recallIDs is the seqs of q.IDs that match q.Expr (and the reader's
+// tenant), their BM25 put into bm when sc is set.
+func (r *Reader) recallIDs(ctx context.Context, q recall.Request, sc *scorer, bm map[int64]float64) ([]int64, error) {
+	w, wargs := r.tenantWhere()
+	list, _ := json.Marshal(q.IDs)
+	rows, err := r.q.QueryContext(ctx, "SELECT d.seq FROM docs d WHERE d.event_id IN (SELECT value FROM json_each(?)) AND "+w,
+		append([]any{string(list)}, wargs...)...)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: %w", err)
+	}
+	var seqs []int64
+	for rows.Next() {
+		var s int64
+		if err := rows.Scan(&s); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("sqlite: %w", err)
+		}
+		seqs = append(seqs, s)
+	}
+	rows.Close()
+	if seqs, err = r.matchSeqs(ctx, q.Expr, seqs); err != nil || sc == nil || len(seqs) == 0 {
+		return seqs, err
+	}
+	sl, _ := json.Marshal(seqs)
+	_, err = scoreRows(ctx, r.q, "SELECT rowid, highlight(docs_fts, 0, char(1), char(2)) FROM docs_fts WHERE docs_fts MATCH ? AND rowid IN (SELECT value FROM json_each(?))",
+		[]any{orMatch(promptWords(q.Text)), string(sl)}, sc, bm)
+	return seqs, err
+}
+
+func uniq(seqs []int64) []int64 {
+	seen := make(map[int64]bool, len(seqs))
+	out := seqs[:0]
+	for _, s := range seqs {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
