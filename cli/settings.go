@@ -312,13 +312,6 @@ type resolved struct {
 	file    string
 }
 
-func (r *resolved) get(key string) string { return r.values[key] }
-
-func (r *resolved) bool(key string) bool {
-	v, _ := parseBool(r.values[key])
-	return v
-}
-
 // common holds what every command parses: the config file and profile, and
 // one flag per non-secret setting.
 type common struct {
