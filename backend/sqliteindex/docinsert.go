@@ -36,10 +36,14 @@ type batchInsert struct {
 	tx        *sql.Tx
 	one, many *sql.Stmt // insertSQL and insertManySQL(insertRows) on tx
 	docs      []*model.IndexDoc
-	args      [][]any  // nil for a document prepare refused
-	vecs      [][]byte // the documents' quantized vectors (nil: none)
+	args      [][]any    // nil for a document prepare refused
+	vecs      [][]byte   // the documents' quantized vectors (nil: none)
+	bits      [][]uint64 // the documents' sign-bit records, seq unset (nil: none)
 	res       []ingest.IndexResult
 	vecRows   []vecRow // of the created documents with a vector, in seq order
+	// bitRows: the sign-bit records of the created documents, seq set, by
+	// dimension, in seq order.
+	bitRows map[int][][]uint64
 
 	firstSeq int64 // of the first created row; -1 while none
 	turns    turnBatch
@@ -198,5 +202,13 @@ func (b *batchInsert) add(i int, seq int64) {
 	if q := b.vecs[i]; q != nil {
 		tenant, _ := b.args[i][argTenant].(string)
 		b.vecRows = append(b.vecRows, vecRow{seq: seq, key: blockKey{len(q) - 4, tenant}, q: q})
+	}
+	if r := b.bits[i]; r != nil {
+		if b.bitRows == nil {
+			b.bitRows = map[int][][]uint64{}
+		}
+		r[0] = uint64(seq)
+		dim := len(b.docs[i].Embedding)
+		b.bitRows[dim] = append(b.bitRows[dim], r)
 	}
 }

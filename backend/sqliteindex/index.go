@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -310,6 +311,13 @@ func (db *DB) setUp() error {
 				return fmt.Errorf("upgrade schema: build vec_blocks: %w", err)
 			}
 		}
+		if v > 0 && v < 8 {
+			// The dimensions whose sign-bit files the open builds below.
+			if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO meta(key, value)
+  SELECT 'vec dim ' || embedding_dim, '' FROM docs WHERE embedding_dim >= ? GROUP BY embedding_dim`, bitsMinDim); err != nil {
+				return fmt.Errorf("upgrade schema: list the vector dimensions: %w", err)
+			}
+		}
 		if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", SchemaVersion)); err != nil {
 			return err
 		}
@@ -446,10 +454,14 @@ func (db *DB) Write(ctx context.Context, docs []*model.IndexDoc) []ingest.IndexR
 // encoded is a batch as Encode checked and encoded it.
 type encoded struct {
 	docs []*model.IndexDoc
-	now  string               // ingested_at of the documents created
-	args [][]any              // the insert's, nil for a document refused
-	vecs [][]byte             // each document's vector for vec_blocks (quantize), or nil
-	res  []ingest.IndexResult // the refused documents' errors
+	now  string     // ingested_at of the documents created
+	args [][]any    // the insert's, nil for a document refused
+	vecs [][]byte   // each document's vector for vec_blocks (quantize), or nil
+	bits [][]uint64 // each document's sign-bit record (bitsRecord, seq 0), or nil
+	// bitRows: the sign-bit records of the documents created, seq set, by
+	// dimension, once the batch is committed.
+	bitRows map[int][][]uint64
+	res     []ingest.IndexResult // the refused documents' errors
 }
 
 func (e *encoded) Docs() []*model.IndexDoc { return e.docs }
@@ -459,7 +471,7 @@ func (e *encoded) Docs() []*model.IndexDoc { return e.docs }
 // vectors are made here, not in the writer's turn.
 func (db *DB) Encode(docs []*model.IndexDoc) ingest.Encoded {
 	e := &encoded{docs: docs, now: time.Now().UTC().Format(IngestedAtLayout), res: make([]ingest.IndexResult, len(docs))}
-	e.args, e.vecs = prepare(docs, e.now, e.res)
+	e.args, e.vecs, e.bits = prepare(docs, e.now, e.res)
 	return e
 }
 
@@ -494,8 +506,8 @@ func (db *DB) WriteEncoded(ctx context.Context, enc ingest.Encoded) []ingest.Ind
 	// The sign-bit files follow the commit; one left behind (an error
 	// here) is caught up by the next write or open, and readers rank what
 	// it lacks exactly meanwhile.
-	for _, dim := range vecDims(e.vecs) {
-		_ = syncBits(ctx, db.w, db.abs, dim)
+	for dim, recs := range e.bitRows {
+		_ = appendBits(ctx, db.w, db.abs, dim, recs)
 	}
 	for i, d := range docs {
 		if res[i].Created {
@@ -506,10 +518,12 @@ func (db *DB) WriteEncoded(ctx context.Context, enc ingest.Encoded) []ingest.Ind
 }
 
 // prepare validates and encodes docs (outside the write lock), leaving nil
-// arguments and an error for each bad document, and quantizes their
-// vectors. A big batch is encoded in two halves side by side.
-func prepare(docs []*model.IndexDoc, now string, res []ingest.IndexResult) (args [][]any, vecs [][]byte) {
-	args, vecs = make([][]any, len(docs)), make([][]byte, len(docs))
+// arguments and an error for each bad document, and makes the compact
+// copies of their vectors: below bitsMinDim dimensions quantized for
+// vec_blocks, from bitsMinDim on the sign-bit record (see vecbits.go). A
+// big batch is encoded in two halves side by side.
+func prepare(docs []*model.IndexDoc, now string, res []ingest.IndexResult) (args [][]any, vecs [][]byte, bits [][]uint64) {
+	args, vecs, bits = make([][]any, len(docs)), make([][]byte, len(docs)), make([][]uint64, len(docs))
 	encode := func(lo, hi int) {
 		var scratch []float32
 		for i := lo; i < hi; i++ {
@@ -520,20 +534,24 @@ func prepare(docs []*model.IndexDoc, now string, res []ingest.IndexResult) (args
 			}
 			args[i] = a
 			if emb, ok := a[argEmbedding].([]byte); ok {
-				vecs[i], scratch = quantize(emb, len(docs[i].Embedding), scratch)
+				if dim := len(docs[i].Embedding); dim >= bitsMinDim {
+					bits[i] = bitsRecord(emb, a)
+				} else {
+					vecs[i], scratch = quantize(emb, dim, scratch)
+				}
 			}
 		}
 	}
 	if len(docs) < 64 {
 		encode(0, len(docs))
-		return args, vecs
+		return args, vecs, bits
 	}
 	half := len(docs) / 2
 	done := make(chan struct{})
 	go func() { defer close(done); encode(half, len(docs)) }()
 	encode(0, half)
 	<-done
-	return args, vecs
+	return args, vecs, bits
 }
 
 // writeTx runs the batch; a non-nil error means nothing was committed.
@@ -544,7 +562,7 @@ func (db *DB) writeTx(ctx context.Context, e *encoded) error {
 	}
 	defer tx.Rollback()
 	b := batchInsert{tx: tx, one: tx.StmtContext(ctx, db.ins), many: tx.StmtContext(ctx, db.insMany),
-		docs: e.docs, args: e.args, vecs: e.vecs, res: e.res}
+		docs: e.docs, args: e.args, vecs: e.vecs, bits: e.bits, res: e.res}
 	if err := b.run(ctx); err != nil {
 		return err
 	}
@@ -563,52 +581,56 @@ func (db *DB) writeTx(ctx context.Context, e *encoded) error {
 		if err := appendRows(ctx, tx, b.vecRows); err != nil {
 			return err
 		}
-		if err := db.recordEmbedder(ctx, tx, b.vecRows); err != nil {
+		dims := slices.Sorted(maps.Keys(b.bitRows))
+		for _, r := range b.vecRows {
+			if !slices.Contains(dims, r.key.dim) {
+				dims = append(dims, r.key.dim)
+			}
+		}
+		fresh, err := db.recordDims(ctx, tx, dims)
+		if err != nil {
 			return err
 		}
-	}
-	if err := tx.Commit(); err != nil {
-		return err
-	}
-	for _, r := range b.vecRows {
-		if db.embedder != "" {
-			if db.recorded == nil {
-				db.recorded = map[int]bool{}
-			}
-			db.recorded[r.key.dim] = true
+		if err := tx.Commit(); err != nil {
+			return err
 		}
-	}
-	return nil
-}
-
-// recordEmbedder writes the embedder's name into meta for the dimensions
-// of rows not recorded yet by this DB (in tx).
-func (db *DB) recordEmbedder(ctx context.Context, tx *sql.Tx, rows []vecRow) error {
-	if db.embedder == "" {
+		for _, d := range fresh {
+			db.recorded[d] = true
+		}
+		e.bitRows = b.bitRows
 		return nil
 	}
-	done := map[int]bool{}
-	for _, r := range rows {
-		if dim := r.key.dim; !db.recorded[dim] && !done[dim] {
-			done[dim] = true
+	return tx.Commit()
+}
+
+// recordDims writes into meta, for each dimension of dims this DB has not
+// recorded yet, the embedder's name ("embedder DIM") and, from bitsMinDim
+// on, that a sign-bit file belongs to it ("vec dim DIM", which a writer's
+// open catches up); in tx. The dimensions count as recorded once it
+// commits (a write after a failed one records them again).
+func (db *DB) recordDims(ctx context.Context, tx *sql.Tx, dims []int) (fresh []int, err error) {
+	if db.recorded == nil {
+		db.recorded = map[int]bool{}
+	}
+	for _, dim := range dims {
+		if db.recorded[dim] {
+			continue
+		}
+		fresh = append(fresh, dim)
+		if db.embedder != "" {
 			if _, err := tx.ExecContext(ctx, `INSERT INTO meta(key, value) VALUES (?, ?)
   ON CONFLICT(key) DO UPDATE SET value = excluded.value`, fmt.Sprintf("embedder %d", dim), db.embedder); err != nil {
-				return err
+				return nil, err
+			}
+		}
+		if dim >= bitsMinDim {
+			if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO meta(key, value) VALUES (?, '')`,
+				fmt.Sprintf("vec dim %d", dim)); err != nil {
+				return nil, err
 			}
 		}
 	}
-	return nil
-}
-
-// vecDims is the distinct dimensions of quantized vectors (quantize).
-func vecDims(vecs [][]byte) []int {
-	var dims []int
-	for _, q := range vecs {
-		if q != nil && !slices.Contains(dims, len(q)-4) {
-			dims = append(dims, len(q)-4)
-		}
-	}
-	return dims
+	return fresh, nil
 }
 
 // statementOnly reports whether err undid only the failing statement, so the

@@ -113,11 +113,12 @@ var (
 // dimension dim) among the documents of the reader's tenant that f lets
 // through, best first. fast: from the index's compact copies of the
 // vectors (vec_blocks or the sign-bit file), else by an exact scan of docs
-// (an index older than vec_blocks). With a sign-bit file (bitsMinDim
-// dimensions and more, see vecbits.go), its bitsCandidates nearest by
+// (an index older than vec_blocks). At bitsMinDim dimensions and more,
+// from the sign-bit file (see vecbits.go): its bitsCandidates nearest by
 // Hamming distance among the records the filters match, and every
-// document stored after the file's last record, are ranked exactly. Else
-// from vec_blocks: the best rerankFactor*k by the int8 cosine, reranked
+// document stored after the file's last record, are ranked exactly
+// (without the file, since version 8, every document is). Below, from
+// vec_blocks: the best rerankFactor*k by the int8 cosine, reranked
 // exactly from docs (which drops a seq no longer there or no longer of
 // the tenant, and scores a changed embedding as it is now); vec_blocks
 // knows neither types nor times, so a filter with either is an exact scan
@@ -159,6 +160,17 @@ func (r *Reader) nearestIn(ctx context.Context, seq int64, dim int, target []flo
 		}
 		return merge(found, newer, k), nil
 	}
+	if dim >= bitsMinDim {
+		// Since version 8 vec_blocks holds no vectors of this size: the
+		// sign-bit file is their compact copy, and without it (deleted,
+		// until a writer's open rebuilds it) the scan is exact.
+		if v, err := r.version(ctx); err != nil || v >= 8 {
+			if err != nil {
+				return nil, err
+			}
+			return exact("1")
+		}
+	}
 	if !f.zero() {
 		return exact("1")
 	}
@@ -175,12 +187,9 @@ func (r *Reader) openBits(ctx context.Context, dim int) (*bitsFile, error) {
 	if dim < bitsMinDim {
 		return nil, nil
 	}
-	var v int
-	if err := r.q.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
-		return nil, fmt.Errorf("sqlite: %w", err)
-	}
-	if v < 8 {
-		return nil, nil
+	v, err := r.version(ctx)
+	if err != nil || v < 8 {
+		return nil, err
 	}
 	id, err := vecID(ctx, r.q)
 	if err != nil {
@@ -191,6 +200,15 @@ func (r *Reader) openBits(ctx context.Context, dim int) (*bitsFile, error) {
 		return nil, err
 	}
 	return openBits(abs, dim, id)
+}
+
+// version is the index's schema version.
+func (r *Reader) version(ctx context.Context) (int, error) {
+	var v int
+	if err := r.q.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
+		return 0, fmt.Errorf("sqlite: %w", err)
+	}
+	return v, nil
 }
 
 // bitsFilter is the reader's tenant and f for the sign-bit scan, seq left

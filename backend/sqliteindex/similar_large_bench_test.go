@@ -68,10 +68,15 @@ func runSimilarLarge(b *testing.B, dir string, dim, n, queries int) {
 	for i := range ids {
 		ids[i] = fmt.Sprintf("v%07d", rng.IntN(n))
 	}
-	// The exact scan of the first 30 queries is the reference.
+	// The exact scan of the first 30 queries (ENGRAM_BENCH_EXACT) is the
+	// reference.
 	var exact []time.Duration
 	floors := map[string]float64{}
-	for _, id := range ids[:min(30, len(ids))] {
+	nExact := 30
+	if q, err := strconv.Atoi(os.Getenv("ENGRAM_BENCH_EXACT")); err == nil && q > 0 {
+		nExact = q
+	}
+	for _, id := range ids[:min(nExact, len(ids))] {
 		seq, d, target, err := r.embeddingOf(ctx, id)
 		if err != nil || target == nil {
 			b.Fatalf("%s: %v", id, err)
@@ -166,7 +171,7 @@ func runSimilarLarge(b *testing.B, dir string, dim, n, queries int) {
 	if bin == "" {
 		return
 	}
-	var wall []time.Duration
+	var wall, cpu []time.Duration
 	var rss int64
 	for _, id := range ids {
 		cmd := exec.Command(bin, "similar", "--data", dir, "--limit", "10", "--json", id)
@@ -179,11 +184,21 @@ func runSimilarLarge(b *testing.B, dir string, dim, n, queries int) {
 		}
 		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 			rss = max(rss, ru.Maxrss)
+			cpu = append(cpu, cpuOf(*ru))
 		}
 	}
 	b.ReportMetric(pct(wall, 0.5), "bin-p50-ms")
 	b.ReportMetric(pct(wall, 0.99), "bin-p99-ms")
 	b.ReportMetric(float64(rss)/1024, "bin-maxrss-MiB")
+	if len(cpu) > 0 {
+		b.ReportMetric(pct(cpu, 0.5), "bin-cpu-p50-ms")
+		b.ReportMetric(pct(cpu, 0.99), "bin-cpu-p99-ms")
+	}
+	var load [3]float64
+	if raw, err := os.ReadFile("/proc/loadavg"); err == nil {
+		fmt.Sscanf(string(raw), "%f %f %f", &load[0], &load[1], &load[2])
+		b.ReportMetric(load[0], "loadavg-1m")
+	}
 }
 
 // simBenchDB is the directory of the DIMxN benchmark index, built once.

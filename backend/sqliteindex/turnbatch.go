@@ -54,6 +54,8 @@ var (
 	argSuccess    = slices.Index(insertColumns, "success")
 	argImportance = slices.Index(insertColumns, "importance_score")
 	argEmbedding  = slices.Index(insertColumns, "embedding") // float32s, for vec_blocks
+	argTs         = slices.Index(insertColumns, "ts_unix_ms")
+	argType       = slices.Index(insertColumns, "event_type")
 )
 
 // turnSum is what one batch adds to one turn, as turnCols.

@@ -112,10 +112,39 @@ func signBits(dst []uint64, emb []byte) []uint64 {
 	return dst
 }
 
+// bitsRecord is the sign-bit record of a document with the float32
+// embedding emb and the insert arguments a (rowArgs), its seq left 0;
+// nil for a zero embedding (no neighbour, as in vec_blocks).
+func bitsRecord(emb []byte, a []any) []uint64 {
+	ts, _ := a[argTs].(int64)
+	tenant, _ := a[argTenant].(string)
+	typ, _ := a[argType].(string)
+	r := make([]uint64, bitsRecFixed, bitsRecFixed+bitsWords(len(emb)/4))
+	r[1], r[2], r[3] = uint64(ts), fnv64a(tenant), fnv64a(typ)
+	var any uint32
+	for i := 0; i+4 <= len(emb); i += 4 {
+		any |= binary.LittleEndian.Uint32(emb[i:]) & 0x7fffffff
+	}
+	if any == 0 {
+		return nil
+	}
+	return signBits(r, emb)
+}
+
 // syncBits brings the sign-bit file of dim up to date with docs: every
 // non-zero embedding of dim stored after the last seq the file holds is
-// appended, read through q (the writer's connection, after its commit).
+// appended, read through q (the writer's connection).
 func syncBits(ctx context.Context, q *sql.DB, abs string, dim int) error {
+	return appendBits(ctx, q, abs, dim, nil)
+}
+
+// appendBits appends to the sign-bit file of dim the records recs (a
+// committed batch's, in seq order) that it does not hold yet, after the
+// documents of dim stored between the file's last record and them, which
+// it reads from docs through q: what a crash, a failed append or another
+// writer process left out. With no recs, it catches up every document
+// after the file's last record.
+func appendBits(ctx context.Context, q *sql.DB, abs string, dim int, recs [][]uint64) error {
 	if dim < bitsMinDim {
 		return nil
 	}
@@ -174,12 +203,36 @@ func syncBits(ctx context.Context, q *sql.DB, abs string, dim int) error {
 		return err
 	}
 	w := bufio.NewWriterSize(f, 1<<20)
+	upTo := int64(math.MaxInt64) // the catch-up reads docs before this seq
+	if len(recs) > 0 {
+		upTo = int64(recs[0][0])
+	}
+	if last+1 < upTo {
+		if last, err = catchUpBits(ctx, q, w, dim, last, upTo); err != nil {
+			return err
+		}
+	}
+	for _, r := range recs {
+		if int64(r[0]) > last {
+			if err := binary.Write(w, binary.LittleEndian, r); err != nil {
+				return err
+			}
+			last = int64(r[0])
+		}
+	}
+	return w.Flush()
+}
+
+// catchUpBits writes to w the records of the documents of dim with a seq
+// in (last, upTo), read from docs through q, and returns the last seq
+// read.
+func catchUpBits(ctx context.Context, q *sql.DB, w io.Writer, dim int, last, upTo int64) (int64, error) {
 	words := make([]uint64, 0, bitsRecFixed+bitsWords(dim))
 	for {
 		rows, err := q.QueryContext(ctx, `SELECT seq, ts_unix_ms, coalesce(tenant_id, ''), event_type, embedding FROM docs
-  WHERE seq > ? AND embedding_dim = ? ORDER BY seq LIMIT ?`, last, dim, vecChunk)
+  WHERE seq > ? AND seq < ? AND embedding_dim = ? ORDER BY seq LIMIT ?`, last, upTo, dim, vecChunk)
 		if err != nil {
-			return err
+			return last, err
 		}
 		got := 0
 		for rows.Next() {
@@ -190,7 +243,7 @@ func syncBits(ctx context.Context, q *sql.DB, abs string, dim int) error {
 			)
 			if err := rows.Scan(&seq, &ts, &tenant, &typ, &emb); err != nil {
 				rows.Close()
-				return err
+				return last, err
 			}
 			got++
 			last = seq
@@ -201,18 +254,17 @@ func syncBits(ctx context.Context, q *sql.DB, abs string, dim int) error {
 			words = signBits(words, emb)
 			if err := binary.Write(w, binary.LittleEndian, words); err != nil {
 				rows.Close()
-				return err
+				return last, err
 			}
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
-			return err
+			return last, err
 		}
 		if got < vecChunk {
-			break
+			return last, nil
 		}
 	}
-	return w.Flush()
 }
 
 // usable: a float32 embedding with a non-zero, finite component and no
@@ -425,10 +477,13 @@ func queryBits(target []float64) []uint64 {
 }
 
 // syncAllBits catches up the sign-bit file of every dimension the index
-// has vectors of (bitsMinDim and more): what a writer does when it opens
-// an index, so that one written before the files existed gets them.
+// has vectors of (bitsMinDim and more: those meta lists as "vec dim DIM",
+// and those an index written before version 8 has in vec_blocks): what a
+// writer does when it opens an index, so that one written before the
+// files existed gets them.
 func (db *DB) syncAllBits(ctx context.Context) error {
-	rows, err := db.w.QueryContext(ctx, "SELECT DISTINCT dim FROM vec_blocks WHERE dim >= ?", bitsMinDim)
+	rows, err := db.w.QueryContext(ctx, `SELECT DISTINCT dim FROM vec_blocks WHERE dim >= ?1
+  UNION SELECT CAST(substr(key, 9) AS INTEGER) FROM meta WHERE key LIKE 'vec dim %'`, bitsMinDim)
 	if err != nil {
 		return err
 	}

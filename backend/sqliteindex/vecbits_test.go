@@ -2,6 +2,7 @@ package sqliteindex
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -149,7 +150,7 @@ func TestSimilarBits(t *testing.T) {
 			t.Errorf("ScoresNote = %q", note)
 		}
 		for _, f := range filters {
-			if got := filteredRecall(t, r, f, 30); got < 0.95 {
+			if got := filteredRecall(t, r, f, 30, n); got < 0.95 {
 				t.Errorf("tenant %q, filter %+v: recall@10 %.3f", tenant, f, got)
 			}
 		}
@@ -159,7 +160,7 @@ func TestSimilarBits(t *testing.T) {
 	// exactly as newer than the file; a writer's open catches it up.
 	os.Truncate(bitsPath(abs, dim), bitsHeader+int64(n-1000)*int64(8*(bitsRecFixed+bitsWords(dim))))
 	r, _ := OpenReader(path, query.Options{})
-	if got := filteredRecall(t, r, SimilarFilter{}, 30); got < 0.95 {
+	if got := filteredRecall(t, r, SimilarFilter{}, 30, n); got < 0.95 {
 		t.Errorf("file behind: recall@10 %.3f", got)
 	}
 	r.Close()
@@ -175,14 +176,14 @@ func TestSimilarBits(t *testing.T) {
 }
 
 // filteredRecall is the mean recall@10 of SimilarIn with f against the
-// exact scan with f over m documents, tie-aware; it fails the test when
+// exact scan with f over m of the n documents of simDocs, tie-aware; it fails the test when
 // a result does not pass f.
-func filteredRecall(t *testing.T, r *Reader, f SimilarFilter, m int) float64 {
+func filteredRecall(t *testing.T, r *Reader, f SimilarFilter, m, n int) float64 {
 	t.Helper()
 	ctx := context.Background()
 	var found, want int
 	for i := range m {
-		id := fmt.Sprintf("v%07d", (i*7919)%6000)
+		id := fmt.Sprintf("v%07d", (i*7919)%n)
 		seq, dim, target, err := r.embeddingOf(ctx, id)
 		if err != nil {
 			continue // another tenant's
@@ -243,3 +244,58 @@ func TestStubNote(t *testing.T) {
 }
 
 func filepathAbs(p string) (string, error) { return filepath.Abs(p) }
+
+// TestBitsUpgrade: an index of version 7 (float64 copies, no meta, no
+// sign-bit files) is upgraded in place by a writer's open: embedding64
+// cleared, the sign-bit file built, Similar served from it.
+func TestBitsUpgrade(t *testing.T) {
+	db, path := openTest(t)
+	var docs []*model.IndexDoc
+	simDocs(300, 256, 100, func(d []*model.IndexDoc) error {
+		for _, x := range d {
+			docs = append(docs, x)
+		}
+		mustWrite(t, db, d...)
+		return nil
+	})
+	abs, _ := filepathAbs(path)
+	// Back to version 7: float64 copies, no meta, no file.
+	for _, d := range docs {
+		b := make([]byte, 8*len(d.Embedding))
+		for i, x := range d.Embedding {
+			binary.LittleEndian.PutUint64(b[8*i:], math.Float64bits(x))
+		}
+		if _, err := db.w.Exec("UPDATE docs SET embedding64 = ? WHERE event_id = ?", b, d.EventID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, q := range []string{"DROP TABLE meta", "DELETE FROM vec_dirty", "PRAGMA user_version = 7"} {
+		if _, err := db.w.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	os.Remove(bitsPath(abs, 256))
+	r, err := OpenReader(path, query.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bf, err := r.openBits(context.Background(), 256); bf != nil || err != nil {
+		t.Fatalf("version 7: sign bits %v, %v", bf, err)
+	}
+	db, err = Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var n64 int
+	db.SQL().QueryRow("SELECT count(*) FROM docs WHERE embedding64 IS NOT NULL").Scan(&n64)
+	if n64 != 0 {
+		t.Errorf("%d float64 copies left", n64)
+	}
+	checkBits(t, db)
+	if recall := filteredRecall(t, r, SimilarFilter{}, 20, len(docs)); recall < 0.95 {
+		t.Errorf("upgraded: recall@10 %.3f", recall)
+	}
+	r.Close()
+}

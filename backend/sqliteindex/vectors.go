@@ -16,6 +16,11 @@ import (
 // in tens of milliseconds. It lives in the index file and is written in the
 // transaction of the documents, so it is never out of step with them.
 //
+// Since schema version 8 it holds the vectors of fewer than bitsMinDim
+// components only (the stub's 8): larger ones have their sign bits in a
+// file beside the index instead (vecbits.go), 1/8 of the bytes, and
+// vec_blocks rows of those sizes written before stay unused.
+//
 // A row holds the vectors of one dimension and one tenant ("" for none)
 // whose seq >> blockShift(dim) is block: seqs is their offsets from
 // block << blockShift(dim), little-endian uint16, ascending; vecs is, per
@@ -197,7 +202,7 @@ func appendVectors(ctx context.Context, tx *sql.Tx, from int64) error {
 	}
 	for {
 		rows, err := tx.QueryContext(ctx, `SELECT seq, coalesce(tenant_id, ''), embedding_dim, embedding FROM docs
-  WHERE seq >= ? AND embedding_dim > 0 ORDER BY seq LIMIT ?`, from, vecChunk)
+  WHERE seq >= ? AND embedding_dim > 0 AND embedding_dim < ? ORDER BY seq LIMIT ?`, from, bitsMinDim, vecChunk)
 		if err != nil {
 			return err
 		}

@@ -86,12 +86,14 @@ func readBlocks(t *testing.T, db *DB) map[int64]storedVec {
 }
 
 // checkBlocks: vec_blocks holds every document with a non-zero embedding
-// once, under its dimension and tenant, quantized close to it, and nothing
-// else.
+// of fewer than bitsMinDim components once, under its dimension and
+// tenant, quantized close to it, and nothing else; the sign-bit file of
+// each larger dimension holds the others, in seq order, their signs.
 func checkBlocks(t *testing.T, db *DB) {
 	t.Helper()
+	checkBits(t, db)
 	got := readBlocks(t, db)
-	rows, err := db.SQL().Query("SELECT seq, coalesce(tenant_id, ''), embedding FROM docs WHERE embedding_dim > 0")
+	rows, err := db.SQL().Query("SELECT seq, coalesce(tenant_id, ''), embedding FROM docs WHERE embedding_dim > 0 AND embedding_dim < ?", bitsMinDim)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -386,5 +388,54 @@ func TestDot8(t *testing.T) {
 		if got := float64(dot8(q, f)); math.Abs(got-want) > 1e-3*(1+math.Abs(want)) {
 			t.Errorf("length %d: %v, want %v", n, got, want)
 		}
+	}
+}
+
+// checkBits: the sign-bit file of each dimension of bitsMinDim and more
+// holds every document of it with a non-zero embedding, in seq order,
+// with its time, tenant, type and signs.
+func checkBits(t *testing.T, db *DB) {
+	t.Helper()
+	ctx := context.Background()
+	id, err := vecID(ctx, db.SQL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := db.SQL().Query(`SELECT seq, ts_unix_ms, coalesce(tenant_id, ''), event_type, embedding_dim, embedding FROM docs
+  WHERE embedding_dim >= ? ORDER BY seq`, bitsMinDim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	want := map[int][][]uint64{}
+	for rows.Next() {
+		var seq, ts int64
+		var tenant, typ string
+		var dim int
+		var emb []byte
+		if err := rows.Scan(&seq, &ts, &tenant, &typ, &dim, &emb); err != nil {
+			t.Fatal(err)
+		}
+		if !usable(emb) {
+			continue
+		}
+		want[dim] = append(want[dim], signBits([]uint64{uint64(seq), uint64(ts), fnv64a(tenant), fnv64a(typ)}, emb))
+	}
+	for dim, recs := range want {
+		bf, err := openBits(db.abs, dim, id)
+		if err != nil || bf == nil {
+			t.Fatalf("dim %d: no sign-bit file (%v)", dim, err)
+		}
+		rec := bitsRecFixed + bf.words
+		if bf.n != len(recs) {
+			t.Errorf("dim %d: %d records, %d documents", dim, bf.n, len(recs))
+		}
+		for i := range min(bf.n, len(recs)) {
+			if !slices.Equal(bf.recs[i*rec:(i+1)*rec], recs[i]) {
+				t.Errorf("dim %d: record %d is %v, want %v", dim, i, bf.recs[i*rec:i*rec+4], recs[i][:4])
+				break
+			}
+		}
+		bf.close()
 	}
 }
