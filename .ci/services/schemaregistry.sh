@@ -15,8 +15,9 @@
 # a second run fetches nothing. 3.x needs Java 21 or later: the Temurin 25
 # JDK under /usr/lib/jvm (or $SCHEMA_REGISTRY_JAVA_HOME).
 # Storage is the in-memory H2 database: every start is an empty registry.
-# It listens on 127.0.0.1:$SCHEMA_REGISTRY_PORT (8085); the Confluent
-# Schema Registry API is under /apis/ccompat/v7. It needs nothing else (not
+# It listens on 127.0.0.1:$SCHEMA_REGISTRY_PORT (8085, http) and
+# $SCHEMA_REGISTRY_TLS_PORT (8087, https with the shared test CA's server
+# certificate); the Confluent Schema Registry API is under /apis/ccompat/v7. It needs nothing else (not
 # the Kafka broker), so up.sh starts it beside the others.
 # Measured here: fetch 14 s, unpack 1.5 s, ready 7-8 s after the JVM
 # starts (RSS ~260 MB).
@@ -30,6 +31,7 @@ SCHEMA_REGISTRY_PORT="${SCHEMA_REGISTRY_PORT:-8085}"
 # Quarkus's management interface (health, metrics) cannot be turned off at
 # run time: it listens here, on loopback, instead of 0.0.0.0:9000.
 SCHEMA_REGISTRY_MGMT_PORT="${SCHEMA_REGISTRY_MGMT_PORT:-8086}"
+SCHEMA_REGISTRY_TLS_PORT="${SCHEMA_REGISTRY_TLS_PORT:-8087}"
 SCHEMA_REGISTRY_HEAP_OPTS="${SCHEMA_REGISTRY_HEAP_OPTS:--Xms64m -Xmx384m}"
 # C1 only: about half the start-up time; plenty for tests.
 SCHEMA_REGISTRY_JIT_OPTS="${SCHEMA_REGISTRY_JIT_OPTS--XX:TieredStopAtLevel=1}"
@@ -123,11 +125,12 @@ cmd_start() {
     log "our registry (pid $(cat "$SR_PIDFILE")) is running but not answering yet; waiting"
   else
     local p
-    for p in "$SCHEMA_REGISTRY_PORT" "$SCHEMA_REGISTRY_MGMT_PORT"; do
+    for p in "$SCHEMA_REGISTRY_PORT" "$SCHEMA_REGISTRY_MGMT_PORT" "$SCHEMA_REGISTRY_TLS_PORT"; do
       port_open 127.0.0.1 "$p" &&
-        die "port $p is taken by something that is not our schema registry; stop it or set SCHEMA_REGISTRY_PORT/SCHEMA_REGISTRY_MGMT_PORT"
+        die "port $p is taken by something that is not our schema registry; stop it or set SCHEMA_REGISTRY_PORT/SCHEMA_REGISTRY_MGMT_PORT/SCHEMA_REGISTRY_TLS_PORT"
     done
     ensure_app
+    ensure_tls
     local java
     java="$(pick_java)"
     log "starting Apicurio Registry $APICURIO_VERSION (Java: $java) on http://127.0.0.1:$SCHEMA_REGISTRY_PORT$SR_API"
@@ -138,6 +141,9 @@ cmd_start() {
       -XX:-HeapDumpOnOutOfMemoryError -Djava.awt.headless=true \
       -Dquarkus.http.host=127.0.0.1 -Dquarkus.http.port="$SCHEMA_REGISTRY_PORT" \
       -Dquarkus.management.host=127.0.0.1 -Dquarkus.management.port="$SCHEMA_REGISTRY_MGMT_PORT" \
+      -Dquarkus.http.ssl-port="$SCHEMA_REGISTRY_TLS_PORT" \
+      -Dquarkus.http.ssl.certificate.files="$SVC_CERT_FILE" \
+      -Dquarkus.http.ssl.certificate.key-files="$SVC_KEY_FILE" \
       -jar "$SR_APP/quarkus-run.jar" </dev/null >>"$SR_LOG" 2>&1) &
     echo $! >"$SR_PIDFILE"
   fi
@@ -158,8 +164,14 @@ cmd_stop() {
   log "stopped"
 }
 
+# cmd_env: the TLS lines only while that port is open (a registry started
+# by an older version of this script has none).
 cmd_env() {
   echo "export ENGRAM_TEST_SCHEMA_REGISTRY_URL=http://127.0.0.1:$SCHEMA_REGISTRY_PORT$SR_API"
+  if port_open 127.0.0.1 "$SCHEMA_REGISTRY_TLS_PORT"; then
+    echo "export ENGRAM_TEST_SCHEMA_REGISTRY_TLS_URL=https://127.0.0.1:$SCHEMA_REGISTRY_TLS_PORT$SR_API"
+    echo "export ENGRAM_TEST_SCHEMA_REGISTRY_CA_FILE=$SVC_CA_FILE"
+  fi
 }
 
 cmd_status() { registry_ok; }

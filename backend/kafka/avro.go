@@ -2,6 +2,8 @@ package kafka
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	_ "embed"
 	"encoding/json"
 	"errors"
@@ -9,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -45,6 +48,9 @@ type SchemaRegistry struct {
 	URL      string
 	User     string
 	Password string
+	// CAFile is a PEM bundle trusted for an https registry, beside (not
+	// instead of) the system roots.
+	CAFile string
 	// Timeout bounds each request; default 10 s.
 	Timeout time.Duration
 }
@@ -61,6 +67,9 @@ func (s SchemaRegistry) String() string {
 			pw = "set"
 		}
 		out += fmt.Sprintf(" user=%s password=%s", s.User, pw)
+	}
+	if s.CAFile != "" {
+		out += " ca=file " + s.CAFile
 	}
 	return out
 }
@@ -86,6 +95,22 @@ func (s SchemaRegistry) validate() error {
 		return errors.New("kafka: schema registry user and password go together: one is missing")
 	}
 	return nil
+}
+
+// registryTLS trusts the system roots and the certificates of caFile.
+func registryTLS(caFile string) (*tls.Config, error) {
+	pem, err := os.ReadFile(caFile)
+	if err != nil {
+		return nil, fmt.Errorf("kafka: schema registry CA: %w", err)
+	}
+	pool, err := x509.SystemCertPool()
+	if err != nil || pool == nil {
+		pool = x509.NewCertPool()
+	}
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("kafka: schema registry CA %s holds no PEM certificate", caFile)
+	}
+	return &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: pool}, nil
 }
 
 func redactURL(s string) string {
@@ -183,6 +208,13 @@ func NewAvroCodec(reg SchemaRegistry) (*AvroCodec, error) {
 	}
 	if reg.User != "" {
 		opts = append(opts, sr.BasicAuth(reg.User, reg.Password))
+	}
+	if reg.CAFile != "" {
+		tc, err := registryTLS(reg.CAFile)
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, sr.DialTLSConfig(tc))
 	}
 	cl, err := sr.NewClient(opts...)
 	if err != nil {

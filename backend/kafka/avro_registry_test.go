@@ -194,3 +194,52 @@ func TestAvroRegistryOutage(t *testing.T) {
 		t.Fatal(r.DecodeErr)
 	}
 }
+
+// An https registry with a private CA: trusted with CAFile, refused (as
+// an outage of that message, with the certificate error) without it.
+func TestAvroRegistryTLS(t *testing.T) {
+	testRegistry(t)
+	u, ca := os.Getenv("ENGRAM_TEST_SCHEMA_REGISTRY_TLS_URL"), os.Getenv("ENGRAM_TEST_SCHEMA_REGISTRY_CA_FILE")
+	if u == "" || ca == "" {
+		if os.Getenv("ENGRAM_REQUIRE_SERVICES") == "1" {
+			t.Fatal("ENGRAM_REQUIRE_SERVICES=1 but ENGRAM_TEST_SCHEMA_REGISTRY_TLS_URL or _CA_FILE is not set")
+		}
+		t.Skip("set ENGRAM_TEST_SCHEMA_REGISTRY_TLS_URL and ENGRAM_TEST_SCHEMA_REGISTRY_CA_FILE (.ci/services/schemaregistry.sh)")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	codec, err := NewAvroCodec(SchemaRegistry{URL: u, CAFile: ca})
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc, err := codec.Encoder(ctx, "engram-test-tls-value", ExperienceEventSchema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	demo, _ := os.ReadFile("../../model/testdata/demo-event.json")
+	v, err := enc.Encode(demo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reader, err := NewAvroCodec(SchemaRegistry{URL: u, CAFile: ca})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := reader.Decode(ctx, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameJSON(t, out, demo)
+
+	untrusting, err := NewAvroCodec(SchemaRegistry{URL: u})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var de *DecodeError
+	if _, _, err := untrusting.Decode(ctx, v); !errors.As(err, &de) || de.Kind != DecodeRegistryDown || !strings.Contains(err.Error(), "certificate") {
+		t.Fatalf("without the CA: %v", err)
+	}
+	if _, err := NewAvroCodec(SchemaRegistry{URL: u, CAFile: "/nonexistent.pem"}); err == nil {
+		t.Fatal("a missing CA file was accepted")
+	}
+}
