@@ -35,7 +35,8 @@ func kafkaConfig(conf *resolved) (cfg kafka.Config, ok bool, err error) {
 	}
 	cfg.Compression = conf.Kafka.Compression
 	cfg.SASL = kafka.SASL{Mechanism: conf.Kafka.SASLMechanism, User: conf.Kafka.SASLUsername, Password: conf.Kafka.SASLPassword}
-	cfg.Registry = kafka.SchemaRegistry{URL: conf.Kafka.SchemaRegistryURL, User: conf.Kafka.SchemaRegistryUsername, Password: conf.Kafka.SchemaRegistryPassword}
+	cfg.Registry = kafka.SchemaRegistry{URL: conf.Kafka.SchemaRegistryURL, User: conf.Kafka.SchemaRegistryUsername, Password: conf.Kafka.SchemaRegistryPassword,
+		CAFile: conf.Kafka.SchemaRegistryCAFile}
 	if strings.HasPrefix(proto, "SASL_") && cfg.SASL.Mechanism == "" {
 		return cfg, true, errors.New("kafka.security_protocol " + proto + " needs kafka.sasl_mechanism (KAFKA_SASL_MECHANISM)")
 	}

@@ -188,6 +188,7 @@ func settingsOf(c *config) []setting {
 		{key: "kafka.schema_registry_username", to: &c.Kafka.SchemaRegistryUsername, flag: "kafka-schema-registry-username", env: []string{"KAFKA_SCHEMA_REGISTRY_USERNAME", "SCHEMA_REGISTRY_USERNAME"}, usage: "schema registry user (HTTP basic auth)"},
 		{key: "kafka.schema_registry_password", to: &c.Kafka.SchemaRegistryPassword, env: []string{"KAFKA_SCHEMA_REGISTRY_PASSWORD", "SCHEMA_REGISTRY_PASSWORD"}, secret: true, usage: "schema registry password (environment or file only)"},
 		{key: "kafka.schema_registry_password_file", to: &c.Kafka.SchemaRegistryPasswordFile, flag: "kafka-schema-registry-password-file", env: []string{"ENGRAM_KAFKA_SCHEMA_REGISTRY_PASSWORD_FILE"}, usage: "file holding the schema registry password"},
+		{key: "kafka.schema_registry_ca_file", to: &c.Kafka.SchemaRegistryCAFile, flag: "kafka-schema-registry-ca", env: []string{"ENGRAM_KAFKA_SCHEMA_REGISTRY_CA_FILE"}, usage: "PEM CA bundle trusted for an https schema registry (beside the system roots)"},
 		{key: "kafka.session_timeout", to: &c.Kafka.SessionTimeout, flag: "kafka-session-timeout", env: []string{"ENGRAM_KAFKA_SESSION_TIMEOUT"}, def: "45s", usage: "a worker that stops heartbeating (killed) leaves the group after this long, and its partitions move on (at least 6s)"},
 		{key: "worker.health_port", to: &c.Worker.HealthPort, flag: "health-port", env: []string{"HEALTH_PORT", "PORT"}, usage: "port of engram worker's GET /health and GET /metrics on localhost (empty: no server)"},
 		{key: "worker.health_addr", to: &c.Worker.HealthAddr, flag: "health-addr", env: []string{"ENGRAM_HEALTH_ADDR"}, def: "127.0.0.1", usage: "address the health server listens on"},
@@ -263,6 +264,7 @@ type config struct {
 		// The schema registry Avro messages are read through.
 		SchemaRegistryURL, SchemaRegistryUsername          string
 		SchemaRegistryPassword, SchemaRegistryPasswordFile string
+		SchemaRegistryCAFile                               string
 	}
 	Worker struct {
 		HealthPort, HealthAddr string
