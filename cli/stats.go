@@ -18,6 +18,7 @@ type statsOpts struct {
 	queryOpts
 	since, until, every, by string
 	top                     int
+	compare                 string // stats_compare.go
 }
 
 func statsFlags(e *env) (*flag.FlagSet, *statsOpts) {
@@ -30,6 +31,7 @@ func statsFlags(e *env) (*flag.FlagSet, *statsOpts) {
 	fs.StringVar(&o.every, "every", "", "bucket width (1m, 15m, 1h, 1d; default: from the range, at most 60 buckets)")
 	fs.StringVar(&o.by, "by", "", "split by a field: "+strings.Join(query.StatsFields, ", "))
 	fs.IntVar(&o.top, "top", query.DefaultTop, "with --by: the groups kept, most frequent first; the rest are \""+query.GroupOther+"\"")
+	fs.StringVar(&o.compare, "compare", "", "compare instead: 'previous' (the range against the one as long before it), FROM/TO (another range against this one), or with --by two values A,B of the field (docs/stats.md)")
 	return fs, o
 }
 
@@ -48,6 +50,9 @@ func runStats(ctx context.Context, e *env, args []string) error {
 	q, err := o.statsQuery(exprArg(fs.Args()), time.Now())
 	if err != nil {
 		return err
+	}
+	if o.compare != "" {
+		return runStatsCompare(ctx, e, sr, q, o)
 	}
 	s, err := sr.Stats(ctx, q)
 	if err != nil {
