@@ -214,7 +214,26 @@ func FuzzAvroWire(f *testing.F) {
 	f.Add([]byte{0, 0, 0, 0, 1})
 	f.Add([]byte{0})
 	f.Add([]byte(`{"eventId":"x"}`))
+	// Every kind of schema the decoder walks, a recursive one included.
+	sink, err := ParseAvroSchema(`{"type":"record","name":"Node","fields":[
+	  {"name":"e","type":{"type":"enum","name":"E","symbols":["A","B"]}},
+	  {"name":"f","type":{"type":"fixed","name":"F","size":2}},
+	  {"name":"b","type":"bytes"},{"name":"i","type":"int"},{"name":"l","type":"long"},{"name":"fl","type":"float"},
+	  {"name":"m","type":{"type":"map","values":["null","boolean","double",{"type":"string","engram.json":true}]}},
+	  {"name":"kids","type":{"type":"array","items":"Node"}}]}`)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add([]byte{0, 0, 0, 0, 2, 2, 'a', 'b', 2, 0xff, 4, 6, 0, 0, 0x80, 0x3f, 2, 2, 'k', 6, 4, 'n', 'u', 0, 0})
 	f.Fuzz(func(t *testing.T, value []byte) {
+		if len(value) > 4 && value[4]&1 == 0 { // schema id even: the kitchen sink
+			if _, b, err := SplitWire(value); err == nil {
+				if out, err := AvroToJSON(sink, b); err == nil && !json.Valid(out) {
+					t.Fatalf("decoded to invalid JSON: %q", out)
+				}
+			}
+			return
+		}
 		if !IsWire(value) {
 			return
 		}
