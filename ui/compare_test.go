@@ -149,3 +149,44 @@ func TestCompareFlow(t *testing.T) {
 	tm.Send(keyMsg("q"))
 	tm.WaitFinished(t, teatest.WithFinalTimeout(5*time.Second))
 }
+
+// In the Turns list, m marks a turn and = on another compares the two
+// turns step by step.
+func TestCompareTurns(t *testing.T) {
+	r, a := world(12, testBase)
+	m := newTestModel(t, testDeps(r, a), testOpts(t), 120, 40)
+	press(t, m, "tab")
+	if m.focus != viewTurns {
+		t.Fatalf("focus %v", m.focus)
+	}
+	press(t, m, "=")
+	mustContain(t, screen(m), "no turn marked: m marks a turn")
+	press(t, m, "m")
+	mustContain(t, screen(m), "marked turn turn-0003: = on another turn compares the two")
+	press(t, m, "down", "=")
+	if m.focus != viewCompare {
+		t.Fatalf("focus %v after m, down, =", m.focus)
+	}
+	mustContain(t, screen(m), "Compare turns turn-0003 ⇄ turn-0002", "◀ turn-0003", "▶ turn-0002",
+		"latency_ms", "87 ", "66  Δ -21 (-24%)",
+		"~ step 1 observation", "ev-000009 · user_input", "ev-000006 · user_input",
+		"~ step 3 outcome", `"turn-0003"`, `"turn-0002"`)
+	if d := m.current(); d == nil || d.EventID != "ev-000006" {
+		t.Fatalf("current %v", d)
+	}
+	press(t, m, "esc")
+	if m.focus != viewTurns {
+		t.Fatalf("esc went to %v", m.focus)
+	}
+}
+
+func TestCompareTurnsGolden(t *testing.T) {
+	for _, size := range [][2]int{{80, 24}, {160, 48}} {
+		t.Run(fmt.Sprintf("%dx%d", size[0], size[1]), func(t *testing.T) {
+			r, a := world(12, testBase)
+			m := newTestModel(t, testDeps(r, a), testOpts(t), size[0], size[1])
+			press(t, m, "tab", "m", "down", "=")
+			golden.RequireEqual(t, []byte(ansi.Strip(m.compare.View())))
+		})
+	}
+}

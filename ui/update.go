@@ -93,9 +93,9 @@ func (m *Model) onGlobalKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.simBack, m.simNav = m.back, m.detail.Nav()
 		cmd := m.similar.Open(m.detail.Doc())
 		return tea.Batch(m.setFocus(viewSimilar), cmd)
-	case key.Matches(msg, km.Mark) && m.current() != nil:
+	case key.Matches(msg, km.Mark) && m.canCompare():
 		return m.markEvent()
-	case key.Matches(msg, km.Compare) && m.current() != nil:
+	case key.Matches(msg, km.Compare) && m.canCompare():
 		return m.openCompare()
 	case key.Matches(msg, km.Pause) && m.focus == viewTurns && !m.turns.ChainOpen():
 		// The turns follow with the stream (followTurns): one state, one key.

@@ -1,6 +1,7 @@
 // Package compare is the inspector's Compare view: two events side by
-// side, field by field, what differs marked (what engram diff prints). m
-// marks an event anywhere, = on another opens the view on the two, Esc
+// side, field by field, what differs marked (what engram diff prints), or
+// two turns step by step (engram diff --turn). m marks an event anywhere
+// (a turn in the Turns list), = on another opens the view on the two, Esc
 // goes back to where = was pressed.
 package compare
 
@@ -23,6 +24,13 @@ type Model struct {
 	marked      *model.IndexDoc
 	left, right *model.IndexDoc
 	diff        *qc.EventDiff
+	// A comparison of two turns: their keys, its diff, the right turn's
+	// events; markTurn is the turn m marked in the Turns list.
+	markTurn     string
+	lturn, rturn string
+	tdiff        *qc.TurnDiff
+	rdocs        []*model.IndexDoc
+	err          error
 	// lines is the body drawn for width linesW; top the first one shown.
 	lines   []string
 	linesW  int
@@ -42,10 +50,18 @@ func (v *Model) Mark(d *model.IndexDoc) { v.marked = d }
 func (v *Model) Marked() *model.IndexDoc { return v.marked }
 
 // Opened: a comparison was asked for (Tab then reaches the view).
-func (v *Model) Opened() bool { return v.left != nil }
+func (v *Model) Opened() bool { return v.left != nil || v.lturn != "" }
 
 // Current is the right event, the one = was pressed on.
-func (v *Model) Current() *model.IndexDoc { return v.right }
+func (v *Model) Current() *model.IndexDoc {
+	if v.lturn != "" {
+		if len(v.rdocs) > 0 {
+			return v.rdocs[0]
+		}
+		return nil
+	}
+	return v.right
+}
 
 // Size is the area SetSize gave.
 func (v *Model) Size() (w, h int) { return v.w, v.h }
@@ -64,6 +80,7 @@ func (v *Model) Busy() bool { return v.loading }
 // document standing in for a missing object), then aligned.
 func (v *Model) Open(left, right *model.IndexDoc) tea.Cmd {
 	v.left, v.right, v.diff, v.loading, v.lines, v.top = left, right, nil, true, nil, 0
+	v.lturn, v.rturn, v.tdiff, v.rdocs, v.err = "", "", nil, nil, nil
 	v.req++
 	return load(v.c.Ctx, v.c.Deps.Archive, v.c.Opts.ArchiveTimeout, left, right, v.req)
 }

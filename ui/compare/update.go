@@ -12,6 +12,8 @@ func (v *Model) Update(msg tea.Msg) tea.Cmd {
 		if msg.req == v.req {
 			v.diff, v.loading, v.lines = msg.diff, false, nil
 		}
+	case turnsLoadedMsg:
+		v.onTurnsLoaded(msg)
 	case tea.KeyPressMsg:
 		v.onKey(msg)
 	case tea.MouseWheelMsg:
@@ -46,7 +48,7 @@ func (v *Model) onKey(msg tea.KeyPressMsg) {
 func (v *Model) scroll(n int) { v.top = min(max(v.top+n, 0), v.maxTop()) }
 
 func (v *Model) maxTop() int {
-	if v.diff == nil {
+	if v.diff == nil && v.tdiff == nil {
 		return 0
 	}
 	return max(0, len(v.body())-v.bodyH())
@@ -55,7 +57,7 @@ func (v *Model) maxTop() int {
 // ShortHelp: the keys that work now.
 func (v *Model) ShortHelp() []key.Binding {
 	km := v.c.Keys
-	if v.diff == nil {
+	if v.diff == nil && v.tdiff == nil {
 		return []key.Binding{km.Back}
 	}
 	return []key.Binding{km.Move, km.PageDown, km.Mark, km.Compare, km.Back}

@@ -18,16 +18,19 @@ const textContext = 12
 // a mark before what differs: ~ changed, - only left, + only right.
 func (v *Model) View() string {
 	st := v.c.Styles
-	if v.left == nil {
-		msg := " Nothing to compare yet: m marks an event (in any view), = on another compares the two."
+	if !v.Opened() {
+		msg := " Nothing to compare yet: m marks an event (in any view) or a turn (in the Turns list), = on another compares the two."
 		if v.marked != nil {
 			msg = " Marked " + uikit.Clean(v.marked.EventID) + ": = on another event compares the two."
 		}
 		return uikit.PadLines(st.Muted.Render(msg), v.w, v.h)
 	}
 	head := v.header()
-	if v.diff == nil {
-		return uikit.PadLines(strings.Join(head, "\n")+"\n"+st.Muted.Render(" reading both events "+v.c.Spin.View()), v.w, v.h)
+	switch {
+	case v.err != nil:
+		return uikit.PadLines(strings.Join(head, "\n")+"\n"+st.Error.Render(" ✗ "+uikit.ErrorText(v.err)), v.w, v.h)
+	case v.loading:
+		return uikit.PadLines(strings.Join(head, "\n")+"\n"+st.Muted.Render(" reading both "+map[bool]string{true: "turns", false: "events"}[v.lturn != ""]+" "+v.c.Spin.View()), v.w, v.h)
 	}
 	body := v.body()
 	end := min(v.top+v.bodyH(), len(body))
@@ -41,6 +44,9 @@ func (v *Model) View() string {
 
 // header is the lines above the scrolling body.
 func (v *Model) header() []string {
+	if v.lturn != "" {
+		return v.turnHeader()
+	}
 	st := v.c.Styles
 	pathW, colW := v.columns()
 	title := st.Title.Render(" Compare ") + st.Muted.Render(uikit.Clean(v.left.EventID)+" ⇄ "+uikit.Clean(v.right.EventID))
@@ -90,6 +96,9 @@ func (v *Model) bodyH() int { return max(1, v.h-len(v.header())-1) }
 // body is the measures and the fields drawn for the current width, drawn
 // once per comparison and width: scrolling only slices it.
 func (v *Model) body() []string {
+	if v.lturn != "" {
+		return v.turnBody()
+	}
 	if v.diff == nil {
 		return nil
 	}
@@ -97,25 +106,41 @@ func (v *Model) body() []string {
 		return v.lines
 	}
 	st := v.c.Styles
-	pathW, colW := v.columns()
 	var out []string
-	line := func(mark string, ms lipgloss.Style, path string, l, r string, dim bool) string {
-		cells := uikit.Fit(l, colW) + st.Subtle.Render(" │ ") + uikit.Fit(r, colW)
-		p := uikit.Fit(path, pathW)
-		if dim {
-			return st.Muted.Render(mark+" "+p+" ") + st.Muted.Render(uikit.Fit(l, colW)) + st.Subtle.Render(" │ ") + st.Muted.Render(uikit.Fit(r, colW))
-		}
-		return ms.Render(mark+" "+p) + " " + cells
-	}
 	for _, m := range v.diff.Measures {
 		r := num(m.Right)
 		if dt := qc.DeltaText(m.Left, m.Right, m.Delta); m.Delta != nil && dt != "0" {
 			r += "  Δ " + dt
 		}
-		out = append(out, line(" ", st.Bold, m.Name, num(m.Left), r, m.Left == nil && m.Right == nil))
+		out = append(out, v.line(" ", st.Bold, m.Name, num(m.Left), r, m.Left == nil && m.Right == nil))
 	}
 	out = append(out, st.Subtle.Render(strings.Repeat("─", max(0, v.w))))
-	for _, f := range v.diff.Fields {
+	out = append(out, v.fieldLines(v.diff.Fields, true)...)
+	v.lines, v.linesW = out, v.w
+	return out
+}
+
+// line is one line of the two columns: the mark and the path (styled ms),
+// the left value and the right one; dim draws it all muted.
+func (v *Model) line(mark string, ms lipgloss.Style, path string, l, r string, dim bool) string {
+	st := v.c.Styles
+	pathW, colW := v.columns()
+	p := uikit.Fit(path, pathW)
+	if dim {
+		return st.Muted.Render(mark+" "+p+" ") + st.Muted.Render(uikit.Fit(l, colW)) + st.Subtle.Render(" │ ") + st.Muted.Render(uikit.Fit(r, colW))
+	}
+	return ms.Render(mark+" "+p) + " " + uikit.Fit(l, colW) + st.Subtle.Render(" │ ") + uikit.Fit(r, colW)
+}
+
+// fieldLines are the lines of fields: those the same too when same.
+func (v *Model) fieldLines(fields []qc.Field, same bool) []string {
+	st := v.c.Styles
+	_, colW := v.columns()
+	var out []string
+	for _, f := range fields {
+		if f.Status == qc.Same && !same {
+			continue
+		}
 		mark, ms := markOf(st, f.Status)
 		if f.Words != nil {
 			lw := uikit.WrapText(sideText(f.Words, qc.OpDelete), colW)
@@ -129,9 +154,9 @@ func (v *Model) body() []string {
 					r = rw[i]
 				}
 				if i == 0 {
-					out = append(out, line(mark, ms, uikit.Clean(f.Path), l, r, false))
+					out = append(out, v.line(mark, ms, uikit.Clean(f.Path), l, r, false))
 				} else {
-					out = append(out, line(" ", ms, "", l, r, false))
+					out = append(out, v.line(" ", ms, "", l, r, false))
 				}
 			}
 			continue
@@ -140,9 +165,8 @@ func (v *Model) body() []string {
 		if f.Delta != nil {
 			r += "  Δ " + qc.DeltaText(qc.NumberOf(f.Left), qc.NumberOf(f.Right), f.Delta)
 		}
-		out = append(out, line(mark, ms, uikit.Clean(f.Path), l, r, f.Status == qc.Same))
+		out = append(out, v.line(mark, ms, uikit.Clean(f.Path), l, r, f.Status == qc.Same))
 	}
-	v.lines, v.linesW = out, v.w
 	return out
 }
 

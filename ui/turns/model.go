@@ -141,6 +141,15 @@ func (v *Model) selected() *query.TurnSummary {
 	return &t
 }
 
+// SelectedKey is the key of the selected turn of the list, "" when the
+// chain is open or there is none (the turn m marks to compare).
+func (v *Model) SelectedKey() string {
+	if t := v.selected(); t != nil && !v.chain.open {
+		return t.Key
+	}
+	return ""
+}
+
 // Busy: turns or a chain are loading.
 func (v *Model) Busy() bool { return v.loading || v.chain.loading }
 
