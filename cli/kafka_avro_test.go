@@ -194,6 +194,9 @@ func TestWorkerIngestsAvroAndJSONMixed(t *testing.T) {
 	if m := busMessage(r); m.Header("(avro error)") == "" || m.Header("(avro schema id)") != "2147483633" {
 		t.Errorf("Topics view message: %+v", m.Headers)
 	}
+	if !strings.Contains(werr.String(), "; JSON, Avro through "+url) {
+		t.Errorf("the worker's banner does not name the registry: %s", werr.String())
+	}
 	if !strings.Contains(werr.String(), "rejected 1") {
 		t.Errorf("the worker's summary does not count the rejection: %s", werr.String())
 	}

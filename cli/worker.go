@@ -79,7 +79,11 @@ func runWorker(ctx context.Context, e *env, args []string) error {
 	} else {
 		defer stop()
 	}
-	fmt.Fprintf(e.stderr, "engram worker: group %s on %s (%s), into %s\n", safeLine(kcfg.Group), safeLine(kcfg.Topics.Raw), safeLine(strings.Join(kcfg.Brokers, ",")), safeLine(st.describe()))
+	avro := "Avro messages rejected: no schema registry (kafka.schema_registry_url)"
+	if kcfg.Registry.URL != "" {
+		avro = "Avro through " + kcfg.Registry.URL
+	}
+	fmt.Fprintf(e.stderr, "engram worker: group %s on %s (%s), into %s; JSON, %s\n", safeLine(kcfg.Group), safeLine(kcfg.Topics.Raw), safeLine(strings.Join(kcfg.Brokers, ",")), safeLine(st.describe()), safeLine(conf.redact(avro)))
 	var finished atomic.Int64
 	stopStatus := workerStatus(ctx, rep, o.every, kcfg, m, &finished)
 	sum, err := worker.Run(ctx, worker.Config{
