@@ -85,6 +85,7 @@ func runRecall(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	eng.K = o.limit
 	if embNote != "" {
 		fmt.Fprintln(e.stderr, "engram: "+embNote)
 	}

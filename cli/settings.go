@@ -141,7 +141,7 @@ func settingsOf(c *config) []setting {
 		{key: "recall.formula", to: &c.Recall.Formula, flag: "formula", env: []string{"ENGRAM_RECALL_FORMULA"}, def: "hybrid", usage: "recall's score: hybrid (the weighted sum of every factor) or salience (recency × importance, the source systems' ordering)", choices: []string{"hybrid", "salience"}},
 		{key: "recall.weights", to: &c.Recall.Weights, flag: "weights", env: []string{"ENGRAM_RECALL_WEIGHTS"}, def: "text=0.3,similarity=0.3,importance=0.15,recency=0.15,reward=0.05,decay=0.05", usage: "recall's hybrid weights, factor=weight: a factor not named weighs 0; relative (divided by their sum)"},
 		{key: "recall.half_life", to: &c.Recall.HalfLife, flag: "half-life", env: []string{"ENGRAM_RECALL_HALF_LIFE"}, def: "24h", usage: "recall's recency: 0.5 at this age, 0.25 at twice it"},
-		{key: "recall.window", to: &c.Recall.Window, flag: "recall-window", env: []string{"ENGRAM_RECALL_WINDOW"}, def: "1000", usage: "recall's candidates: the newest N documents holding a word of the prompt (the best N on OpenSearch), and up to 200 nearest by embedding"},
+		{key: "recall.window", to: &c.Recall.Window, flag: "recall-window", env: []string{"ENGRAM_RECALL_WINDOW"}, def: "1000", usage: "recall's candidates: the newest N documents holding a word of the prompt (the best N on OpenSearch), and the 4×K nearest by embedding (40 to 200)"},
 		{key: "s3.endpoint", to: &c.S3.Endpoint, flag: "s3-endpoint", env: []string{"S3_ENDPOINT"}, usage: "S3 endpoint, host:port or URL (empty: AWS)"},
 		{key: "s3.bucket", to: &c.S3.Bucket, flag: "s3-bucket", env: []string{"S3_BUCKET"}, usage: "S3 bucket of the archive"},
 		{key: "s3.region", to: &c.S3.Region, flag: "s3-region", env: []string{"S3_REGION", "AWS_REGION"}, usage: "S3 region"},

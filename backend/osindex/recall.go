@@ -14,10 +14,6 @@ import (
 
 var _ recall.Searcher = (*Reader)(nil)
 
-// maxRecallVector is the most candidates recall takes by embedding (k of
-// the knn clause).
-const maxRecallVector = 200
-
 // recallHit is a hit with its score and the scores of its named queries
 // (include_named_queries_score: an object of name → score; a list of names
 // on a server without it).
@@ -39,7 +35,7 @@ type recallResult struct {
 // query whose filter is q.Expr (and the tenant) and whose should is a
 // match of the prompt on summary (named "text", its BM25 returned per hit
 // by include_named_queries_score) and a knn clause of the prompt's
-// embedding (k 200, when the index maps embedding as a knn_vector of the
+// embedding (k q.Nearest, when the index maps embedding as a knn_vector of the
 // prompt's dimension); at least one must match. The best q.Window hits by
 // OpenSearch's combined score are the candidates; their factors are then
 // recomputed from the hits alone (the cosine from each hit's embedding).
@@ -64,7 +60,11 @@ func (r *Reader) Recall(ctx context.Context, q recall.Request) (recall.Answer, e
 	var notes []string
 	knn := r.knn && r.vector && len(q.Vector) > 0 && len(q.Vector) == r.dim
 	if knn {
-		k := min(window, maxRecallVector)
+		k := q.Nearest
+		if k <= 0 {
+			k = recall.NearestFor(10)
+		}
+		k = min(k, recall.MaxNearest)
 		should = append(should, obj{"knn": obj{fEmbedding: obj{"vector": q.Vector, "k": k}}})
 		notes = append(notes, fmt.Sprintf("one hybrid request: the best %d hits of a match on summary or the %d nearest by embedding (k-NN)", window, k))
 	} else {

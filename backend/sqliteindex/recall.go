@@ -13,15 +13,10 @@ import (
 
 var _ recall.Searcher = (*Reader)(nil)
 
-// maxRecallVector is the most candidates recall takes by embedding: the
-// nearest by cosine, reranked exactly (see nearestIn). Each costs a row
-// read; a top K of tens needs no more.
-const maxRecallVector = 200
-
 // Recall finds the candidates of a prompt (see package recall): the
 // newest q.Window documents holding any of the prompt's words, each with
 // its BM25 (the formula and statistics of Search's window, rank.go), and
-// the nearest min(q.Window, 200) by embedding (Similar's scan), both
+// the q.Nearest nearest by embedding (Similar's scan, reranked exactly), both
 // filtered by q.Expr, plus q.IDs. Every candidate's cosine to the prompt
 // is exact, from its stored embedding. It only reads.
 func (r *Reader) Recall(ctx context.Context, q recall.Request) (recall.Answer, error) {
@@ -61,12 +56,16 @@ func (r *Reader) Recall(ctx context.Context, q recall.Request) (recall.Answer, e
 			notes = append(notes, fmt.Sprintf("text: all %s documents holding a word of the prompt", query.Thousands(int64(n))))
 		}
 	}
-	seqs := make([]int64, 0, len(bm)+maxRecallVector)
+	seqs := make([]int64, 0, len(bm)+q.Nearest)
 	for s := range bm {
 		seqs = append(seqs, s)
 	}
 	if len(q.Vector) > 0 {
-		k := min(window, maxRecallVector)
+		k := q.Nearest
+		if k <= 0 {
+			k = recall.NearestFor(10)
+		}
+		k = min(k, recall.MaxNearest)
 		vs, err := r.recallVector(ctx, q, k)
 		if err != nil {
 			return recall.Answer{}, err

@@ -149,6 +149,7 @@ type Engine struct {
 	Searcher Searcher
 	Embedder Embedder
 	Window   int // Request.Window; 0: DefaultWindow
+	K        int // the top K shown, for Request.Nearest; 0: 10
 	Now      func() time.Time
 }
 
@@ -158,7 +159,7 @@ func (e *Engine) Run(ctx context.Context, text, expr string, ids []string, s Set
 	if e == nil || e.Searcher == nil {
 		return nil, nil, "", errors.New("recall: no index to recall from")
 	}
-	req := Request{Text: text, Expr: expr, Window: e.Window, IDs: ids}
+	req := Request{Text: text, Expr: expr, Window: e.Window, IDs: ids, Nearest: NearestFor(max(e.K, 10))}
 	if req.Window <= 0 {
 		req.Window = DefaultWindow
 	}

@@ -322,14 +322,25 @@ type Request struct {
 	Expr string
 	// Vector is the prompt's embedding; nil leaves similarity out.
 	Vector []float64
-	// Window bounds the candidates: at most Window text matches (the
-	// newest on the embedded index, the best by BM25 on OpenSearch) and
-	// Window nearest by embedding.
+	// Window bounds the text candidates: at most Window text matches
+	// (the newest on the embedded index, the best by BM25 on OpenSearch).
 	Window int
+	// Nearest is how many candidates to take by embedding (0:
+	// NearestFor(10)).
+	Nearest int
 	// IDs are events to include among the candidates whatever their
 	// relevance (--explain), when they pass Expr.
 	IDs []string
 }
+
+// MaxNearest bounds Request.Nearest.
+const MaxNearest = 200
+
+// NearestFor is the candidates by embedding a top k takes: 4·k, at least
+// 40, at most MaxNearest. Each is a row read on the embedded index; 4·k
+// leaves room for the view to weigh similarity alone and still show the
+// nearest k.
+func NearestFor(k int) int { return min(MaxNearest, max(40, 4*k)) }
 
 // DefaultWindow is the candidates a Request takes by each route unless
 // it says otherwise.
