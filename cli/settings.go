@@ -236,7 +236,7 @@ type config struct {
 		HalfLife time.Duration
 		Window   int
 	}
-	S3      struct {
+	S3 struct {
 		Endpoint, Bucket, Region            string
 		AccessKey, SecretKey, SecretKeyFile string
 		CreateBucket, PathStyle             bool
