@@ -15,6 +15,9 @@ func ExtensionFields() map[string]any {
 		"success":     map[string]any{"type": "boolean"},
 		"latency_ms":  map[string]any{"type": "long"},
 		"ingested_at": map[string]any{"type": "date"},
+		// source: context.source (model.SourceOf), added to an existing
+		// index by completeMapping like every extension.
+		"source": kw(),
 	}
 }
 

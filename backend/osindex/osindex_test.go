@@ -277,7 +277,7 @@ func TestSourceSystemIndex(t *testing.T) {
 	cfg := testConfig(t, name)
 	cfg.Logf = l.logf
 	ix := openTest(t, cfg)
-	if !strings.Contains(l.String(), "added fields ingested_at, latency_ms, success, tenant_id, tool, trace_id, turn_id") {
+	if !strings.Contains(l.String(), "added fields ingested_at, latency_ms, source, success, tenant_id, tool, trace_id, turn_id") {
 		t.Errorf("log:\n%s", l.String())
 	}
 	after := mapping(t, name)

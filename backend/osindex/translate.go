@@ -4,6 +4,7 @@ import (
 	"math"
 	"time"
 
+	"engram/model"
 	"engram/query/expr"
 )
 
@@ -24,6 +25,7 @@ const (
 	fSuccess    = "success"
 	fLatency    = "latency_ms"
 	fIngestedAt = "ingested_at"
+	fSource     = "source"
 )
 
 var keywordField = map[string]string{
@@ -99,6 +101,22 @@ func turnQuery(keys ...string) obj {
 	}}
 }
 
+// sourceQuery matches the documents whose source (model.SourceOf) is v:
+// the source field, else system for a system: session (a document the
+// source system wrote, without engram's extensions).
+func sourceQuery(v string) obj {
+	if v != model.SourceSystem {
+		return term(fSource, v)
+	}
+	return obj{"bool": obj{
+		"should": []any{
+			term(fSource, v),
+			obj{"bool": obj{"filter": []any{obj{"prefix": obj{fSession: model.SystemSessionPrefix}}}, "must_not": []any{exists(fSource)}}},
+		},
+		"minimum_should_match": 1,
+	}}
+}
+
 // turnKeyScript computes the turn key in painless, with the same
 // fallbacks (and without failing on an index that lacks the extension
 // fields' mapping).
@@ -145,6 +163,10 @@ func translate(e *expr.Expr, now time.Time, tenant string, scored bool) obj {
 		case expr.KindField:
 			if t.Field == expr.FieldTurn {
 				add(t.Neg, turnQuery(t.Value))
+				continue
+			}
+			if t.Field == expr.FieldSource {
+				add(t.Neg, sourceQuery(t.Value))
 				continue
 			}
 			f := keywordField[t.Field]

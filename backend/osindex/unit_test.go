@@ -363,7 +363,7 @@ func TestOpenErrorsFake(t *testing.T) {
 	if _, err := fakeIndex(t, f, Config{Logf: l.logf}); err != nil {
 		t.Fatal(err)
 	}
-	if f.puts.Load() != 1 || !strings.Contains(l.String(), "added fields ingested_at, latency_ms, success, tenant_id, tool, trace_id to index") {
+	if f.puts.Load() != 1 || !strings.Contains(l.String(), "added fields ingested_at, latency_ms, source, success, tenant_id, tool, trace_id to index") {
 		t.Errorf("puts %d, log:\n%s", f.puts.Load(), l.String())
 	}
 	// Something that is not OpenSearch.

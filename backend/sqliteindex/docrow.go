@@ -19,7 +19,7 @@ var docRowColumns = []string{
 	"doc", "embedding", "event_id", "timestamp", "ingested_at", "event_type", "session_id",
 	"user_id", "agent_id", "tenant_id", "trace_id", "turn_id", "tool", "success", "latency_ms",
 	"importance_score", "reward_score", "confidence", "retrieval_count", "decay_factor",
-	"object_storage_key", "summary", "structured", "tags",
+	"object_storage_key", "summary", "structured", "tags", "source",
 }
 
 // docColumns is what to select from docs (aliased d) for a docRow;
@@ -29,6 +29,9 @@ var docRowColumns = []string{
 var (
 	docColumns         = "d." + strings.Join(docRowColumns, ", d.")
 	docColumnsNoVector = strings.Replace(docColumns, "d.embedding,", "NULL,", 1)
+	// docSourceBefore9 stands for d.source on an index of schema version 8
+	// or older opened read-only (no writer has added the column yet).
+	docSourceBefore9 = "(CASE WHEN substr(d.session_id, 1, 7) = 'system:' THEN 'system' END)"
 )
 
 // DocColumns is what to select from docs (aliased d) for a docRow. An index
@@ -38,8 +41,12 @@ var (
 func (db *DB) DocColumns(ctx context.Context) string {
 	if db.legacy.Load() {
 		var v int
-		if err := db.r.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil || v < 4 {
-			return docColumnsNoVector
+		err := db.r.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v)
+		switch {
+		case err != nil || v < 4:
+			return strings.Replace(docColumnsNoVector, "d.source", docSourceBefore9, 1)
+		case v < 9:
+			return strings.Replace(docColumns, "d.source", docSourceBefore9, 1)
 		}
 		db.legacy.Store(false)
 	}
@@ -58,7 +65,7 @@ func inColumns(d *model.IndexDoc) bool {
 		return false
 	}
 	for _, s := range []string{d.EventID, d.Timestamp, d.EventType, d.SessionID, d.UserID,
-		d.AgentID, d.Summary, d.ObjectStorageKey, d.TurnID, d.TenantID, d.TraceID, d.Tool} {
+		d.AgentID, d.Summary, d.ObjectStorageKey, d.TurnID, d.TenantID, d.TraceID, d.Tool, d.Source} {
 		if !utf8.ValidString(s) {
 			return false
 		}
@@ -76,6 +83,7 @@ type docRow struct {
 	doc, emb                                             []byte
 	eventID, timestamp, ingestedAt, eventType, sessionID string
 	userID, agentID, tenantID, traceID, turnID, tool     sql.NullString
+	source                                               sql.NullString
 	success, latency                                     sql.NullInt64
 	importance, reward, confidence                       float64
 	retrieval                                            int64
@@ -88,14 +96,18 @@ func (r *docRow) dest() []any {
 	return []any{&r.doc, &r.emb, &r.eventID, &r.timestamp, &r.ingestedAt, &r.eventType, &r.sessionID,
 		&r.userID, &r.agentID, &r.tenantID, &r.traceID, &r.turnID, &r.tool, &r.success, &r.latency,
 		&r.importance, &r.reward, &r.confidence, &r.retrieval, &r.decay,
-		&r.key, &r.summary, &r.structured, &r.tags}
+		&r.key, &r.summary, &r.structured, &r.tags, &r.source}
 }
 
 // document is the stored document: from its JSON where the row has one
 // (every row of schema version 5 and older), else from its columns.
 func (r *docRow) document() (*model.IndexDoc, error) {
 	if len(r.doc) > 0 {
-		return DecodeDoc(r.doc, r.emb)
+		d, err := DecodeDoc(r.doc, r.emb)
+		if err == nil && d.Source == "" {
+			d.Source = r.source.String
+		}
+		return d, err
 	}
 	d := &model.IndexDoc{
 		EventID: r.eventID, Timestamp: r.timestamp, IngestedAt: r.ingestedAt, EventType: r.eventType,
@@ -103,7 +115,7 @@ func (r *docRow) document() (*model.IndexDoc, error) {
 		TenantID: r.tenantID.String, TraceID: r.traceID.String, TurnID: r.turnID.String, Tool: r.tool.String,
 		ImportanceScore: r.importance, RewardScore: r.reward, Confidence: r.confidence,
 		RetrievalCount: int(r.retrieval), DecayFactor: r.decay, ObjectStorageKey: r.key,
-		Summary: r.summary, Structured: json.RawMessage(r.structured),
+		Summary: r.summary, Structured: json.RawMessage(r.structured), Source: r.source.String,
 	}
 	if r.success.Valid {
 		d.Success = ptr(r.success.Int64 != 0)

@@ -76,7 +76,7 @@ type DB struct {
 	syncMu    sync.Mutex // serialises Sync
 	walIno    uint64     // the WAL inode whose directory entry Sync has synced
 
-	legacy atomic.Bool // read-only on schema version <= 3: see DocColumns
+	legacy atomic.Bool // read-only on schema version <= 8: see DocColumns
 
 	embedder string       // SetEmbedder's name; guarded by mu
 	recorded map[int]bool // dimensions whose embedder meta holds; guarded by mu
@@ -179,7 +179,7 @@ func OpenReadOnly(path string, opts Options) (*DB, error) {
 		return nil, fmt.Errorf("sqlindex: open %s: no index schema yet (open it for writing first)", path)
 	}
 	db := &DB{path: path, r: r}
-	db.legacy.Store(v < 4)
+	db.legacy.Store(v < 9)
 	return db, nil
 }
 
@@ -370,7 +370,7 @@ func (db *DB) closeStmts() error {
 var insertColumns = []string{
 	"event_id", "timestamp", "ts_unix_ms", "ingested_at", "event_type", "phase",
 	"session_id", "user_id", "agent_id", "tenant_id", "trace_id", "turn_id", "turn_key",
-	"tool", "success", "latency_ms", "importance_score", "reward_score", "confidence",
+	"tool", "source", "success", "latency_ms", "importance_score", "reward_score", "confidence",
 	"retrieval_count", "decay_factor", "object_storage_key", "key_odd", "summary", "structured",
 	"embedding", "embedding_dim", "tags", "doc", "embedding64",
 }

@@ -86,7 +86,7 @@ func rowArgs(d *model.IndexDoc, now string) ([]any, error) {
 	return []any{
 		d.EventID, d.Timestamp, ts.UnixMilli(), now, d.EventType, int64(d.Phase()),
 		d.SessionID, null(d.UserID), null(d.AgentID), null(d.TenantID), null(d.TraceID), null(d.TurnID), d.TurnKey(),
-		null(d.Tool), success, latency, d.ImportanceScore, d.RewardScore, d.Confidence,
+		null(d.Tool), null(d.Source), success, latency, d.ImportanceScore, d.RewardScore, d.Confidence,
 		int64(d.RetrievalCount), d.DecayFactor, d.ObjectStorageKey, keyOdd(d.ObjectStorageKey, d.EventID, ts), d.Summary, structured,
 		emb, int64(len(d.Embedding)), tags, docJSON, nil,
 	}, nil

@@ -16,8 +16,11 @@ import "fmt"
 // and only those whose key is not where the archive puts their event
 // (key_odd) are indexed by key; version 8 keeps embeddings as float32s
 // only (embedding64, their float64 copy, is NULL: the upgrade clears it)
-// and adds meta, which records the embedder of each dimension.
-const SchemaVersion = 8
+// and adds meta, which records the embedder of each dimension; version 9
+// adds the column source (model.SourceOf: context.source, else system for
+// a system: session), filled by the upgrade from the session ids and from
+// documents stored as JSON (see sourceUpgrade).
+const SchemaVersion = 9
 
 // upgrades turn an index of the version given into the one before
 // SchemaVersion's statements run (they are idempotent and create what is
@@ -39,6 +42,22 @@ var upgrades = map[int][]string{
 	// sign-bit files' filters).
 	7: {`DROP TRIGGER IF EXISTS docs_au`, `DROP TRIGGER IF EXISTS docs_vec_au`,
 		`UPDATE docs SET embedding64 = NULL WHERE embedding64 IS NOT NULL`},
+	8: sourceUpgrade,
+}
+
+// sourceUpgrade adds docs.source to an index of version 8. Documents
+// stored before know no context.source, except one kept as JSON by an
+// engram that wrote source there; a system: session is the system's own.
+// docs_au, which would redo each row's full-text, tags and turn for a
+// column none of them reads, is dropped for the update and created again
+// by schema.
+var sourceUpgrade = []string{
+	`ALTER TABLE docs ADD COLUMN source TEXT`,
+	`DROP TRIGGER IF EXISTS docs_au`,
+	`UPDATE docs SET source = CASE
+     WHEN doc != '' AND json_valid(doc) AND json_extract(doc, '$.source') != '' THEN json_extract(doc, '$.source')
+     WHEN substr(session_id, 1, 7) = 'system:' THEN 'system' END
+   WHERE source IS NULL AND (substr(session_id, 1, 7) = 'system:' OR (doc != '' AND instr(doc, '"source"') > 0))`,
 }
 
 // batchSQL derives, in one statement each, what a batch of new documents
@@ -123,7 +142,8 @@ var schema = []string{
   tags               TEXT    NOT NULL,
   doc                TEXT    NOT NULL,
   embedding64        BLOB,
-  key_odd            INTEGER
+  key_odd            INTEGER,
+  source             TEXT
 )`,
 	`CREATE INDEX IF NOT EXISTS docs_turn       ON docs(turn_key, phase, ts_unix_ms, event_id)`,
 	`CREATE INDEX IF NOT EXISTS docs_session    ON docs(session_id, seq)`,

@@ -192,9 +192,17 @@ func (pl *planner) text(t expr.Term) {
 	}
 }
 
+// sourceSQL is a document's source (model.SourceOf): the column, else
+// system for a system: session (a document written without it).
+const sourceSQL = "coalesce(d.source, CASE WHEN substr(d.session_id, 1, 7) = 'system:' THEN 'system' END)"
+
 func (pl *planner) field(t expr.Term) {
 	p := pl.p
 	switch {
+	case t.Field == expr.FieldSource && t.Neg:
+		p.rows = append(p.rows, cond{sql: sourceSQL + " IS NOT ?", args: []any{t.Value}})
+	case t.Field == expr.FieldSource:
+		p.rows = append(p.rows, cond{sql: sourceSQL + " = ?", args: []any{t.Value}})
 	case t.Field == expr.FieldTag && t.Neg:
 		p.probes = append(p.probes, cond{sql: "NOT EXISTS (SELECT 1 FROM doc_tags WHERE tag = ? AND seq = %[1]s)", args: []any{t.Value}})
 	case t.Field == expr.FieldTag:

@@ -8,7 +8,7 @@
 //
 //	memory  "fast retrieval"       free words and quoted phrases: full text on summary, ranked
 //	type:tool_result               exact match on a keyword field; the value may be quoted:
-//	tool:"web search"                type session turn agent tenant trace tool tag id
+//	tool:"web search"                type session turn agent tenant trace tool tag id source
 //	success:true  success:false    the result's success (unknown matches neither)
 //	importance>=0.7  reward<0.3    numeric comparisons with > >= < <= = on
 //	latency>500  confidence=0.5      importance reward confidence latency;
@@ -19,8 +19,9 @@
 //	until:2026-05-08T10:00:00Z       since is inclusive, until exclusive
 //	-tag:demo  -word  -"a phrase"  negation of any term
 //
-// type: takes one of model.EventTypes (Values lists them); any other value
-// is an error, since it could match nothing. Field names, and the values of
+// type: takes one of model.EventTypes and source: one of model.Sources
+// (session, ambient, system; Values lists them); any other value is an
+// error, since it could match nothing. Field names, and the values of
 // type: and success:, are case-insensitive. Inside quotes, \" is a quote
 // and \\ a backslash. A document that lacks a field (no latency, success unknown)
 // matches no positive term on it, and so every negated one.
@@ -117,6 +118,7 @@ const (
 	FieldTool    = "tool"    // tool
 	FieldTag     = "tag"     // one of tags
 	FieldID      = "id"      // event_id
+	FieldSource  = "source"  // source (model.SourceOf: context.source, else system for system: sessions)
 
 	FieldImportance = "importance" // importance_score
 	FieldReward     = "reward"     // reward_score
@@ -129,7 +131,7 @@ const (
 )
 
 // KeywordFields are the fields of KindField terms.
-var KeywordFields = []string{FieldType, FieldSession, FieldTurn, FieldAgent, FieldTenant, FieldTrace, FieldTool, FieldTag, FieldID}
+var KeywordFields = []string{FieldType, FieldSession, FieldTurn, FieldAgent, FieldTenant, FieldTrace, FieldTool, FieldTag, FieldID, FieldSource}
 
 // NumericFields are the fields of KindCompare terms.
 var NumericFields = []string{FieldImportance, FieldReward, FieldConfidence, FieldLatency}
@@ -147,6 +149,8 @@ func closedValues(field string) []string {
 		return model.EventTypes
 	case FieldSuccess:
 		return successValues
+	case FieldSource:
+		return model.Sources
 	}
 	return nil
 }
@@ -154,7 +158,7 @@ func closedValues(field string) []string {
 var successValues = []string{"true", "false"}
 
 // knownFields is every field name, sorted, for error messages.
-const knownFields = "agent, confidence, id, importance, latency, reward, session, since, success, tag, tenant, tool, trace, turn, type, until"
+const knownFields = "agent, confidence, id, importance, latency, reward, session, since, source, success, tag, tenant, tool, trace, turn, type, until"
 
 // Time is the value of since: and until:, relative to the query's now or
 // absolute.

@@ -106,7 +106,7 @@ func TestParse(t *testing.T) {
 
 func TestParseErrors(t *testing.T) {
 	types := "user_input, tool_result, system_event, agent_action, environmental_observation, consolidation_output, observation, action, outcome"
-	known := "; known fields: agent, confidence, id, importance, latency, reward, session, since, success, tag, tenant, tool, trace, turn, type, until"
+	known := "; known fields: agent, confidence, id, importance, latency, reward, session, since, source, success, tag, tenant, tool, trace, turn, type, until"
 	tests := []struct {
 		in, want string
 	}{

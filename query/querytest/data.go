@@ -174,6 +174,7 @@ func Generate(now time.Time, n int) []*model.IndexDoc {
 		i := pick(top)
 		out[i].Summary = strings.Replace(out[i].Summary, " ", " lantern ", 1)
 	}
+	markSources(out)
 	u := pick(top)
 	out[u].Summary += " zephyr"
 	for k := range 12 {
@@ -188,6 +189,32 @@ func Generate(now time.Time, n int) []*model.IndexDoc {
 		}
 	}
 	return out
+}
+
+// SystemSession is the session of the source-system shaped documents
+// markSources moves to a system session: no source field, so that
+// source:system finds them by their session id alone.
+const SystemSession = "system:consolidation"
+
+// markSources gives some of engram's documents a source (context.source)
+// and moves a few source-system shaped ones (no extensions) into
+// SystemSession, by position, drawing nothing from the generator, so
+// that the rest of the data set is what it was before sources.
+func markSources(docs []*model.IndexDoc) {
+	for i, d := range docs {
+		switch {
+		case d.IngestedAt == "" && d.TurnID == "" && d.TenantID == "" && i%9 == 4:
+			d.SessionID = SystemSession
+		case d.TurnID == "":
+		case i%7 == 1:
+			d.Source = model.SourceSession
+		case i%7 == 3:
+			d.Source = model.SourceAmbient
+			d.SessionID = "system:ambient:telemetry"
+		case i%7 == 5:
+			d.Source = model.SourceSystem
+		}
+	}
 }
 
 // jitter moves t by up to ±2 s.

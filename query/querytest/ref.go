@@ -78,6 +78,8 @@ func termMatch(t expr.Term, d *model.IndexDoc, now time.Time) bool {
 			v = d.Tool
 		case expr.FieldID:
 			v = d.EventID
+		case expr.FieldSource:
+			v = model.SourceOf(d.Source, d.SessionID)
 		case expr.FieldTag:
 			return slices.Contains(d.Tags, t.Value)
 		}

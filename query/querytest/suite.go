@@ -423,6 +423,8 @@ func (s *suite) searchExprs() []string {
 		`tool:"web search"`, "tool:search", "-tool:search",
 		"tag:demo", "-tag:demo", "tag:demo tag:prod", "tag:demo -tag:prod",
 		"id:" + d.EventID, "-id:" + d.EventID,
+		"source:system", "source:ambient", "source:session", "-source:system", "source:system type:" + model.TypeUserInput,
+		"source:system -tenant:" + TenantA, "-source:ambient -source:session",
 		"success:true", "success:false", "-success:true", "-success:false",
 		"importance>=0.7", "importance>0.7", "importance=0.79", "importance<0.25", "importance<=0.25", "-importance<0.5",
 		"reward<0.3", "reward>=0.5", "confidence>=0.8", "confidence=0.5",
@@ -446,6 +448,8 @@ func (s *suite) testSearch(t *testing.T) {
 		want := ids(reversed(filter(s.docs, e, now)))
 		if len(want) > 0 && len(want) < len(s.docs) {
 			nonEmpty++
+		} else if strings.HasPrefix(src, "source:") {
+			t.Errorf("Search(%q) selects %d of %d documents: the data set should give it some", src, len(want), len(s.docs))
 		}
 		if e.HasText() {
 			if d := diff(sorted(got), sorted(want)); d != "" {
