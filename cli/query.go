@@ -28,6 +28,33 @@ type queryOpts struct {
 	wide  bool // tables: summaries whole, not cut to the terminal's width
 	limit int
 	topic string // tail --topic: a Kafka topic instead of the index
+	sort  string // search, turns, tail --sort: indexed or time
+}
+
+// sortFlag binds --sort; usage says what it orders.
+func (o *queryOpts) sortFlag(fs *flag.FlagSet, usage string) {
+	fs.StringVar(&o.sort, "sort", "indexed", usage)
+}
+
+// sortOrder is the order --sort asks for; a bad value is a one-line usage
+// error naming the flag and the choices.
+func (o *queryOpts) sortOrder(e *env) (query.Sort, error) {
+	s, err := query.ParseSort(o.sort)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "engram: --sort %s: want one of %s\n", safeLine(strconv.Quote(o.sort)), strings.Join(query.Sorts, ", "))
+		return 0, exitError{2}
+	}
+	return s, nil
+}
+
+// sortedReader is r's time-ordered listings, or an error naming the index
+// that has none.
+func sortedReader(r query.Reader) (query.SortedReader, error) {
+	sr, ok := r.(query.SortedReader)
+	if !ok {
+		return nil, fmt.Errorf("--sort time: %s cannot list in event time order", r.Describe())
+	}
+	return sr, nil
 }
 
 func queryFlags(name string, e *env, jsonDefault bool, limit int, limitUsage string) (*flag.FlagSet, *queryOpts) {
@@ -50,7 +77,9 @@ func (o *queryOpts) tableWidth(e *env) int {
 }
 
 func turnsFlags(e *env) (*flag.FlagSet, *queryOpts) {
-	return queryFlags("turns", e, false, 50, "turns to list")
+	fs, o := queryFlags("turns", e, false, 50, "turns to list")
+	o.sortFlag(fs, "order of the turns, newest first: indexed (by the turn's latest indexed match) or time (by its latest match's event time)")
+	return fs, o
 }
 
 func turnFlags(e *env) (*flag.FlagSet, *queryOpts) {
@@ -58,7 +87,9 @@ func turnFlags(e *env) (*flag.FlagSet, *queryOpts) {
 }
 
 func searchFlags(e *env) (*flag.FlagSet, *queryOpts) {
-	return queryFlags("search", e, false, 50, "events to list")
+	fs, o := queryFlags("search", e, false, 50, "events to list")
+	o.sortFlag(fs, "order of a listing, newest first: indexed (when engram indexed it) or time (the event's timestamp); a search with free words is ranked by relevance either way")
+	return fs, o
 }
 
 func similarFlags(e *env) (*flag.FlagSet, *queryOpts) {
@@ -67,6 +98,7 @@ func similarFlags(e *env) (*flag.FlagSet, *queryOpts) {
 
 func tailFlags(e *env) (*flag.FlagSet, *queryOpts) {
 	fs, o := queryFlags("tail", e, true, 0, "stop after this many events (0: run until interrupted)")
+	o.sortFlag(fs, "indexed only: a tail prints events as they are indexed; for event time order list them with search or turns --sort time")
 	fs.StringVar(&o.topic, "topic", "", "print the messages of a Kafka topic as they come instead (raw, enriched, indexed, audit, rejected, or a topic name); never joins a group, never commits")
 	return fs, o
 }
@@ -111,6 +143,17 @@ func runTurns(ctx context.Context, e *env, args []string) error {
 	defer r.Close()
 	src := exprArg(fs.Args())
 	warnCoverage(ctx, e, r, src)
+	order, _ := o.sortOrder(e)
+	list := r.Turns
+	if order == query.SortTime {
+		sr, err := sortedReader(r)
+		if err != nil {
+			return err
+		}
+		list = func(ctx context.Context, src string, after query.Cursor, n int) (query.TurnPage, error) {
+			return sr.ListTurns(ctx, query.ListQuery{Expr: src, Sort: order, After: after, Limit: n})
+		}
+	}
 	var turns []query.TurnSummary
 	var after query.Cursor
 	for o.limit <= 0 || len(turns) < o.limit {
@@ -118,7 +161,7 @@ func runTurns(ctx context.Context, e *env, args []string) error {
 		if o.limit > 0 {
 			n = min(n, o.limit-len(turns))
 		}
-		p, err := r.Turns(ctx, src, after, n)
+		p, err := list(ctx, src, after, n)
 		if err != nil {
 			return exprError(e, src, err)
 		}
@@ -140,18 +183,38 @@ func runTurns(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintln(e.stderr, "no turns")
 		return nil
 	}
-	rows := [][]string{{"LAST", "TURN", "SESSION", "AGENT", "EVENTS", "FAILED", "MAX IMP", "FIRST"}}
+	// A filtered listing's rows are whole turns (the turns with a match):
+	// their totals count every event, and the summary is what the turn
+	// was about (its observation's), in the last column, which takes the
+	// width that is left.
+	rows := [][]string{{"LAST", "TURN", "SESSION", "AGENT", "EVENTS", "OUTCOME", "LATENCY", "MAX IMP", "FIRST", "SUMMARY"}}
 	for _, t := range turns {
-		failed := ""
-		if t.AnyFailed {
-			failed = "FAILED"
-		}
 		rows = append(rows, []string{
-			localTime(t.Last), t.Key, t.SessionID, t.AgentID, strconv.Itoa(t.Events), failed,
-			strconv.FormatFloat(t.MaxImportance, 'f', 2, 64), localTime(t.First),
+			localTime(t.Last), t.Key, t.SessionID, t.AgentID, strconv.Itoa(t.Events), turnOutcome(t), turnLatency(t),
+			strconv.FormatFloat(t.MaxImportance, 'f', 2, 64), localTime(t.First), t.Summary,
 		})
 	}
 	return writeTable(e.stdout, rows, o.tableWidth(e), false)
+}
+
+// turnOutcome is a turn's OUTCOME cell: ok, FAILED, or - (no result).
+func turnOutcome(t query.TurnSummary) string {
+	switch t.Outcome() {
+	case "ok":
+		return "ok"
+	case "failed":
+		return "FAILED"
+	}
+	return "-"
+}
+
+// turnLatency is a turn's LATENCY cell: the sum of its events' latencies,
+// or - when none has one.
+func turnLatency(t query.TurnSummary) string {
+	if t.LatencyMs <= 0 {
+		return "-"
+	}
+	return (time.Duration(t.LatencyMs) * time.Millisecond).String()
 }
 
 type turnOut struct {
@@ -164,12 +227,18 @@ type turnOut struct {
 	Last          string  `json:"last"`
 	AnyFailed     bool    `json:"any_failed"`
 	MaxImportance float64 `json:"max_importance"`
+	Failures      int     `json:"failures"`
+	Successes     int     `json:"successes"`
+	Outcome       string  `json:"outcome,omitempty"`
+	LatencyMs     int64   `json:"latency_ms"`
+	Summary       string  `json:"summary"`
 }
 
 func turnJSON(t query.TurnSummary) turnOut {
 	const layout = "2006-01-02T15:04:05.000Z07:00"
 	return turnOut{t.Key, t.SessionID, t.AgentID, t.TenantID, t.Events,
-		t.First.UTC().Format(layout), t.Last.UTC().Format(layout), t.AnyFailed, t.MaxImportance}
+		t.First.UTC().Format(layout), t.Last.UTC().Format(layout), t.AnyFailed, t.MaxImportance,
+		t.Failures, t.Successes, t.Outcome(), t.LatencyMs, t.Summary}
 }
 
 func runTurn(ctx context.Context, e *env, args []string) error {
@@ -199,21 +268,38 @@ func runSearch(ctx context.Context, e *env, args []string) error {
 	defer r.Close()
 	src := exprArg(fs.Args())
 	warnCoverage(ctx, e, r, src)
-	return searchAll(ctx, e, o, r, src)
+	fetch := func(after query.Cursor, n int) (query.Page, error) { return r.Search(ctx, src, after, n) }
+	if order, _ := o.sortOrder(e); order == query.SortTime {
+		if x, _ := expr.Parse(src); x.HasText() {
+			fmt.Fprintln(e.stderr, "engram: --sort time: a search with free words is ranked by relevance")
+		} else {
+			sr, err := sortedReader(r)
+			if err != nil {
+				return err
+			}
+			fetch = func(after query.Cursor, n int) (query.Page, error) {
+				return sr.List(ctx, query.ListQuery{Expr: src, Sort: order, After: after, Limit: n})
+			}
+		}
+	}
+	return searchAll(e, o, fetch, src)
 }
+
+// pager fetches one page of a listing.
+type pager func(after query.Cursor, n int) (query.Page, error)
 
 // searchAll prints the documents matching src. A table of at most --limit
 // rows is printed at once (its columns fit the rows); JSON lines, and a
 // table of every match (--limit 0), are printed a page at a time as the
 // pages come, so memory does not grow with the number of matches.
-func searchAll(ctx context.Context, e *env, o *queryOpts, r query.Reader, src string) error {
+func searchAll(e *env, o *queryOpts, fetch pager, src string) error {
 	var (
 		rk  *query.Ranking
 		err error
 	)
 	if !o.json && o.limit > 0 {
 		var docs []*model.IndexDoc
-		rk, err = searchPages(ctx, r, src, o.limit, func(page []*model.IndexDoc) error {
+		rk, err = searchPages(fetch, o.limit, func(page []*model.IndexDoc) error {
 			docs = append(docs, page...)
 			return nil
 		})
@@ -227,7 +313,7 @@ func searchAll(ctx context.Context, e *env, o *queryOpts, r query.Reader, src st
 		return nil
 	}
 	width, seen := o.tableWidth(e), 0
-	rk, err = searchPages(ctx, r, src, o.limit, func(page []*model.IndexDoc) error {
+	rk, err = searchPages(fetch, o.limit, func(page []*model.IndexDoc) error {
 		seen += len(page)
 		return writePage(e, o.json, page, width, seen == len(page))
 	})
@@ -249,10 +335,10 @@ func noteRanking(e *env, rk *query.Ranking) {
 	}
 }
 
-// searchPages calls fn with each page of the documents matching src, up
-// to limit of them (every one when limit <= 0); a page is let go of once
-// fn returns. It returns the first page's Ranking.
-func searchPages(ctx context.Context, r query.Reader, src string, limit int, fn func([]*model.IndexDoc) error) (*query.Ranking, error) {
+// searchPages calls fn with each page that fetch gives, up to limit
+// documents (every one when limit <= 0); a page is let go of once fn
+// returns. It returns the first page's Ranking.
+func searchPages(fetch pager, limit int, fn func([]*model.IndexDoc) error) (*query.Ranking, error) {
 	var (
 		after query.Cursor
 		rk    *query.Ranking
@@ -262,7 +348,7 @@ func searchPages(ctx context.Context, r query.Reader, src string, limit int, fn 
 		if limit > 0 {
 			n = min(n, limit-seen)
 		}
-		p, err := r.Search(ctx, src, after, n)
+		p, err := fetch(after, n)
 		if err != nil {
 			return nil, err
 		}
@@ -352,6 +438,11 @@ func runTail(ctx context.Context, e *env, args []string) error {
 	r, err := openCommandReader(e, fs, o, args, func(int) bool { return true }, "usage: engram tail [--data DIR] [--json=false] [--limit N] [EXPR]", true)
 	if err != nil {
 		return err
+	}
+	if order, _ := o.sortOrder(e); order == query.SortTime {
+		r.Close()
+		fmt.Fprintln(e.stderr, "engram: tail --sort time: a tail prints events as they are indexed, so only --sort indexed applies; list them by event time with search --sort time or turns --sort time")
+		return exitError{2}
 	}
 	defer r.Close()
 	src := exprArg(fs.Args())
@@ -502,6 +593,9 @@ func openCommandReader(e *env, fs *flag.FlagSet, o *queryOpts, args []string, na
 		if _, err := expr.Parse(src); err != nil {
 			return nil, exprError(e, src, err)
 		}
+	}
+	if _, err := o.sortOrder(e); err != nil {
+		return nil, err
 	}
 	return openReader(o, fs, e)
 }

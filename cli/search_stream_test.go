@@ -63,7 +63,8 @@ func searchHeap(t *testing.T, n int, asJSON bool) (uint64, *pagedReader) {
 	out := &countingWriter{w: io.Discard}
 	r := &pagedReader{n: n, out: out}
 	e := &env{strings.NewReader(""), out, new(bytes.Buffer), func(string) string { return "" }}
-	if err := searchAll(context.Background(), e, &queryOpts{json: asJSON}, r, "x"); err != nil {
+	fetch := func(after query.Cursor, n int) (query.Page, error) { return r.Search(context.Background(), "x", after, n) }
+	if err := searchAll(e, &queryOpts{json: asJSON}, fetch, "x"); err != nil {
 		t.Fatal(err)
 	}
 	return r.peak, r

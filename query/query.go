@@ -56,7 +56,9 @@ const MaxPage = 1000
 const DefaultRankWindow = 2000
 
 // TurnSummary is one row per turn (the turn key of docs/data-contract.md,
-// Turns and causal order).
+// Turns and causal order). Its totals are the whole turn's (every event
+// the reader sees), even in a filtered listing, which lists the turns with
+// a match.
 type TurnSummary struct {
 	Key           string
 	SessionID     string
@@ -66,6 +68,27 @@ type TurnSummary struct {
 	First, Last   time.Time
 	AnyFailed     bool
 	MaxImportance float64
+	// Failures and Successes count its events with success false and
+	// true (events without a result count in neither).
+	Failures, Successes int
+	// LatencyMs is the sum of its events' latency_ms (0 when none has
+	// one).
+	LatencyMs int64
+	// Summary is what the turn was about: the summary of its first event
+	// in causal order (its observation, when it has one).
+	Summary string
+}
+
+// Outcome is "failed" when an event of the turn failed, "ok" when some
+// succeeded and none failed, else "" (no result known).
+func (t TurnSummary) Outcome() string {
+	switch {
+	case t.AnyFailed || t.Failures > 0:
+		return "failed"
+	case t.Successes > 0:
+		return "ok"
+	}
+	return ""
 }
 
 // TurnPage is one page of turns, newest first.

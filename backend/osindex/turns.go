@@ -234,23 +234,54 @@ func withoutIngestedAt(extra ...any) obj {
 	return obj{"bool": obj{"filter": extra, "must_not": []any{exists(fIngestedAt)}}}
 }
 
-// turnAggs are the sub-aggregations of one turn's bucket: count, first and
-// last timestamp, highest importance, any failure, the first document (of
-// each stream) with the fields of firstFields, and whether the turn has a
-// document matching shown (at or after the page's cursor; nil: none).
-func turnAggs(shown obj) obj {
+// turnAggs are the sub-aggregations of one turn's bucket, over all its
+// documents: count, first and last timestamp, highest importance, failures
+// and successes, total latency, the first document (of each stream) with
+// the fields of firstFields, the first of each phase in time order (for
+// the summary); and over its documents matching q: how many, and whether
+// one matches shown (at or after the page's cursor; nil: none).
+func turnAggs(q, shown obj) obj {
+	m := obj{"filter": q}
+	if shown != nil {
+		m["aggs"] = obj{"shown": obj{"filter": shown}}
+	}
 	aggs := obj{
 		"first":  obj{"min": obj{"field": fTimestamp}},
 		"last":   obj{"max": obj{"field": fTimestamp}},
 		"imp":    obj{"max": obj{"field": fImportance}},
 		"failed": obj{"filter": term(fSuccess, false)},
+		"ok":     obj{"filter": term(fSuccess, true)},
+		"lat":    obj{"sum": obj{"field": fLatency}},
 		"fa":     obj{"filter": exists(fIngestedAt), "aggs": obj{"h": top(streams[0], false, firstFields)}},
 		"fb":     obj{"filter": withoutIngestedAt(), "aggs": obj{"h": top(streams[1], false, firstFields)}},
+		"m":      m,
 	}
-	if shown != nil {
-		aggs["shown"] = obj{"filter": shown}
+	for ph, types := range phaseTypes() {
+		aggs[fmt.Sprintf("p%d", ph)] = obj{"filter": types, "aggs": obj{"h": obj{"top_hits": obj{"size": 1,
+			"sort": []any{
+				obj{fTimestamp: obj{"order": "asc", "numeric_type": "date"}},
+				obj{fEventID: obj{"order": "asc"}},
+			}, "_source": []string{fSummary}}}}}
 	}
 	return aggs
+}
+
+// phaseTypes are, per phase (model.Phase, in causal order), a query of
+// the documents of that phase by their event type: the observation phase
+// holds every type the others do not (model.PhaseOf).
+func phaseTypes() []obj {
+	var byPhase [3][]string
+	for _, t := range append(slices.Clone(model.EventTypes), model.TypeAction, model.TypeOutcome, model.TypeObservation) {
+		if p := model.PhaseOf(t); p != model.PhaseObservation && !slices.Contains(byPhase[p], t) {
+			byPhase[p] = append(byPhase[p], t)
+		}
+	}
+	others := append(slices.Clone(byPhase[model.PhaseAction]), byPhase[model.PhaseOutcome]...)
+	return []obj{
+		{"bool": obj{"must_not": []any{obj{"terms": obj{fEventType: others}}}}},
+		{"terms": obj{fEventType: byPhase[model.PhaseAction]}},
+		{"terms": obj{fEventType: byPhase[model.PhaseOutcome]}},
+	}
 }
 
 // fieldAggs find, per field of firstFields, the first document that has
@@ -323,11 +354,13 @@ func (r *Reader) aggTurns(ctx context.Context, q obj, keys []string, aggs obj) (
 	return out, nil
 }
 
-// sumTurns sums up the documents matching q of the turns keys, by turn;
-// shown matches the documents at or after the cursor of the page (nil on
-// the first).
+// sumTurns sums up the turns keys over all their documents (of the
+// reader's tenant), by turn, leaving out the turns without a document
+// matching q; shown matches the documents at or after the cursor of the
+// page (nil on the first): a turn is shown when a matching one is.
 func (r *Reader) sumTurns(ctx context.Context, q obj, keys []string, shown obj) (map[string]*turnAcc, error) {
-	buckets, err := r.aggTurns(ctx, q, keys, turnAggs(shown))
+	all := obj{"bool": obj{"filter": append(tenantQuery(r.tenant), obj{"match_all": obj{}})}}
+	buckets, err := r.aggTurns(ctx, all, keys, turnAggs(q, shown))
 	if err != nil {
 		return nil, err
 	}
@@ -338,6 +371,9 @@ func (r *Reader) sumTurns(ctx context.Context, q obj, keys []string, shown obj) 
 		if err != nil {
 			return nil, r.fail("turns", err)
 		}
+		if a == nil {
+			continue // no match
+		}
 		out[key] = a
 		if a.firstLacks && a.Events > 1 && !a.shown {
 			lacking = append(lacking, key)
@@ -347,7 +383,7 @@ func (r *Reader) sumTurns(ctx context.Context, q obj, keys []string, shown obj) 
 		return out, nil
 	}
 	// Turns whose first document lacks a field: the first that has it.
-	buckets, err = r.aggTurns(ctx, q, lacking, fieldAggs())
+	buckets, err = r.aggTurns(ctx, all, lacking, fieldAggs())
 	if err != nil {
 		return nil, err
 	}
@@ -401,26 +437,49 @@ func sourceString(h *hit, f string) string {
 	return s
 }
 
-// turnRow reads one bucket of sumTurns.
+// turnRow reads one bucket of sumTurns: nil when no document of the turn
+// matches.
 func turnRow(key string, b map[string]json.RawMessage) (*turnAcc, error) {
 	var count int
-	var first, last, imp aggValue
-	var failed, shown struct {
+	var first, last, imp, lat aggValue
+	var failed, ok struct {
+		DocCount int `json:"doc_count"`
+	}
+	var m struct {
 		DocCount int64 `json:"doc_count"`
+		Shown    *struct {
+			DocCount int64 `json:"doc_count"`
+		} `json:"shown"`
 	}
 	var fa, fb filteredHits
+	var ph [3]filteredHits
 	parts := map[string]any{"doc_count": &count, "first": &first, "last": &last,
-		"imp": &imp, "failed": &failed, "fa": &fa, "fb": &fb}
-	if b["shown"] != nil {
-		parts["shown"] = &shown
-	}
+		"imp": &imp, "failed": &failed, "ok": &ok, "lat": &lat, "fa": &fa, "fb": &fb, "m": &m,
+		"p0": &ph[0], "p1": &ph[1], "p2": &ph[2]}
 	for name, v := range parts {
 		if err := json.Unmarshal(b[name], v); err != nil {
 			return nil, fmt.Errorf("aggregation answer: %s: %w", name, err)
 		}
 	}
-	a := &turnAcc{TurnSummary: query.TurnSummary{Key: key, Events: count, AnyFailed: failed.DocCount > 0},
-		shown: shown.DocCount > 0}
+	if m.DocCount == 0 {
+		return nil, nil
+	}
+	a := &turnAcc{TurnSummary: query.TurnSummary{Key: key, Events: count, AnyFailed: failed.DocCount > 0,
+		Failures: failed.DocCount, Successes: ok.DocCount},
+		shown: m.Shown != nil && m.Shown.DocCount > 0}
+	if lat.Value != nil {
+		f, err := strconv.ParseFloat(string(*lat.Value), 64)
+		if err != nil {
+			return nil, fmt.Errorf("aggregation answer: latency %s", *lat.Value)
+		}
+		a.LatencyMs = int64(math.Round(f))
+	}
+	for i := range ph {
+		if h := ph[i].one(); h != nil {
+			a.Summary = sourceString(h, fSummary)
+			break
+		}
+	}
 	var err error
 	if a.First, err = msValue(first); err != nil {
 		return nil, err

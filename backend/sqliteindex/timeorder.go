@@ -260,7 +260,7 @@ func (r *Reader) ListTurns(ctx context.Context, q query.ListQuery) (query.TurnPa
 			}
 		}
 		if len(keys) > 0 {
-			accs, err := sumTurns(ctx, tx, p, keys)
+			accs, err := sumTurns(ctx, tx, p, r.tenant, keys)
 			if err != nil {
 				return query.TurnPage{}, err
 			}

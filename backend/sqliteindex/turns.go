@@ -30,8 +30,9 @@ func (r *Reader) Turn(ctx context.Context, key string) ([]*model.IndexDoc, error
 }
 
 // Turns is one row per turn, newest first (by the turn's latest ingested
-// document). With a filter (or a tenant) a row sums up the turn's matching
-// documents only, and turns without one are left out.
+// document). With a filter the turns without a matching document are left
+// out, and a turn's place is its latest matching document's; its totals
+// are the whole turn's (of the reader's tenant).
 func (r *Reader) Turns(ctx context.Context, s string, after query.Cursor, limit int) (query.TurnPage, error) {
 	e, err := parse(s)
 	if err != nil {
@@ -85,7 +86,30 @@ func (r *Reader) allTurns(ctx context.Context, before int64, limit int) (query.T
 		p.Turns = p.Turns[:limit]
 		p.Next = seqCursor(last[limit-1])
 	}
-	return p, nil
+	return p, r.turnDetails(ctx, p.Turns)
+}
+
+// turnDetails fills in what the turns table does not hold (results,
+// latency, summary) from the turns' documents.
+func (r *Reader) turnDetails(ctx context.Context, turns []query.TurnSummary) error {
+	if len(turns) == 0 {
+		return nil
+	}
+	keys := make([]string, len(turns))
+	for i, t := range turns {
+		keys[i] = t.Key
+	}
+	accs, err := sumTurns(ctx, r.q, nil, r.tenant, keys)
+	if err != nil {
+		return err
+	}
+	for i := range turns {
+		if a := accs[turns[i].Key]; a != nil {
+			t := &turns[i]
+			t.Failures, t.Successes, t.LatencyMs, t.Summary = a.Failures, a.Successes, a.LatencyMs, a.Summary
+		}
+	}
+	return nil
 }
 
 func msTime(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
@@ -97,6 +121,9 @@ type turnAcc struct {
 	// newest is the position of its newest matching document in time
 	// order (ListTurns with query.SortTime).
 	newest tpos
+	// head is its first document in causal order (whose summary the row
+	// shows).
+	head causalPos
 }
 
 // filteredTurns walks the matching documents newest first, collecting turn
@@ -153,7 +180,7 @@ func (r *Reader) filteredTurns(ctx context.Context, p *plan, before int64, limit
 			return query.TurnPage{}, fmt.Errorf("sqlite: %w", err)
 		}
 		if len(keys) > 0 {
-			accs, err := sumTurns(ctx, tx, p, keys)
+			accs, err := sumTurns(ctx, tx, p, r.tenant, keys)
 			if err != nil {
 				return query.TurnPage{}, err
 			}
@@ -179,34 +206,48 @@ func (r *Reader) filteredTurns(ctx context.Context, p *plan, before int64, limit
 	return pg, nil
 }
 
-// sumTurns sums up the matching documents of the turns keys.
-func sumTurns(ctx context.Context, tx *sql.Tx, p *plan, keys []string) (map[string]*turnAcc, error) {
+// sumTurns sums up the turns keys over all their documents (of the
+// reader's tenant): a row's totals are the whole turn's, not only its
+// matching documents'. The turns with no document matching p are left out,
+// and lastSeq and newest are those of a turn's matching documents (what
+// orders and pages the listing). p nil matches every document.
+func sumTurns(ctx context.Context, tx sumQuerier, p *plan, tenant string, keys []string) (map[string]*turnAcc, error) {
 	b, err := json.Marshal(keys)
 	if err != nil {
 		return nil, err
 	}
 	list := string(b)
 	const inKeys = "d.turn_key IN (SELECT value FROM json_each(?))"
-	text, args := "1", []any{list}
-	if p.match != "" {
-		// The matches among the seqs of these turns only: a bounded scan
-		// of the full-text index.
-		var lo, hi sql.NullInt64
-		if err := tx.QueryRowContext(ctx, "SELECT min(d.seq), max(d.seq) FROM docs d INDEXED BY docs_turn WHERE "+inKeys, list).Scan(&lo, &hi); err != nil {
-			return nil, fmt.Errorf("sqlite: %w", err)
+	match, margs := "1", []any(nil)
+	if p != nil {
+		text := "1"
+		if p.match != "" {
+			// The matches among the seqs of these turns only: a bounded
+			// scan of the full-text index.
+			var lo, hi sql.NullInt64
+			if err := tx.QueryRowContext(ctx, "SELECT min(d.seq), max(d.seq) FROM docs d INDEXED BY docs_turn WHERE "+inKeys, list).Scan(&lo, &hi); err != nil {
+				return nil, fmt.Errorf("sqlite: %w", err)
+			}
+			text = "d.seq IN (SELECT rowid FROM docs_fts WHERE docs_fts MATCH ? AND rowid BETWEEN ? AND ?)"
+			margs = append(margs, p.match, lo.Int64, hi.Int64)
 		}
-		text = "d.seq IN (SELECT rowid FROM docs_fts WHERE docs_fts MATCH ? AND rowid BETWEEN ? AND ?)"
-		args = append(args, p.match, lo.Int64, hi.Int64)
+		f, fargs := p.filterAll("d.seq")
+		match, margs = "("+text+" AND "+f+")", append(margs, fargs...)
 	}
-	f, fargs := p.filterAll("d.seq")
-	q := `SELECT d.turn_key, d.seq, d.session_id, d.agent_id, d.tenant_id, d.ts_unix_ms, d.success, d.importance_score, d.event_id
-  FROM docs d INDEXED BY docs_turn WHERE ` + inKeys + " AND " + text + " AND " + f + " ORDER BY d.seq"
-	rows, err := tx.QueryContext(ctx, q, append(args, fargs...)...)
+	where, wargs := inKeys, []any{list}
+	if tenant != "" {
+		where, wargs = where+" AND d.tenant_id = ?", append(wargs, tenant)
+	}
+	q := `SELECT d.turn_key, d.seq, d.session_id, d.agent_id, d.tenant_id, d.ts_unix_ms, d.success, d.importance_score, d.event_id,
+  d.phase, d.summary, d.latency_ms, CASE WHEN ` + match + ` THEN 1 ELSE 0 END
+  FROM docs d INDEXED BY docs_turn WHERE ` + where + " ORDER BY d.seq"
+	rows, err := tx.QueryContext(ctx, q, append(margs, wargs...)...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: %w", err)
 	}
 	defer rows.Close()
 	accs := make(map[string]*turnAcc, len(keys))
+	matched := make(map[string]bool, len(keys))
 	for rows.Next() {
 		var (
 			key, session  string
@@ -215,20 +256,30 @@ func sumTurns(ctx context.Context, tx *sql.Tx, p *plan, keys []string) (map[stri
 			seq, ts       int64
 			success       sql.NullInt64
 			importance    float64
+			phase         int
+			summary       string
+			latency       sql.NullInt64
+			m             bool
 		)
-		if err := rows.Scan(&key, &seq, &session, &agent, &tenant, &ts, &success, &importance, &eventID); err != nil {
+		if err := rows.Scan(&key, &seq, &session, &agent, &tenant, &ts, &success, &importance, &eventID,
+			&phase, &summary, &latency, &m); err != nil {
 			return nil, fmt.Errorf("sqlite: %w", err)
 		}
 		a := accs[key]
 		if a == nil {
 			a = &turnAcc{TurnSummary: query.TurnSummary{Key: key, First: msTime(ts), Last: msTime(ts), MaxImportance: importance}}
+			a.head = causalPos{phase, ts, eventID}
+			a.Summary = summary
 			accs[key] = a
 		}
-		a.Events++
-		a.lastSeq = seq
-		if p := (tpos{ts, eventID}); a.newest.less(p) {
-			a.newest = p
+		if m {
+			matched[key] = true
+			a.lastSeq = seq
+			if p := (tpos{ts, eventID}); a.newest.less(p) {
+				a.newest = p
+			}
 		}
+		a.Events++
 		if a.SessionID == "" {
 			a.SessionID = session
 		}
@@ -243,13 +294,50 @@ func sumTurns(ctx context.Context, tx *sql.Tx, p *plan, keys []string) (map[stri
 		} else if t.After(a.Last) {
 			a.Last = t
 		}
-		if success.Valid && success.Int64 == 0 {
-			a.AnyFailed = true
+		if success.Valid {
+			if success.Int64 == 0 {
+				a.Failures++
+				a.AnyFailed = true
+			} else {
+				a.Successes++
+			}
+		}
+		if latency.Valid {
+			a.LatencyMs += latency.Int64
+		}
+		if c := (causalPos{phase, ts, eventID}); c.less(a.head) {
+			a.head, a.Summary = c, summary
 		}
 		a.MaxImportance = math.Max(a.MaxImportance, importance)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("sqlite: %w", err)
 	}
+	for k := range accs {
+		if !matched[k] {
+			delete(accs, k)
+		}
+	}
 	return accs, nil
+}
+
+// sumQuerier is a *sql.DB or a *sql.Tx.
+type sumQuerier interface {
+	querier
+	querier2
+}
+
+// causalPos is a document's place in its turn's causal order: phase, then
+// timestamp, then event id.
+type causalPos struct {
+	phase int
+	ms    int64
+	id    string
+}
+
+func (a causalPos) less(b causalPos) bool {
+	if a.phase != b.phase {
+		return a.phase < b.phase
+	}
+	return tpos{a.ms, a.id}.less(tpos{b.ms, b.id})
 }

@@ -213,6 +213,7 @@ func (s *suite) checkTurnsOrder(t *testing.T, r query.SortedReader, docs []*mode
 	if sort == query.SortTime {
 		want = turnRowsByTime(filtered)
 	}
+	want = wholeTurns(want, docs)
 	var got []query.TurnSummary
 	var after query.Cursor
 	for n := 0; ; n++ {

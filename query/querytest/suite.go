@@ -316,22 +316,24 @@ func (s *suite) testTurn(t *testing.T) {
 }
 
 func turnString(r query.TurnSummary) string {
-	return fmt.Sprintf("{%s session=%s agent=%s tenant=%s events=%d first=%s last=%s failed=%v max=%v}",
+	return fmt.Sprintf("{%s session=%s agent=%s tenant=%s events=%d first=%s last=%s failed=%v max=%v failures=%d successes=%d latency=%d summary=%q}",
 		r.Key, r.SessionID, r.AgentID, r.TenantID, r.Events, r.First.UTC().Format(time.RFC3339Nano),
-		r.Last.UTC().Format(time.RFC3339Nano), r.AnyFailed, r.MaxImportance)
+		r.Last.UTC().Format(time.RFC3339Nano), r.AnyFailed, r.MaxImportance, r.Failures, r.Successes, r.LatencyMs, r.Summary)
 }
 
 func sameTurn(a, b query.TurnSummary) bool {
 	return a.Key == b.Key && a.SessionID == b.SessionID && a.AgentID == b.AgentID && a.TenantID == b.TenantID &&
 		a.Events == b.Events && a.First.Equal(b.First) && a.Last.Equal(b.Last) && a.AnyFailed == b.AnyFailed &&
-		math.Abs(a.MaxImportance-b.MaxImportance) < 1e-6
+		math.Abs(a.MaxImportance-b.MaxImportance) < 1e-6 &&
+		a.Failures == b.Failures && a.Successes == b.Successes && a.LatencyMs == b.LatencyMs && a.Summary == b.Summary
 }
 
 // checkTurns pages through r.Turns(src) and compares with the reference
-// over docs (the reader's visible documents).
+// over docs (the reader's visible documents): the turns with a match, with
+// their whole totals.
 func (s *suite) checkTurns(t *testing.T, r query.Reader, docs []*model.IndexDoc, src string, limit int) {
 	t.Helper()
-	want := turnRows(filter(docs, mustParse(t, src), time.Now()))
+	want := wholeTurns(turnRows(filter(docs, mustParse(t, src), time.Now())), docs)
 	var got []query.TurnSummary
 	var after query.Cursor
 	for n := 0; ; n++ {
@@ -382,6 +384,7 @@ func (s *suite) testTurns(t *testing.T) {
 	if !failed || !multi {
 		t.Error("the data set lacks failed or multi-event turns")
 	}
+	s.checkWholeTurns(t)
 }
 
 func mustParse(t testing.TB, src string) *expr.Expr {
