@@ -24,7 +24,7 @@ func kafkaConfig(conf *resolved) (cfg kafka.Config, ok bool, err error) {
 	cfg.ClientID, cfg.Group = conf.Kafka.ClientID, conf.Kafka.Group
 	cfg.Topics = kafka.Topics{
 		Raw: conf.Kafka.TopicRaw, Enriched: conf.Kafka.TopicEnriched, Indexed: conf.Kafka.TopicIndexed,
-		Audit: conf.Kafka.TopicAudit, Rejected: conf.Kafka.TopicRejected,
+		Audit: conf.Kafka.TopicAudit, Rejected: conf.Kafka.TopicRejected, Feedback: conf.Kafka.TopicFeedback,
 	}
 	proto := conf.Kafka.SecurityProtocol
 	cfg.TLS = kafka.TLS{
@@ -196,7 +196,7 @@ func runTailTopic(ctx context.Context, e *env, fs *flag.FlagSet, o *queryOpts, a
 		return err
 	}
 	topic := map[string]string{"raw": cfg.Topics.Raw, "enriched": cfg.Topics.Enriched, "indexed": cfg.Topics.Indexed,
-		"audit": cfg.Topics.Audit, "rejected": cfg.Topics.Rejected}[o.topic]
+		"audit": cfg.Topics.Audit, "rejected": cfg.Topics.Rejected, "feedback": cfg.Topics.Feedback}[o.topic]
 	if topic == "" {
 		topic = o.topic
 	}

@@ -172,6 +172,7 @@ func settingsOf(c *config) []setting {
 		{key: "kafka.topic_indexed", to: &c.Kafka.TopicIndexed, flag: "kafka-topic-indexed", env: []string{"ENGRAM_KAFKA_TOPIC_INDEXED"}, def: "memory.indexed", usage: "topic of memory.indexed notifications"},
 		{key: "kafka.topic_audit", to: &c.Kafka.TopicAudit, flag: "kafka-topic-audit", env: []string{"ENGRAM_KAFKA_TOPIC_AUDIT"}, def: "audit.events", usage: "audit mirror of every message engram publishes (empty: no mirror)"},
 		{key: "kafka.topic_rejected", to: &c.Kafka.TopicRejected, flag: "kafka-topic-rejected", env: []string{"ENGRAM_KAFKA_TOPIC_REJECTED"}, def: "experience.raw.rejected", usage: "topic of raw messages the worker rejects"},
+		{key: "kafka.topic_feedback", to: &c.Kafka.TopicFeedback, flag: "kafka-topic-feedback", env: []string{"ENGRAM_KAFKA_TOPIC_FEEDBACK"}, def: "memory.feedback", usage: "the source system's memory.feedback topic, shown in the Topics view (empty: not shown)"},
 		{key: "kafka.security_protocol", to: &c.Kafka.SecurityProtocol, flag: "kafka-security-protocol", env: []string{"KAFKA_SECURITY_PROTOCOL"}, usage: "PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL (default: SSL when kafka.tls is set)", choices: []string{"PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"}},
 		{key: "kafka.tls", to: &c.Kafka.TLS, flag: "kafka-tls", env: []string{"KAFKA_SSL"}, def: "false", usage: "use TLS to the brokers"},
 		{key: "kafka.ca_file", to: &c.Kafka.CAFile, flag: "kafka-ca", env: []string{"ENGRAM_KAFKA_CA_FILE"}, usage: "PEM CA bundle trusted for the brokers"},
@@ -256,6 +257,7 @@ type config struct {
 		Brokers                                                          []string
 		ClientID, Compression, Group                                     string
 		TopicRaw, TopicEnriched, TopicIndexed, TopicAudit, TopicRejected string
+		TopicFeedback                                                    string
 		SecurityProtocol                                                 string
 		TLS                                                              bool
 		CAFile, CAPEM, CertFile, CertPEM, KeyFile, KeyPEM                string

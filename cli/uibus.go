@@ -45,7 +45,11 @@ func (b *kafkaBus) Topics() []uikit.BusTopic {
 	if t.Audit != "" {
 		out = append(out, uikit.BusTopic{Name: t.Audit, Role: uikit.RoleAudit})
 	}
-	return append(out, uikit.BusTopic{Name: t.Rejected, Role: uikit.RoleRejected})
+	out = append(out, uikit.BusTopic{Name: t.Rejected, Role: uikit.RoleRejected})
+	if t.Feedback != "" {
+		out = append(out, uikit.BusTopic{Name: t.Feedback, Role: uikit.RoleFeedback})
+	}
+	return out
 }
 
 func (b *kafkaBus) names() []string {

@@ -34,6 +34,7 @@ const (
 	DefaultTopicIndexed  = "memory.indexed"
 	DefaultTopicAudit    = "audit.events"
 	DefaultTopicRejected = "experience.raw.rejected"
+	DefaultTopicFeedback = "memory.feedback"
 
 	// DefaultDeliveryTimeout bounds how long a produce may take, retries
 	// included: franz-go would otherwise retry forever through an outage.
@@ -89,6 +90,9 @@ type Topics struct {
 	// source system has its mirror on by default.
 	Audit    string
 	Rejected string // raw records the worker gave up on; default experience.raw.rejected
+	// Feedback is the source system's memory.feedback topic, which engram
+	// only reads (the Topics view). Empty: not watched.
+	Feedback string
 }
 
 // TLS configures TLS to the brokers. It is on when Enabled is set or any

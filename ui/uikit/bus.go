@@ -49,6 +49,7 @@ const (
 	RoleIndexed  = "indexed"  // memory.indexed
 	RoleAudit    = "audit"    // the copy of both notification topics
 	RoleRejected = "rejected" // what the workers could not take
+	RoleFeedback = "feedback" // memory.feedback: the source system's judgements of memories
 )
 
 // Announces: the topic's messages are keyed by an indexed event's id.
