@@ -153,7 +153,11 @@ func recallEngine(ctx context.Context, conf *resolved, r query.Reader) (*recall.
 	if err != nil {
 		return nil, "", err
 	}
-	return &recall.Engine{Searcher: s, Embedder: emb, Window: c.Recall.Window}, note, nil
+	st, err := recallSettings(conf)
+	if err != nil {
+		return nil, "", err
+	}
+	return &recall.Engine{Searcher: s, Embedder: emb, Window: c.Recall.Window, Settings: st}, note, nil
 }
 
 // describeSettings says the formula, the weights and the half-life.

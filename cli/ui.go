@@ -152,6 +152,9 @@ func openUIDeps(ctx context.Context, o *uiOpts, fs *flag.FlagSet, e *env) (ui.De
 	}
 	closers = append(closers, r.Close)
 	d.Reader = r
+	if eng, _, err := recallEngine(ctx, conf, r); err == nil {
+		d.Recall = eng // the Recall view; hidden when the index cannot recall
+	}
 	if o.readonly {
 		b := &backends{data: dataDir(conf.Data, e.getenv)}
 		if err := b.openArchive(ctx, conf, e); err != nil {

@@ -26,6 +26,8 @@ func (m *Model) footer() string {
 		bs = []key.Binding{km.GoTop, km.GoTurn, km.GoSession, km.GoTrace, km.GoTimeline}
 	case m.focus == viewDetail && m.detail.Searching():
 		bs = m.detail.ShortHelp() // typing: no global key works
+	case m.focus == viewRecall && m.recall.Typing():
+		bs = m.recall.ShortHelp()
 	default:
 		bs = append(m.viewShort(), m.globalShort()...)
 	}

@@ -15,6 +15,7 @@ import (
 	"engram/ui/detail"
 	"engram/ui/overview"
 	"engram/ui/pipeline"
+	recallview "engram/ui/recall"
 	"engram/ui/record"
 	"engram/ui/session"
 	"engram/ui/similar"
@@ -46,6 +47,7 @@ type Model struct {
 	compare  *compare.Model
 	session  *session.Model
 	topics   *topics.Model
+	recall   *recallview.Model
 	filter   filterBar
 	cmdLine  cmdLine
 	help     help.Model
@@ -101,6 +103,7 @@ func New(deps Deps, opts Options) *Model {
 	m.compare = compare.New(c)
 	m.session = session.New(c)
 	m.topics = topics.New(c)
+	m.recall = recallview.New(c)
 	m.register()
 	m.filter = newFilterBar(c)
 	m.filter.rows = m.shownRows

@@ -53,6 +53,8 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		return m.record.Update(msg)
 	case m.focus == viewDetail && m.detail.Searching():
 		return m.detail.Update(msg)
+	case m.focus == viewRecall && m.recall.Typing():
+		return m.recall.Update(msg) // the prompt takes typed keys; esc and enter leave it
 	}
 	return m.onGlobalKey(msg)
 }
@@ -137,7 +139,7 @@ func (m *Model) onPaste(msg tea.PasteMsg) tea.Cmd {
 		m.filter.update(msg)
 	case m.cmdLine.open:
 		m.cmdLine.update(msg)
-	case m.focus == viewRecord, m.focus == viewDetail:
+	case m.focus == viewRecord, m.focus == viewDetail, m.focus == viewRecall:
 		return m.focused().Update(msg)
 	}
 	return nil

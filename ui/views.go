@@ -21,6 +21,7 @@ const (
 	viewSimilar
 	viewCompare
 	viewSession
+	viewRecall
 	numViews
 )
 
@@ -72,6 +73,8 @@ func (m *Model) register() {
 			listed: func() bool { return m.similar.Of() != nil }}, // once S has asked for one
 		viewCompare: {name: "Compare", v: m.compare, current: m.compare.Current, listed: m.compare.Opened}, // once = has compared
 		viewSession: {name: "Session", v: m.session, current: m.session.Current, listed: m.session.Opened}, // once g L has asked
+		viewRecall: {name: "Recall", v: m.recall, current: m.recall.Selected, back: m.recall.Back, shown: m.recall.Shown,
+			listed: func() bool { return c.Deps.Recall != nil }},
 	}
 }
 

@@ -96,6 +96,10 @@ func (x Explanation) Why() string {
 	case x.In:
 		return fmt.Sprintf("in the top %d, at rank %d", x.K, x.Rank)
 	}
+	if x.Gap <= 1e-12 {
+		return fmt.Sprintf("rank %d, outside the top %d: its score ties with the %s result's (%.3f), and a tie goes to the newer event, then the smaller id",
+			x.Rank, x.K, ordinal(x.K), x.Kth.Score)
+	}
 	s := fmt.Sprintf("rank %d, outside the top %d: %.3f below the %s result (%.3f); %s kept it out (gap %.3f)",
 		x.Rank, x.K, x.Gap, ordinal(x.K), x.Kth.Score, x.Decisive, x.Gaps[x.Decisive])
 	if x.Alone {
@@ -150,6 +154,9 @@ type Engine struct {
 	Embedder Embedder
 	Window   int // Request.Window; 0: DefaultWindow
 	K        int // the top K shown, for Request.Nearest; 0: 10
+	// Settings are the configured ones (recall.*): what a view starts
+	// from; Run takes its own.
+	Settings Settings
 	Now      func() time.Time
 }
 

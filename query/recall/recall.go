@@ -275,15 +275,19 @@ func Rank(cands []Candidate, s Settings, now time.Time) []Result {
 		}
 		out[i] = r
 	}
+	times := make(map[*model.IndexDoc]time.Time, len(out))
+	for _, r := range out {
+		times[r.Doc] = docTime(r.Doc)
+	}
 	slices.SortStableFunc(out, func(a, b Result) int {
-		switch {
+		switch ta, tb := times[a.Doc], times[b.Doc]; {
 		case a.Score != b.Score:
 			if a.Score > b.Score {
 				return -1
 			}
 			return 1
-		case !a.Time().Equal(b.Time()):
-			if a.Time().After(b.Time()) {
+		case !ta.Equal(tb):
+			if ta.After(tb) {
 				return -1
 			}
 			return 1

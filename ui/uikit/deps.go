@@ -10,6 +10,7 @@ import (
 	"engram/model"
 	"engram/query"
 	"engram/query/expr"
+	"engram/query/recall"
 )
 
 // Reader is the part of query.Reader the inspector reads from.
@@ -65,6 +66,10 @@ type Deps struct {
 	// error may carry the column (a Column() int method, or "column N" in
 	// its text). Default: expr.Parse.
 	CheckFilter func(expr string) error
+
+	// Recall ranks what the memory would retrieve for a prompt (the
+	// Recall view); nil hides the view.
+	Recall *recall.Engine
 
 	// TraceURL is the trace.url setting: a link template to an event's
 	// trace in a tracing backend, {traceId} and {spanId} replaced (y l).

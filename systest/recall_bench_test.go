@@ -1,0 +1,68 @@
+package systest
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"engram/backend/sqliteindex/sqlitetest"
+	"engram/query/querytest"
+)
+
+// BenchmarkRecallBinary runs the real binary, process start included:
+// engram recall --data D --limit 10 "PROMPT" [EXPR] on the
+// million-document embedded index, prompts of three words of the corpus's
+// 11th to 200th most frequent (0.5% to 13% of the documents each), and
+// reports the wall-clock and CPU percentiles. The target is p99 < 150 ms.
+func BenchmarkRecallBinary(b *testing.B) {
+	data := b.TempDir()
+	if err := os.Symlink(sqlitetest.BenchIndex(b), filepath.Join(data, "index.db")); err != nil {
+		b.Fatal(err)
+	}
+	bin := engramBinary(b)
+	rng := rand.New(rand.NewPCG(9, 9))
+	w := querytest.BenchWords
+	prompt := func() string { return w[10+rng.IntN(190)] + " " + w[10+rng.IntN(190)] + " " + w[10+rng.IntN(190)] }
+	recall := func(extra ...string) []string { return append([]string{"recall", "--limit", "10", prompt()}, extra...) }
+	classes := []struct {
+		name string
+		args func() []string
+	}{
+		{"three-words", func() []string { return recall() }},
+		{"three-words-agent", func() []string { return recall(fmt.Sprintf("agent:agent-%d", rng.IntN(20))) }},
+		{"three-words-explain", func() []string {
+			return recall("--explain", querytest.BenchID(rng.IntN(querytest.BenchCorpusDocs)))
+		}},
+		{"salience", func() []string { return recall("--formula", "salience") }},
+	}
+	for _, c := range classes {
+		b.Run(c.name, func(b *testing.B) {
+			var ds, cpu []time.Duration
+			for b.Loop() {
+				args := c.args()
+				cmd := exec.Command(bin, append([]string{args[0], "--data", data}, args[1:]...)...)
+				var stderr strings.Builder
+				cmd.Stderr = &stderr
+				start := time.Now()
+				out, err := cmd.Output()
+				ds = append(ds, time.Since(start))
+				if cmd.ProcessState != nil {
+					cpu = append(cpu, cmd.ProcessState.UserTime()+cmd.ProcessState.SystemTime())
+				}
+				if err != nil {
+					b.Fatalf("engram %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+				}
+				if len(out) == 0 {
+					b.Fatalf("engram %s: no output\n%s", strings.Join(args, " "), stderr.String())
+				}
+			}
+			reportPercentiles(b, ds, "")
+			reportPercentiles(b, cpu, "cpu-")
+		})
+	}
+}

@@ -1,0 +1,206 @@
+// Package recall is the inspector's Recall view: type a prompt and see
+// what the memory would retrieve for it, and why — the top K by the
+// recall score, each row with a bar per factor (text, similarity,
+// importance, recency, reward, decay) showing its contribution. Results
+// follow the prompt as it is typed (debounced); the weights, the formula
+// and the half-life change with keys and re-rank the candidates already
+// found at once, without asking the index again. Enter opens an event in
+// the detail. Recall only reads: retrieval_count is not changed.
+package recall
+
+import (
+	"context"
+	"time"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"engram/model"
+	qrecall "engram/query/recall"
+	"engram/ui/uikit"
+	"engram/ui/widget/list"
+	"engram/ui/widget/textinput"
+)
+
+// Debounce is how long the prompt must rest before it is recalled.
+const Debounce = 300 * time.Millisecond
+
+// TopK is how many results count as retrieved: the rows below it are the
+// other candidates, drawn muted, each with why it stayed out.
+const TopK = 10
+
+// weightStep is how much + and - change the selected factor's weight.
+const weightStep = 0.05
+
+// Model is the Recall view.
+type Model struct {
+	c    *uikit.Common
+	keys keyMap
+	in   textinput.Model
+
+	typing   bool
+	settings qrecall.Settings // what the rows are ranked by now
+	factor   qrecall.Factor   // the factor + and - change
+
+	asked   string // the prompt the candidates are of
+	cands   []qrecall.Candidate
+	res     []qrecall.Result
+	note    string
+	err     error
+	loading bool
+
+	rest uint64 // numbers the prompt's edits: a stale debounce is dropped
+	req  uint64 // numbers the recalls: a stale answer is dropped
+	cur  list.Cursor
+	w, h int
+}
+
+// New is the view with an empty prompt, ranked by the configured
+// settings.
+func New(c *uikit.Common) *Model {
+	v := &Model{c: c, keys: defaultKeys()}
+	v.in.Prompt = " Recall › "
+	v.in.Placeholder = "a prompt: what would the memory retrieve for it?"
+	v.in.Limit = 500
+	if e := c.Deps.Recall; e != nil {
+		v.settings = e.Settings
+	}
+	if v.settings.Formula == "" {
+		v.settings = qrecall.DefaultSettings()
+	}
+	v.typing = true
+	v.in.Focus()
+	return v
+}
+
+// Size is the area SetSize gave.
+func (v *Model) Size() (w, h int) { return v.w, v.h }
+
+// SetSize gives the view its area: the prompt, the settings line and the
+// column titles above the rows, the status line below them.
+func (v *Model) SetSize(w, h int) {
+	v.w, v.h = w, h
+	v.cur.SetHeight(v.rowsH())
+	v.cur.Scroll(len(v.res))
+}
+
+func (v *Model) rowsH() int { return max(1, v.h-4) }
+
+// Busy: a recall is running.
+func (v *Model) Busy() bool { return v.loading }
+
+// Typing reports whether the prompt takes the keys (the root then passes
+// it every key but ctrl+c).
+func (v *Model) Typing() bool { return v.typing }
+
+// Prompt is the text typed.
+func (v *Model) Prompt() string { return v.in.Value() }
+
+// Settings are what the rows are ranked by now.
+func (v *Model) Settings() qrecall.Settings { return v.settings }
+
+// Results are the ranked candidates, best first.
+func (v *Model) Results() []qrecall.Result { return v.res }
+
+// Shown: the view took the focus; an empty prompt is typed into at once.
+func (v *Model) Shown() tea.Cmd {
+	if v.in.Value() == "" {
+		v.typing = true
+		v.in.Focus()
+	}
+	return nil
+}
+
+// Back handles Esc: it stops typing when there are results to move in.
+func (v *Model) Back() bool {
+	if v.typing && len(v.res) > 0 {
+		v.stopTyping()
+		return true
+	}
+	return false
+}
+
+func (v *Model) stopTyping() {
+	v.typing = false
+	v.in.Blur()
+}
+
+// Selected is the selected result's event, nil when there is none.
+func (v *Model) Selected() *model.IndexDoc {
+	if v.typing || v.cur.Sel() >= len(v.res) {
+		return nil
+	}
+	return v.res[v.cur.Sel()].Doc
+}
+
+// Step is the navigator for the detail: the result delta away from the
+// one with id from (nil at an end).
+func (v *Model) Step(from string, delta int) (*model.IndexDoc, tea.Cmd) {
+	for i, r := range v.res {
+		if r.Doc.EventID != from {
+			continue
+		}
+		if j := i + delta; j >= 0 && j < len(v.res) {
+			v.cur.Select(j)
+			v.cur.Scroll(len(v.res))
+			return v.res[j].Doc, nil
+		}
+	}
+	return nil, nil
+}
+
+var _ uikit.Navigator = (*Model)(nil)
+
+// now is the clock recency is measured against.
+func (v *Model) now() time.Time {
+	if v.c.Deps.Now != nil {
+		return v.c.Deps.Now()
+	}
+	return time.Now()
+}
+
+// restMsg: the prompt has not changed for Debounce since edit rest.
+type restMsg struct{ rest uint64 }
+
+// recalledMsg answers recall number req, of prompt.
+type recalledMsg struct {
+	req    uint64
+	prompt string
+	cands  []qrecall.Candidate
+	note   string
+	err    error
+}
+
+// RestMsg is the debounce's message for the prompt as it is now (tests
+// whose timers do not fire send it themselves).
+func (v *Model) RestMsg() tea.Msg { return restMsg{v.rest} }
+
+// recall asks the engine for the candidates of the prompt.
+func recall(ctx context.Context, e *qrecall.Engine, prompt string, req uint64) tea.Cmd {
+	return func() tea.Msg {
+		cands, _, note, err := e.Run(ctx, prompt, "", nil, e.Settings)
+		return recalledMsg{req: req, prompt: prompt, cands: cands, note: note, err: err}
+	}
+}
+
+// keyMap is the view's own keys.
+type keyMap struct {
+	Edit, Done, Factor, More, Less, Formula, Longer, Shorter, Reset key.Binding
+}
+
+func defaultKeys() keyMap {
+	b := func(keys []string, h, d string) key.Binding {
+		return key.NewBinding(key.WithKeys(keys...), key.WithHelp(h, d))
+	}
+	return keyMap{
+		Edit:    b([]string{"/", "i"}, "/", "edit the prompt"),
+		Done:    b([]string{"enter", "down", "esc"}, "enter", "to the results"),
+		Factor:  b([]string{"left", "right", "h", "l"}, "←/→", "factor"),
+		More:    b([]string{"+"}, "+/-", "weight"),
+		Less:    b([]string{"-"}, "-", "less weight"),
+		Formula: b([]string{"f"}, "f", "hybrid/salience"),
+		Longer:  b([]string{">"}, "</>", "half-life"),
+		Shorter: b([]string{"<"}, "<", "shorter half-life"),
+		Reset:   b([]string{"0"}, "0", "configured weights"),
+	}
+}
