@@ -28,7 +28,9 @@ func BenchmarkIngestVsFsync(b *testing.B) {
 	s := newStoresIn(b, fsfloor.Dir(b))
 	cfg := s.config()
 	if w := os.Getenv("ENGRAM_BENCH_WORKERS"); w != "" {
-		fmt.Sscan(w, &cfg.Workers)
+		if _, err := fmt.Sscan(w, &cfg.Workers); err != nil {
+			b.Fatal(err)
+		}
 	}
 	p, err := ingest.New(cfg)
 	if err != nil {

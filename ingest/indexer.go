@@ -497,7 +497,7 @@ func (p *Pipeline) journal(t *Trace, cause error) {
 		return
 	}
 	if err := p.cfg.Journal.Add(PendingEvent{t.EventID, t.Key, cause.Error()}); err != nil {
-		t.Err = fmt.Errorf("%w; and recording it for the next run failed: %v", cause, err)
+		t.Err = fmt.Errorf("%w; and recording it for the next run failed: %w", cause, err)
 		return
 	}
 	t.Err = fmt.Errorf("%w; archived, recorded in %s to be indexed on the next run", cause, p.cfg.Journal.Path())

@@ -114,8 +114,8 @@ func (j *Journal) Replace(ps []PendingEvent) error {
 		return err
 	}
 	if f, err := os.Open(tmp); err == nil {
-		f.Sync()
-		f.Close()
+		_ = f.Sync()
+		_ = f.Close()
 	}
 	return os.Rename(tmp, j.path)
 }

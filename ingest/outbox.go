@@ -123,7 +123,7 @@ func lockFile(path string) (*os.File, error) {
 		return nil, err
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		f.Close()
+		_ = f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
 			return nil, nil
 		}
@@ -148,7 +148,7 @@ func (o *Outbox) acquire() error {
 			continue // a live process holds it
 		}
 		if st, err := f.Stat(); err != nil || st.Size() > 0 {
-			f.Close() // what a dead process held: Announce's, not ours to empty
+			_ = f.Close() // what a dead process held: Announce's, not ours to empty
 			if err != nil {
 				return err
 			}
@@ -291,7 +291,7 @@ func (o *Outbox) compact() error {
 	tmp := o.cur + ".compact"
 	f, err := lockFile(tmp)
 	if err != nil || f == nil {
-		return fmt.Errorf("outbox %s: compact: %v", o.cur, err)
+		return fmt.Errorf("outbox %s: compact: %w", o.cur, err)
 	}
 	err = f.Truncate(0)
 	var buf []byte
@@ -307,8 +307,8 @@ func (o *Outbox) compact() error {
 		err = os.Rename(tmp, o.cur)
 	}
 	if err != nil {
-		f.Close()
-		os.Remove(tmp)
+		_ = f.Close()
+		_ = os.Remove(tmp)
 		return fmt.Errorf("outbox %s: compact: %w", o.cur, err)
 	}
 	old := o.f
@@ -339,7 +339,7 @@ func HeldIDs(path string) (map[string]bool, error) {
 			return nil, err
 		}
 		as, err := readHeld(f)
-		f.Close()
+		_ = f.Close()
 		if err != nil {
 			return nil, err
 		}
@@ -470,9 +470,9 @@ func AppendLines(f *os.File, b []byte, sync bool) error {
 	}
 	if err != nil {
 		if terr := f.Truncate(end); terr != nil {
-			return fmt.Errorf("%w (and cutting the partial line back failed: %v)", err, terr)
+			return fmt.Errorf("%w (and cutting the partial line back failed: %w)", err, terr)
 		}
-		f.Seek(end, io.SeekStart)
+		_, _ = f.Seek(end, io.SeekStart)
 		return err
 	}
 	return nil

@@ -205,7 +205,9 @@ func TestOutboxPerProcess(t *testing.T) {
 	if a.Path() == b.Path() {
 		t.Fatalf("two live outboxes share %s", a.Path())
 	}
-	a.Release([]string{as[0].Enriched.EventID, as[1].Enriched.EventID, as[2].Enriched.EventID}) // a empties its file
+	if err := a.Release([]string{as[0].Enriched.EventID, as[1].Enriched.EventID, as[2].Enriched.EventID}); err != nil { // a empties its file
+		t.Fatal(err)
+	}
 	up := &recorder{}
 	if n := announce(t, s, up, ingest.OpenOutbox(path)); n != 0 {
 		t.Fatalf("announced %d held by live processes", n)
@@ -271,7 +273,7 @@ func smallTmpfs(t *testing.T, size string) string {
 		}
 		t.Skipf("mounting a tmpfs needs root (run as root, as CI does): %v", err)
 	}
-	t.Cleanup(func() { exec.Command("umount", dir).Run() })
+	t.Cleanup(func() { _ = exec.Command("umount", dir).Run() })
 	return dir
 }
 
@@ -284,7 +286,9 @@ func TestCutTornLine(t *testing.T) {
 		{strings.Repeat("x", 70000) + "\n" + strings.Repeat("y", 70000), strings.Repeat("x", 70000) + "\n"},
 	} {
 		path := filepath.Join(t.TempDir(), "f")
-		os.WriteFile(path, []byte(c.in), 0o644)
+		if err := os.WriteFile(path, []byte(c.in), 0o644); err != nil {
+			t.Fatal(err)
+		}
 		f, err := os.OpenFile(path, os.O_RDWR, 0)
 		if err != nil {
 			t.Fatal(err)
@@ -306,7 +310,9 @@ func TestTornLinesDoNotSwallowTheNext(t *testing.T) {
 	s.topics.Close()
 	topic := filepath.Join(s.dir, "topics", model.TopicIndexed+".jsonl")
 	f, _ := os.OpenFile(topic, os.O_WRONLY|os.O_APPEND, 0)
-	f.WriteString(`{"eventId":"cut-in-the-mid`)
+	if _, err := f.WriteString(`{"eventId":"cut-in-the-mid`); err != nil {
+		t.Fatal(err)
+	}
 	f.Close()
 	tp, err := publish.OpenTopics(filepath.Join(s.dir, "topics"))
 	if err != nil {
@@ -317,11 +323,17 @@ func TestTornLinesDoNotSwallowTheNext(t *testing.T) {
 	checkJSONLines(t, topic, 15)
 
 	j := ingest.OpenJournal(filepath.Join(s.dir, "pending.jsonl"))
-	j.Add(ingest.PendingEvent{EventID: "a", Key: "events/a"})
+	if err := j.Add(ingest.PendingEvent{EventID: "a", Key: "events/a"}); err != nil {
+		t.Fatal(err)
+	}
 	jf, _ := os.OpenFile(j.Path(), os.O_WRONLY|os.O_APPEND, 0)
-	jf.WriteString(`{"eventId":"torn","objectSto`)
+	if _, err := jf.WriteString(`{"eventId":"torn","objectSto`); err != nil {
+		t.Fatal(err)
+	}
 	jf.Close()
-	j.Add(ingest.PendingEvent{EventID: "b", Key: "events/b"})
+	if err := j.Add(ingest.PendingEvent{EventID: "b", Key: "events/b"}); err != nil {
+		t.Fatal(err)
+	}
 	ps, err := j.Load()
 	if err != nil || len(ps) != 2 || ps[1].EventID != "b" {
 		t.Fatalf("journal after a torn line: %+v, %v", ps, err)
@@ -334,14 +346,20 @@ func TestOutboxLeavesAnOrphanToAnnounce(t *testing.T) {
 	s := newStores(t)
 	path := filepath.Join(s.dir, "outbox.jsonl")
 	dead := ingest.OpenOutbox(path)
-	dead.Hold(announcements(t, s, generate(3, "orph-")))
+	if err := dead.Hold(announcements(t, s, generate(3, "orph-"))); err != nil {
+		t.Fatal(err)
+	}
 	dead.Close()
 	live := ingest.OpenOutbox(path)
-	live.Hold(announcements(t, s, generate(2, "live-")))
+	if err := live.Hold(announcements(t, s, generate(2, "live-"))); err != nil {
+		t.Fatal(err)
+	}
 	if live.Path() == path {
 		t.Fatalf("a new outbox took %s, which a dead process left holding", path)
 	}
-	live.Release([]string{"live-agent-a-000001-obs"})
+	if err := live.Release([]string{"live-agent-a-000001-obs"}); err != nil {
+		t.Fatal(err)
+	}
 	if ids, err := ingest.HeldIDs(path); err != nil || len(ids) < 3 {
 		t.Fatalf("held after the live outbox emptied: %v, %v", ids, err)
 	}

@@ -130,7 +130,9 @@ func TestPipelineManyEventsRace(t *testing.T) {
 		t.Fatalf("index holds %d documents, want %d", c, n)
 	}
 	files := 0
-	s.archive.List(context.Background(), "events/", func(string, int64) error { files++; return nil })
+	if err := s.archive.List(context.Background(), "events/", func(string, int64) error { files++; return nil }); err != nil {
+		t.Fatal(err)
+	}
 	if files != n {
 		t.Fatalf("archive holds %d objects, want %d", files, n)
 	}

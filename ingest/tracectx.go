@@ -14,8 +14,10 @@ import (
 // waterfall on screen and the spans in a tracing backend then carry the
 // same ids, and ingest needs no telemetry dependency.
 type (
+	// TraceID names an ingestion's trace.
 	TraceID [16]byte
-	SpanID  [8]byte
+	// SpanID names a span of a trace.
+	SpanID [8]byte
 )
 
 func (t TraceID) String() string { return hex.EncodeToString(t[:]) }

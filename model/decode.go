@@ -155,7 +155,7 @@ func memberProblems(obj []byte, path string) Problems {
 			sub = memberProblems(members[k], k)
 		}
 		if len(sub) == 0 {
-			sub = jsonProblem(json.Unmarshal(doc, new(Event))).(Problems)
+			sub = jsonProblem(json.Unmarshal(doc, new(Event)))
 		}
 		ps = append(ps, sub...)
 	}
@@ -184,7 +184,7 @@ func (ps Problems) cover(path string) bool {
 }
 
 // jsonProblem turns encoding/json's errors into a located Problem.
-func jsonProblem(err error) error {
+func jsonProblem(err error) Problems {
 	var syn *json.SyntaxError
 	var typ *json.UnmarshalTypeError
 	switch {

@@ -86,7 +86,7 @@ type topMembers struct {
 // name has an escape.
 func (t *topMembers) scan(data []byte) bool {
 	plain := true
-	eachMember(data, func(quoted, value []byte) bool {
+	_ = eachMember(data, func(quoted, value []byte) bool {
 		name := quoted[1 : len(quoted)-1]
 		if plain = bytes.IndexByte(name, '\\') < 0; !plain {
 			return false

@@ -63,7 +63,9 @@ func FuzzSplitObject(f *testing.F) {
 			return
 		}
 		var compact bytes.Buffer
-		json.Compact(&compact, raw)
+		if err := json.Compact(&compact, raw); err != nil {
+			t.Fatal(err)
+		}
 		if got := compactValid(nil, raw); !bytes.Equal(got, compact.Bytes()) {
 			t.Fatalf("%q: compactValid %q, json.Compact %q", raw, got, compact.Bytes())
 		}

@@ -36,7 +36,7 @@ func CheckEventID(id string) error {
 	case strings.ContainsAny(id, `/\`):
 		return fmt.Errorf("%s must not contain / or \\ (it is the last part of an object key)", Quote(id))
 	case strings.Contains(id, ".."):
-		return fmt.Errorf("%s must not contain ..", Quote(id))
+		return fmt.Errorf("%s must not contain \"..\"", Quote(id))
 	case strings.HasPrefix(id, "."):
 		return fmt.Errorf("%s must not start with a dot", Quote(id))
 	}

@@ -305,11 +305,11 @@ func renameNew(dir, final string, body []byte) error {
 	err = unix.Renameat2(unix.AT_FDCWD, tmp, unix.AT_FDCWD, final, unix.RENAME_NOREPLACE)
 	if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS) {
 		if err = os.Link(tmp, final); err == nil {
-			os.Remove(tmp)
+			_ = os.Remove(tmp)
 		}
 	}
 	if err != nil {
-		os.Remove(tmp)
+		_ = os.Remove(tmp)
 	}
 	return err
 }
@@ -327,7 +327,7 @@ func writeTemp(dir string, body []byte) (string, error) {
 		err = cerr
 	}
 	if err != nil {
-		os.Remove(f.Name())
+		_ = os.Remove(f.Name())
 		return "", fmt.Errorf("archive: write %s: %w", f.Name(), err)
 	}
 	return f.Name(), nil

@@ -43,7 +43,7 @@ func openFileSystem(root string) (*fileSystem, error) {
 	for _, f := range []**os.File{&fs.data, &fs.dirs} {
 		var err error
 		if *f, err = os.Open(root); err != nil {
-			fs.close()
+			_ = fs.close()
 			return nil, fmt.Errorf("archive directory %s: %w", root, err)
 		}
 	}

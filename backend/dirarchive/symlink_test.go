@@ -22,7 +22,9 @@ func TestSymlinkedDayDirectoryRefused(t *testing.T) {
 	}
 	key, body := archivetest.Event("e-1", "2026-05-08T22:31:25Z", "hi", nil, 0.5)
 	elsewhere := t.TempDir()
-	os.MkdirAll(filepath.Join(root, "events", "2026", "05"), 0o755)
+	if err := os.MkdirAll(filepath.Join(root, "events", "2026", "05"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(filepath.Join(elsewhere, "e-1.json"), body, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +54,9 @@ func TestSymlinkedDayDirectoryRefusedByDayListing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	os.MkdirAll(filepath.Join(root, "events", "2026", "05"), 0o755)
+	if err := os.MkdirAll(filepath.Join(root, "events", "2026", "05"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.Symlink(t.TempDir(), filepath.Join(root, "events", "2026", "05", "08")); err != nil {
 		t.Fatal(err)
 	}

@@ -342,10 +342,10 @@ func (c *AvroCodec) explain(id int, err error) error {
 	var re *sr.ResponseError
 	if errors.As(err, &re) {
 		de.Err = fmt.Errorf("HTTP %d: %s", re.StatusCode, oneLine(firstNonEmpty(re.Message, string(re.Raw))))
-		switch {
-		case re.StatusCode == http.StatusNotFound:
+		switch re.StatusCode {
+		case http.StatusNotFound:
 			de.Kind = DecodeUnknownSchema
-		case re.StatusCode == http.StatusUnauthorized || re.StatusCode == http.StatusForbidden:
+		case http.StatusUnauthorized, http.StatusForbidden:
 			de.Err = fmt.Errorf("%w (check kafka.schema_registry_username and _password)", de.Err)
 		}
 		return de

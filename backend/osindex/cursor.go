@@ -146,8 +146,8 @@ func tailCursor(st tailState) query.Cursor {
 	b, _ := json.Marshal(w)
 	var buf bytes.Buffer
 	zw, _ := flate.NewWriter(&buf, flate.BestSpeed)
-	zw.Write(b)
-	zw.Close()
+	_, _ = zw.Write(b)
+	_ = zw.Close()
 	return encode(kindTail, buf.Bytes())
 }
 

@@ -109,7 +109,9 @@ func jsonOf(t testing.TB, v any) string {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	json.Indent(&out, b, "", " ")
+	if err := json.Indent(&out, b, "", " "); err != nil {
+		t.Fatal(err)
+	}
 	return out.String()
 }
 

@@ -53,7 +53,7 @@ func TestErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := &http.Server{Handler: httputil.NewSingleHostReverseProxy(target)}
-	go srv.Serve(ln)
+	go func() { _ = srv.Serve(ln) }()
 	proxy := "http://" + ln.Addr().String()
 	name := testIndex(t)
 	ix, err := Open(context.Background(), Config{URLs: []string{proxy}, Index: name, Dimension: 8})
@@ -200,7 +200,9 @@ func TestUnusualIDs(t *testing.T) {
 		docs = append(docs, d)
 	}
 	writeDocs(t, ix, docs)
-	ix.Refresh(context.Background())
+	if err := ix.Refresh(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	r := newReader(t, ix, query.Options{})
 	for _, d := range docs {
 		got, err := r.Document(context.Background(), d.EventID)

@@ -85,7 +85,7 @@ func Open(ctx context.Context, cfg Config) (*Index, error) {
 	}
 	ix.api = api
 	if err := ix.open(ctx); err != nil {
-		api.Close()
+		_ = api.Close()
 		return nil, err
 	}
 	return ix, nil
@@ -232,7 +232,7 @@ func (ix *Index) notFound(ctx context.Context) error {
 	}
 	q := url.Values{"format": {"json"}, "h": {"index"}, "s": {"index"}}
 	if _, err := ix.do(ctx, "GET", "/_cat/indices", q, nil, &cat); err != nil {
-		return fmt.Errorf("index %s does not exist (listing the existing ones failed: %v); readers never create one, 'engram ingest' does", ix.cfg.Index, err)
+		return fmt.Errorf("index %s does not exist (listing the existing ones failed: %w); readers never create one, 'engram ingest' does", ix.cfg.Index, err)
 	}
 	var names []string
 	for _, c := range cat {

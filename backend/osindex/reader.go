@@ -62,7 +62,7 @@ type Reader struct {
 
 var _ query.Reader = (*Reader)(nil)
 
-// Open opens the index with Open (which creates it, or adds the
+// OpenReader opens the index with Open (which creates it, or adds the
 // extension fields an index of the source system lacks) and returns a
 // reader over it; Close closes the index too.
 func OpenReader(ctx context.Context, cfg Config, opts query.Options) (*Reader, error) {
@@ -72,7 +72,7 @@ func OpenReader(ctx context.Context, cfg Config, opts query.Options) (*Reader, e
 	}
 	r, err := NewReader(ctx, ix, opts)
 	if err != nil {
-		ix.Close()
+		_ = ix.Close()
 		return nil, err
 	}
 	r.owned = true
@@ -82,7 +82,7 @@ func OpenReader(ctx context.Context, cfg Config, opts query.Options) (*Reader, e
 	return r, nil
 }
 
-// New is a reader over an open index; Close leaves ix open. It reads the
+// NewReader is a reader over an open index; Close leaves ix open. It reads the
 // index's mapping once, for the space type of its knn_vector.
 func NewReader(ctx context.Context, ix *Index, opts query.Options) (*Reader, error) {
 	r := &Reader{

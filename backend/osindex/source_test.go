@@ -66,7 +66,9 @@ func bulkSource(t testing.TB, u, index string, docs []*model.IndexDoc) {
 	for _, d := range docs {
 		src, _ := json.Marshal(d)
 		var m map[string]any
-		json.Unmarshal(src, &m)
+		if err := json.Unmarshal(src, &m); err != nil {
+			t.Fatal(err)
+		}
 		m["retrieval_priority"] = 0.5
 		m["reinforcement_score"] = 0
 		m["embedding_meta"] = map[string]any{"model": "stub", "dimension": 8}

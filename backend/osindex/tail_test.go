@@ -37,7 +37,7 @@ func writeTail(ctx context.Context, ix *Index, w, total int) error {
 		}
 		for k, res := range ix.Write(ctx, docs) {
 			if res.Err != nil || !res.Created {
-				return fmt.Errorf("write %s: created=%v err=%v", docs[k].EventID, res.Created, res.Err)
+				return fmt.Errorf("write %s: created=%v err=%w", docs[k].EventID, res.Created, res.Err)
 			}
 		}
 		i += n
@@ -162,7 +162,9 @@ func TestTailConcurrentWriters(t *testing.T) {
 	next := make([]int, writers)
 	for _, id := range got {
 		var w, i int
-		fmt.Sscanf(id, "tail-%d-%d", &w, &i)
+		if _, err := fmt.Sscanf(id, "tail-%d-%d", &w, &i); err != nil {
+			t.Fatal(err)
+		}
 		if i != next[w] {
 			t.Fatalf("writer %d: document %d, want %d", w, i, next[w])
 		}
@@ -288,7 +290,9 @@ func TestThreeShards(t *testing.T) {
 	// Requests stay in order: each batch after the one before.
 	batch := func(id string) int {
 		var w, i int
-		fmt.Sscanf(id, "tail-%d-%d", &w, &i)
+		if _, err := fmt.Sscanf(id, "tail-%d-%d", &w, &i); err != nil {
+			t.Fatal(err)
+		}
 		return w
 	}
 	for i := 1; i < len(tail); i++ {

@@ -239,7 +239,7 @@ func compare(field string, op expr.Op, x float64) obj {
 
 // compareInt is field op x on a long field, as whole bounds.
 func compareInt(field string, op expr.Op, x float64) obj {
-	var lo, hi float64 = math.Inf(-1), math.Inf(1) // inclusive bounds
+	lo, hi := math.Inf(-1), math.Inf(1) // inclusive bounds
 	switch op {
 	case expr.OpEQ:
 		if x != math.Trunc(x) {

@@ -432,7 +432,7 @@ func (a *turnAcc) set(field, value string) {
 // sourceString is the string field f of a hit's _source ("" without).
 func sourceString(h *hit, f string) string {
 	var src map[string]any
-	json.Unmarshal(h.Source, &src)
+	_ = json.Unmarshal(h.Source, &src)
 	s, _ := src[f].(string)
 	return s
 }

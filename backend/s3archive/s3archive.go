@@ -184,12 +184,9 @@ func (s *Store) Check(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.timeout())
 	defer cancel()
 	lctx, lcancel := context.WithCancel(ctx)
-	for o := range s.check.ListObjects(lctx, s.cfg.Bucket, minio.ListObjectsOptions{MaxKeys: 1}) {
-		if o.Err != nil {
-			lcancel()
-			return s.explain(o.Err)
-		}
-		break
+	if o, ok := <-s.check.ListObjects(lctx, s.cfg.Bucket, minio.ListObjectsOptions{MaxKeys: 1}); ok && o.Err != nil {
+		lcancel()
+		return s.explain(o.Err)
 	}
 	lcancel()
 	if err := ctx.Err(); err != nil {
@@ -222,7 +219,7 @@ func (s *Store) probe(ctx context.Context) error {
 	body := []byte(`{"probe":"engram conditional write"}`)
 	err := s.putIfAbsent(ctx, key, body)
 	if err == nil {
-		defer s.client.RemoveObject(context.WithoutCancel(ctx), s.cfg.Bucket, key, minio.RemoveObjectOptions{})
+		defer func() { _ = s.client.RemoveObject(context.WithoutCancel(ctx), s.cfg.Bucket, key, minio.RemoveObjectOptions{}) }()
 		err = s.putIfAbsent(ctx, key, body)
 		if err == nil {
 			s.useFallback("the server ignored If-None-Match: * (a second conditional PUT of a probe object succeeded)")

@@ -234,7 +234,7 @@ func (n *noConditional) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	n.seen.Add(1)
 	if req.Body != nil {
-		io.Copy(io.Discard, req.Body)
+		_, _ = io.Copy(io.Discard, req.Body)
 		req.Body.Close()
 	}
 	if n.refuse {

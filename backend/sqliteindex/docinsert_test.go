@@ -30,15 +30,15 @@ func TestManyRowInsertFailsAlone(t *testing.T) {
 	var want []string
 	for i, r := range res {
 		id := docs[i].EventID
-		switch {
-		case i == 5 || i == insertRows+3:
+		switch i {
+		case 5, insertRows + 3:
 			if r.Err == nil || r.Created {
 				t.Fatalf("doc %d (%s): %+v, want an error", i, id, r)
 			}
 			if !strings.Contains(r.Err.Error(), id) {
 				t.Fatalf("doc %d: error %v does not name %s", i, r.Err, id)
 			}
-		case i == 2*insertRows+2 || i == 2*insertRows+9:
+		case 2*insertRows + 2, 2*insertRows + 9:
 			if r.Err != nil || r.Created {
 				t.Fatalf("duplicate doc %d (%s): %+v", i, id, r)
 			}
@@ -143,7 +143,9 @@ func storedAfter(t *testing.T, db *DB, seq int64) []string {
 	var got []string
 	for rows.Next() {
 		var id string
-		rows.Scan(&id)
+		if err := rows.Scan(&id); err != nil {
+			t.Fatal(err)
+		}
 		got = append(got, id)
 	}
 	if err := rows.Err(); err != nil {

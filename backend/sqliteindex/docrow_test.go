@@ -109,7 +109,9 @@ func TestDocumentFromColumns(t *testing.T) {
 	for _, c := range cases {
 		id := c.doc.EventID
 		var stored string
-		db.SQL().QueryRow("SELECT doc FROM docs WHERE event_id = ?", id).Scan(&stored)
+		if err := db.SQL().QueryRow("SELECT doc FROM docs WHERE event_id = ?", id).Scan(&stored); err != nil {
+			t.Fatal(err)
+		}
 		if (stored != "") != c.json {
 			t.Errorf("%s: JSON stored %q, want JSON: %v", id, stored, c.json)
 		}
@@ -142,7 +144,9 @@ func TestDocumentShapesAgree(t *testing.T) {
 	}
 	asVersion5(t, db.w)
 	var stored string
-	db.SQL().QueryRow("SELECT doc FROM docs WHERE event_id = 'one'").Scan(&stored)
+	if err := db.SQL().QueryRow("SELECT doc FROM docs WHERE event_id = 'one'").Scan(&stored); err != nil {
+		t.Fatal(err)
+	}
 	if !strings.Contains(stored, `"event_id":"one"`) {
 		t.Fatalf("not rewritten as JSON: %q", stored)
 	}

@@ -134,12 +134,12 @@ func Open(path string, opts Options) (*DB, error) {
 	w.SetConnMaxIdleTime(0)
 	db := &DB{path: path, w: w, abs: abs, deferSync: opts.DeferSync}
 	if err := db.setUp(); err != nil {
-		w.Close()
+		_ = w.Close()
 		return nil, fmt.Errorf("sqlindex: open %s: %w", path, markBusy(err))
 	}
 	if db.r, err = openReader(abs, opts); err != nil {
-		db.closeStmts()
-		w.Close()
+		_ = db.closeStmts()
+		_ = w.Close()
 		return nil, fmt.Errorf("sqlindex: open %s: %w", path, err)
 	}
 	return db, nil
@@ -171,11 +171,11 @@ func OpenReadOnly(path string, opts Options) (*DB, error) {
 		return nil, fmt.Errorf("sqlindex: open %s: %w", path, err)
 	}
 	if err := checkVersion(v); err != nil {
-		r.Close()
+		_ = r.Close()
 		return nil, fmt.Errorf("sqlindex: open %s: %w", path, err)
 	}
 	if v == 0 {
-		r.Close()
+		_ = r.Close()
 		return nil, fmt.Errorf("sqlindex: open %s: no index schema yet (open it for writing first)", path)
 	}
 	db := &DB{path: path, r: r}
@@ -200,7 +200,7 @@ func openReader(abs string, opts Options) (*sql.DB, error) {
 	r.SetMaxOpenConns(opts.ReadConns)
 	r.SetMaxIdleConns(opts.ReadConns)
 	if err := r.Ping(); err != nil {
-		r.Close()
+		_ = r.Close()
 		return nil, err
 	}
 	return r, nil
@@ -238,7 +238,7 @@ func probeReader(abs string, opts Options, immutable bool) (*sql.DB, int, error)
 	r.SetMaxIdleConns(opts.ReadConns)
 	var v int
 	if err := r.QueryRow("PRAGMA user_version").Scan(&v); err != nil {
-		r.Close()
+		_ = r.Close()
 		return nil, 0, err
 	}
 	return r, v, nil
@@ -427,7 +427,7 @@ func (db *DB) Close() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		// Best effort: keeps the planner's statistics fresh (bounded work).
 		if _, err := db.w.ExecContext(ctx, "PRAGMA analysis_limit = 400"); err == nil {
-			db.w.ExecContext(ctx, "PRAGMA optimize")
+			_, _ = db.w.ExecContext(ctx, "PRAGMA optimize")
 		}
 		cancel()
 		errs = append(errs, db.closeStmts(), db.w.Close())

@@ -125,8 +125,12 @@ func TestOpenTwiceIdempotent(t *testing.T) {
 		}
 	}
 	var sync, fk int
-	db1.w.QueryRow("PRAGMA synchronous").Scan(&sync)
-	db1.w.QueryRow("PRAGMA foreign_keys").Scan(&fk)
+	if err := db1.w.QueryRow("PRAGMA synchronous").Scan(&sync); err != nil {
+		t.Fatal(err)
+	}
+	if err := db1.w.QueryRow("PRAGMA foreign_keys").Scan(&fk); err != nil {
+		t.Fatal(err)
+	}
 	if sync != 2 || fk != 0 {
 		t.Fatalf("synchronous=%d foreign_keys=%d", sync, fk)
 	}
@@ -134,7 +138,9 @@ func TestOpenTwiceIdempotent(t *testing.T) {
 	db2.Close()
 	// A future schema is refused.
 	db3, _ := Open(path, Options{})
-	db3.w.Exec("PRAGMA user_version = 99")
+	if _, err := db3.w.Exec("PRAGMA user_version = 99"); err != nil {
+		t.Fatal(err)
+	}
 	db3.Close()
 	if _, err := Open(path, Options{}); err == nil {
 		t.Fatal("opened a newer schema")
@@ -186,7 +192,9 @@ func TestRoundTrip(t *testing.T) {
 		t.Fatalf("columns: %v %v %v %v %v %v %v %v %v %d", tsMS, phase, dim, turnKey, tags, structured, success, latency, tenant, len(emb))
 	}
 	var trace any
-	db.SQL().QueryRow(`SELECT turn_key, phase, trace_id, embedding FROM docs WHERE event_id = 'e2'`).Scan(&turnKey, &phase, &trace, &emb)
+	if err := db.SQL().QueryRow(`SELECT turn_key, phase, trace_id, embedding FROM docs WHERE event_id = 'e2'`).Scan(&turnKey, &phase, &trace, &emb); err != nil {
+		t.Fatal(err)
+	}
 	if turnKey != "e2" || phase != 2 || trace != nil || emb != nil {
 		t.Fatalf("bare columns: %v %v %v %v", turnKey, phase, trace, emb)
 	}
@@ -215,8 +223,12 @@ func TestDuplicateUnchanged(t *testing.T) {
 		t.Fatal("duplicate changed the stored document")
 	}
 	var n, nTurn int
-	db.SQL().QueryRow("SELECT count(*) FROM docs").Scan(&n)
-	db.SQL().QueryRow("SELECT n_events FROM turns WHERE turn_key = 'turn-1'").Scan(&nTurn)
+	if err := db.SQL().QueryRow("SELECT count(*) FROM docs").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.SQL().QueryRow("SELECT n_events FROM turns WHERE turn_key = 'turn-1'").Scan(&nTurn); err != nil {
+		t.Fatal(err)
+	}
 	if n != 2 || nTurn != 2 {
 		t.Fatalf("docs %d, turn events %d", n, nTurn)
 	}
@@ -271,10 +283,16 @@ func TestBigBatch(t *testing.T) {
 		}
 	}
 	var maxSeq, n int64
-	db.SQL().QueryRow("SELECT max(seq), count(*) FROM docs").Scan(&maxSeq, &n)
+	if err := db.SQL().QueryRow("SELECT max(seq), count(*) FROM docs").Scan(&maxSeq, &n); err != nil {
+		t.Fatal(err)
+	}
 	var first, last string
-	db.SQL().QueryRow("SELECT event_id FROM docs ORDER BY seq LIMIT 1").Scan(&first)
-	db.SQL().QueryRow("SELECT event_id FROM docs ORDER BY seq DESC LIMIT 1").Scan(&last)
+	if err := db.SQL().QueryRow("SELECT event_id FROM docs ORDER BY seq LIMIT 1").Scan(&first); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.SQL().QueryRow("SELECT event_id FROM docs ORDER BY seq DESC LIMIT 1").Scan(&last); err != nil {
+		t.Fatal(err)
+	}
 	if n != 291 || maxSeq != 291 || first != "e000" || last != "e298" {
 		t.Fatalf("n %d, max seq %d, first %s, last %s", n, maxSeq, first, last)
 	}
@@ -294,9 +312,15 @@ func TestStatementErrorFailsAlone(t *testing.T) {
 		t.Fatalf("results %+v", res)
 	}
 	var docs, turns, tags int
-	db.SQL().QueryRow("SELECT count(*) FROM docs").Scan(&docs)
-	db.SQL().QueryRow("SELECT count(*) FROM turns WHERE turn_key = 'boom-turn'").Scan(&turns)
-	db.SQL().QueryRow("SELECT count(*) FROM doc_tags WHERE tag = 'boom-tag'").Scan(&tags)
+	if err := db.SQL().QueryRow("SELECT count(*) FROM docs").Scan(&docs); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.SQL().QueryRow("SELECT count(*) FROM turns WHERE turn_key = 'boom-turn'").Scan(&turns); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.SQL().QueryRow("SELECT count(*) FROM doc_tags WHERE tag = 'boom-tag'").Scan(&tags); err != nil {
+		t.Fatal(err)
+	}
 	if docs != 2 || turns != 0 || tags != 0 || boom.IngestedAt != "" {
 		t.Fatalf("docs %d, turns %d, tags %d, ingested_at %q", docs, turns, tags, boom.IngestedAt)
 	}
@@ -377,7 +401,9 @@ func TestTurnsAggregate(t *testing.T) {
 	rows, _ := db.SQL().Query("SELECT turn_key FROM turns ORDER BY last_seq DESC")
 	for rows.Next() {
 		var k string
-		rows.Scan(&k)
+		if err := rows.Scan(&k); err != nil {
+			t.Fatal(err)
+		}
 		keys = append(keys, k)
 	}
 	if fmt.Sprint(keys) != "[A B]" {
@@ -388,7 +414,9 @@ func TestTurnsAggregate(t *testing.T) {
 	rows, _ = db.SQL().Query("SELECT event_id FROM docs WHERE turn_key = 'A' ORDER BY phase, ts_unix_ms, event_id")
 	for rows.Next() {
 		var k string
-		rows.Scan(&k)
+		if err := rows.Scan(&k); err != nil {
+			t.Fatal(err)
+		}
 		ids = append(ids, k)
 	}
 	if fmt.Sprint(ids) != "[a1 a2 a3]" {
@@ -407,7 +435,9 @@ func TestTurnsAggregate(t *testing.T) {
 		t.Fatal(err)
 	}
 	var nB int
-	db.SQL().QueryRow("SELECT count(*) FROM turns WHERE turn_key = 'B'").Scan(&nB)
+	if err := db.SQL().QueryRow("SELECT count(*) FROM turns WHERE turn_key = 'B'").Scan(&nB); err != nil {
+		t.Fatal(err)
+	}
 	if a = readTurn(t, db, "A"); a.N != 3 || nB != 0 {
 		t.Fatalf("after update: A %+v, B rows %d", a, nB)
 	}
@@ -424,7 +454,9 @@ func ftsIDs(t *testing.T, db *DB, q string) []string {
 	var ids []string
 	for rows.Next() {
 		var id string
-		rows.Scan(&id)
+		if err := rows.Scan(&id); err != nil {
+			t.Fatal(err)
+		}
 		ids = append(ids, id)
 	}
 	return ids
@@ -457,7 +489,9 @@ func TestFTS(t *testing.T) {
 		t.Fatalf("deleted document still found: %v", got)
 	}
 	var n int
-	db.SQL().QueryRow("SELECT count(*) FROM doc_tags WHERE tag = 'memory'").Scan(&n)
+	if err := db.SQL().QueryRow("SELECT count(*) FROM doc_tags WHERE tag = 'memory'").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
 	if n != 2 {
 		t.Fatalf("doc_tags memory = %d", n)
 	}
@@ -473,7 +507,9 @@ func TestTags(t *testing.T) {
 	d2.Tags = nil
 	mustWrite(t, db, d1, d2)
 	var n int
-	db.SQL().QueryRow("SELECT count(*) FROM doc_tags").Scan(&n)
+	if err := db.SQL().QueryRow("SELECT count(*) FROM doc_tags").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
 	if n != 2 {
 		t.Fatalf("doc_tags rows %d", n)
 	}
@@ -635,7 +671,9 @@ func TestFTSAcrossBatches(t *testing.T) {
 		}
 	}
 	var n int
-	db.SQL().QueryRow("SELECT count(*) FROM docs_fts_docsize").Scan(&n)
+	if err := db.SQL().QueryRow("SELECT count(*) FROM docs_fts_docsize").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
 	if n != 3 {
 		t.Fatalf("%d full-text rows for 3 documents", n)
 	}
@@ -680,8 +718,11 @@ END`,
 	defer db.Close()
 	var v int
 	var trigger string
-	db.SQL().QueryRow("PRAGMA user_version").Scan(&v)
-	db.SQL().QueryRow("SELECT sql FROM sqlite_master WHERE name = 'docs_ai'").Scan(&trigger)
+	if err := db.SQL().QueryRow("PRAGMA user_version").Scan(&v); err != nil {
+		t.Fatal(err)
+	}
+	// No row once the trigger is gone: trigger stays "".
+	_ = db.SQL().QueryRow("SELECT sql FROM sqlite_master WHERE name = 'docs_ai'").Scan(&trigger)
 	if v != SchemaVersion || trigger != "" {
 		t.Fatalf("after upgrade: version %d, trigger %s", v, trigger)
 	}
@@ -759,13 +800,19 @@ func TestTurnsMatchRecompute(t *testing.T) {
 		n++
 	}
 	var stored int
-	db.SQL().QueryRow("SELECT count(*) FROM turns").Scan(&stored)
+	if err := db.SQL().QueryRow("SELECT count(*) FROM turns").Scan(&stored); err != nil {
+		t.Fatal(err)
+	}
 	if n != 40 || stored != n {
 		t.Fatalf("%d turns recomputed, %d stored", n, stored)
 	}
 	var tags, docs int
-	db.SQL().QueryRow("SELECT count(*) FROM doc_tags").Scan(&tags)
-	db.SQL().QueryRow("SELECT count(*) FROM docs").Scan(&docs)
+	if err := db.SQL().QueryRow("SELECT count(*) FROM doc_tags").Scan(&tags); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.SQL().QueryRow("SELECT count(*) FROM docs").Scan(&docs); err != nil {
+		t.Fatal(err)
+	}
 	if docs != 400 || tags != 2*docs { // testDoc has two tags
 		t.Fatalf("%d docs, %d tag rows", docs, tags)
 	}
@@ -798,7 +845,9 @@ func TestEmbeddingApart(t *testing.T) {
 	if _, err := db.w.Exec(q, args...); err != nil {
 		t.Fatal(err)
 	}
-	db.w.Exec("PRAGMA user_version = 3")
+	if _, err := db.w.Exec("PRAGMA user_version = 3"); err != nil {
+		t.Fatal(err)
+	}
 	db.Close()
 
 	db, err = Open(path, Options{})
@@ -826,12 +875,16 @@ func TestEmbeddingApart(t *testing.T) {
 	var docJSON string
 	var n int
 	var e64 sql.NullInt64
-	db.SQL().QueryRow("SELECT doc, length(embedding), length(embedding64) FROM docs WHERE event_id = 'new'").Scan(&docJSON, &n, &e64)
+	if err := db.SQL().QueryRow("SELECT doc, length(embedding), length(embedding64) FROM docs WHERE event_id = 'new'").Scan(&docJSON, &n, &e64); err != nil {
+		t.Fatal(err)
+	}
 	if docJSON != "" || n != 4*1536 || e64.Valid {
 		t.Fatalf("stored: %d bytes of embedding, embedding64 %v, doc %.200s (want it in its columns, float32s only)", n, e64, docJSON)
 	}
 	var emb sql.NullInt64
-	db.SQL().QueryRow("SELECT doc, length(embedding64) FROM docs WHERE event_id = 'empty'").Scan(&docJSON, &emb)
+	if err := db.SQL().QueryRow("SELECT doc, length(embedding64) FROM docs WHERE event_id = 'empty'").Scan(&docJSON, &emb); err != nil {
+		t.Fatal(err)
+	}
 	if !strings.Contains(docJSON, `"embedding":[]`) || emb.Valid {
 		t.Fatalf("stored: embedding64 %v, doc %.200s (want an empty embedding in the JSON)", emb, docJSON)
 	}

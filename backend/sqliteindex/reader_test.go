@@ -97,7 +97,7 @@ func TestTailWhileWriting(t *testing.T) {
 			}
 			for _, res := range db.Write(ctx, docs) {
 				if res.Err != nil || !res.Created {
-					writeErr <- fmt.Errorf("write: %v %v", res.Created, res.Err)
+					writeErr <- fmt.Errorf("write: %v %w", res.Created, res.Err)
 					return
 				}
 			}

@@ -193,7 +193,7 @@ func (w *keyWalk) open(q string, args ...any) (*docCursor, error) {
 	c := &docCursor{rows: rows}
 	c.dest = c.row.dest()
 	if err := c.next(); err != nil {
-		rows.Close()
+		_ = rows.Close()
 		return nil, err
 	}
 	return c, nil
@@ -215,4 +215,4 @@ func (c *docCursor) next() error {
 	return nil
 }
 
-func (c *docCursor) close() { c.rows.Close() }
+func (c *docCursor) close() { _ = c.rows.Close() }

@@ -196,7 +196,7 @@ func runSimilarLarge(b *testing.B, dir string, dim, n, queries int) {
 	}
 	var load [3]float64
 	if raw, err := os.ReadFile("/proc/loadavg"); err == nil {
-		fmt.Sscanf(string(raw), "%f %f %f", &load[0], &load[1], &load[2])
+		_, _ = fmt.Sscanf(string(raw), "%f %f %f", &load[0], &load[1], &load[2])
 		b.ReportMetric(load[0], "loadavg-1m")
 	}
 }
@@ -211,7 +211,9 @@ func simBenchDB(b *testing.B, dim, n int) string {
 		}
 		return dir
 	}
-	os.RemoveAll(dir)
+	if err := os.RemoveAll(dir); err != nil {
+		b.Fatal(err)
+	}
 	path := filepath.Join(dir, "index.db")
 	db, err := Open(path, Options{})
 	if err != nil {
@@ -220,13 +222,13 @@ func simBenchDB(b *testing.B, dim, n int) string {
 	db.SetEmbedder("hashed")
 	var embedT, writeT time.Duration
 	var cpu0 syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &cpu0)
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &cpu0)
 	var writeCPU time.Duration
 	last := time.Now()
 	err = simDocs(n, dim, 500, func(docs []*model.IndexDoc) error {
 		embedT += time.Since(last)
 		var c0, c1 syscall.Rusage
-		syscall.Getrusage(syscall.RUSAGE_SELF, &c0)
+		_ = syscall.Getrusage(syscall.RUSAGE_SELF, &c0)
 		start := time.Now()
 		for _, r := range db.Write(context.Background(), docs) {
 			if r.Err != nil {
@@ -234,7 +236,7 @@ func simBenchDB(b *testing.B, dim, n int) string {
 			}
 		}
 		writeT += time.Since(start)
-		syscall.Getrusage(syscall.RUSAGE_SELF, &c1)
+		_ = syscall.Getrusage(syscall.RUSAGE_SELF, &c1)
 		writeCPU += cpuOf(c1) - cpuOf(c0)
 		last = time.Now()
 		return nil
@@ -258,7 +260,7 @@ func simBenchDB(b *testing.B, dim, n int) string {
 		dim, n, float64(embedT.Microseconds())/float64(n), float64(writeT.Microseconds())/float64(n),
 		float64(writeCPU.Microseconds())/float64(n), float64(size)/float64(n), float64(bitsSize)/float64(n))
 	b.Log(rep)
-	os.WriteFile(filepath.Join(dir, "build.txt"), []byte(rep+"\n"), 0o644)
+	_ = os.WriteFile(filepath.Join(dir, "build.txt"), []byte(rep+"\n"), 0o644)
 	if err := os.WriteFile(marker, nil, 0o644); err != nil {
 		b.Fatal(err)
 	}
@@ -286,14 +288,14 @@ func BenchmarkIndexWriteDim(b *testing.B) {
 	for _, dim := range []int{8, 1536} {
 		b.Run(fmt.Sprintf("dim=%d", dim), func(b *testing.B) {
 			var batches [][]*model.IndexDoc
-			simDocs(n, dim, 500, func(d []*model.IndexDoc) error {
+			_ = simDocs(n, dim, 500, func(d []*model.IndexDoc) error {
 				batches = append(batches, slices.Clone(d))
 				return nil
 			})
 			for b.Loop() {
 				db, _ := openTest(b)
 				var c0, c1 syscall.Rusage
-				syscall.Getrusage(syscall.RUSAGE_SELF, &c0)
+				_ = syscall.Getrusage(syscall.RUSAGE_SELF, &c0)
 				start := time.Now()
 				for _, d := range batches {
 					for _, r := range db.Write(context.Background(), d) {
@@ -303,7 +305,7 @@ func BenchmarkIndexWriteDim(b *testing.B) {
 					}
 				}
 				wall := time.Since(start)
-				syscall.Getrusage(syscall.RUSAGE_SELF, &c1)
+				_ = syscall.Getrusage(syscall.RUSAGE_SELF, &c1)
 				b.ReportMetric(float64((cpuOf(c1)-cpuOf(c0)).Microseconds())/n, "cpu-µs/doc")
 				b.ReportMetric(float64(wall.Microseconds())/n, "wall-µs/doc")
 				db.Close()

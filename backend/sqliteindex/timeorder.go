@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -199,7 +200,7 @@ func (r *Reader) Oldest(ctx context.Context, q query.ListQuery) (query.Cursor, e
 	}
 	var seq sql.NullInt64
 	err = r.q.QueryRowContext(ctx, "SELECT d.seq FROM docs d WHERE "+f+" ORDER BY d.seq LIMIT 1 OFFSET ?", append(args, limit)...).Scan(&seq)
-	if err == sql.ErrNoRows || err == nil && !seq.Valid {
+	if errors.Is(err, sql.ErrNoRows) || err == nil && !seq.Valid {
 		return "", nil
 	}
 	if err != nil {

@@ -171,7 +171,9 @@ func recomputedTurns(t *testing.T, w *sql.DB) map[string][]any {
 	}
 	for rows.Next() {
 		var k string
-		rows.Scan(&k)
+		if err := rows.Scan(&k); err != nil {
+			t.Fatal(err)
+		}
 		keys = append(keys, k)
 	}
 	rows.Close()

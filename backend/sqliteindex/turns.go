@@ -165,7 +165,7 @@ func (r *Reader) filteredTurns(ctx context.Context, p *plan, before int64, limit
 		for len(keys) < need && rows.Next() {
 			var key string
 			if err := rows.Scan(&key, &pos); err != nil {
-				rows.Close()
+				_ = rows.Close()
 				return query.TurnPage{}, fmt.Errorf("sqlite: %w", err)
 			}
 			n++
@@ -175,7 +175,7 @@ func (r *Reader) filteredTurns(ctx context.Context, p *plan, before int64, limit
 			}
 		}
 		err = rows.Err()
-		rows.Close()
+		_ = rows.Close()
 		if err != nil {
 			return query.TurnPage{}, fmt.Errorf("sqlite: %w", err)
 		}

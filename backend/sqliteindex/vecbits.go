@@ -242,7 +242,7 @@ func catchUpBits(ctx context.Context, q *sql.DB, w io.Writer, dim int, last, upT
 				emb         sql.RawBytes
 			)
 			if err := rows.Scan(&seq, &ts, &tenant, &typ, &emb); err != nil {
-				rows.Close()
+				_ = rows.Close()
 				return last, err
 			}
 			got++
@@ -253,11 +253,11 @@ func catchUpBits(ctx context.Context, q *sql.DB, w io.Writer, dim int, last, upT
 			words = append(words[:0], uint64(seq), uint64(ts), fnv64a(tenant), fnv64a(typ))
 			words = signBits(words, emb)
 			if err := binary.Write(w, binary.LittleEndian, words); err != nil {
-				rows.Close()
+				_ = rows.Close()
 				return last, err
 			}
 		}
-		rows.Close()
+		_ = rows.Close()
 		if err := rows.Err(); err != nil {
 			return last, err
 		}
@@ -491,12 +491,12 @@ func (db *DB) syncAllBits(ctx context.Context) error {
 	for rows.Next() {
 		var d int
 		if err := rows.Scan(&d); err != nil {
-			rows.Close()
+			_ = rows.Close()
 			return err
 		}
 		dims = append(dims, d)
 	}
-	rows.Close()
+	_ = rows.Close()
 	if err := rows.Err(); err != nil {
 		return err
 	}

@@ -158,7 +158,7 @@ func TestSimilarBits(t *testing.T) {
 	}
 	// The file loses its last 1000 records: those documents are ranked
 	// exactly as newer than the file; a writer's open catches it up.
-	os.Truncate(bitsPath(abs, dim), bitsHeader+int64(n-1000)*int64(8*(bitsRecFixed+bitsWords(dim))))
+	_ = os.Truncate(bitsPath(abs, dim), bitsHeader+int64(n-1000)*int64(8*(bitsRecFixed+bitsWords(dim))))
 	r, _ := OpenReader(path, query.Options{})
 	if got := filteredRecall(t, r, SimilarFilter{}, 30, n); got < 0.95 {
 		t.Errorf("file behind: recall@10 %.3f", got)
@@ -251,10 +251,8 @@ func filepathAbs(p string) (string, error) { return filepath.Abs(p) }
 func TestBitsUpgrade(t *testing.T) {
 	db, path := openTest(t)
 	var docs []*model.IndexDoc
-	simDocs(300, 256, 100, func(d []*model.IndexDoc) error {
-		for _, x := range d {
-			docs = append(docs, x)
-		}
+	_ = simDocs(300, 256, 100, func(d []*model.IndexDoc) error {
+		docs = append(docs, d...)
 		mustWrite(t, db, d...)
 		return nil
 	})
@@ -289,7 +287,9 @@ func TestBitsUpgrade(t *testing.T) {
 	}
 	defer db.Close()
 	var n64 int
-	db.SQL().QueryRow("SELECT count(*) FROM docs WHERE embedding64 IS NOT NULL").Scan(&n64)
+	if err := db.SQL().QueryRow("SELECT count(*) FROM docs WHERE embedding64 IS NOT NULL").Scan(&n64); err != nil {
+		t.Fatal(err)
+	}
 	if n64 != 0 {
 		t.Errorf("%d float64 copies left", n64)
 	}

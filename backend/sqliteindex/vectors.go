@@ -210,12 +210,12 @@ func appendVectors(ctx context.Context, tx *sql.Tx, from int64) error {
 		for rows.Next() {
 			var r row
 			if err := rows.Scan(&r.seq, &r.tenant, &r.dim, &r.emb); err != nil {
-				rows.Close()
+				_ = rows.Close()
 				return err
 			}
 			chunk = append(chunk, r)
 		}
-		rows.Close()
+		_ = rows.Close()
 		if err := rows.Err(); err != nil {
 			return err
 		}

@@ -267,6 +267,6 @@ func (a *pbAttrs) value(dst *commonpb.AnyValue, v attribute.Value) {
 	default:
 		// Slices appear in no span of engram's; a resource attribute given
 		// as one is sent in its string form rather than lost.
-		dst.Value = &commonpb.AnyValue_StringValue{StringValue: v.Emit()}
+		dst.Value = &commonpb.AnyValue_StringValue{StringValue: v.String()}
 	}
 }

@@ -51,7 +51,7 @@ func spansOf(spans tracetest.SpanStubs) map[string][]tracetest.SpanStub {
 func attr(s tracetest.SpanStub, key string) string {
 	for _, a := range s.Attributes {
 		if string(a.Key) == key {
-			return a.Value.Emit()
+			return a.Value.String()
 		}
 	}
 	return ""
@@ -265,9 +265,9 @@ func TestRetryIsAnEvent(t *testing.T) {
 	for _, a := range ev.Attributes {
 		switch a.Key {
 		case "cog.retry.attempt":
-			attempt = a.Value.Emit()
+			attempt = a.Value.String()
 		case "cog.retry.error":
-			msg = a.Value.Emit()
+			msg = a.Value.String()
 		}
 	}
 	if attempt != "1" || !strings.Contains(msg, "timeout") {

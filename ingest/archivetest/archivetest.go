@@ -327,7 +327,7 @@ func testListMany(t *testing.T, s Store) {
 				key, body := Event(fmt.Sprintf("many-%05d", i), ts, "x", nil, 0)
 				if stored, err := s.Put(c, key, body); err != nil || !stored {
 					mu.Lock()
-					failed = fmt.Errorf("Put(%s) = %v, %v", key, stored, err)
+					failed = fmt.Errorf("Put(%s) = %v, %w", key, stored, err)
 					mu.Unlock()
 				}
 			}

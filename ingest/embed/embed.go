@@ -195,7 +195,7 @@ func (h *HTTP) call(ctx context.Context, texts []string) ([][]float64, error) {
 		return nil, fmt.Errorf("embedder %s answered %s", h.cfg.Endpoint, msg)
 	}
 	if jerr != nil {
-		return nil, fmt.Errorf("embedder %s: answer is not the OpenAI embeddings shape: %v", h.cfg.Endpoint, jerr)
+		return nil, fmt.Errorf("embedder %s: answer is not the OpenAI embeddings shape: %w", h.cfg.Endpoint, jerr)
 	}
 	return h.vectors(&er, len(texts))
 }

@@ -131,7 +131,9 @@ func BenchmarkHashed(b *testing.B) {
 		b.Run(fmt.Sprint(dim), func(b *testing.B) {
 			h := Hashed{Dim: dim}
 			for b.Loop() {
-				h.Embed(context.Background(), []string{text})
+				if _, err := h.Embed(context.Background(), []string{text}); err != nil {
+					b.Fatal(err)
+				}
 			}
 		})
 	}

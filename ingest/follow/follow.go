@@ -117,7 +117,7 @@ func endsWith(fh *os.File, offset int64, tail string) bool {
 	return string(buf) == tail
 }
 
-// LongLineError: a line longer than a round reads, Size bytes with its
+// LongLineError reports a line longer than a round reads, Size bytes with its
 // line break, is not ingested (as engram ingest rejects a line over
 // source.MaxLineBytes).
 type LongLineError struct {

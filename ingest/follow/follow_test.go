@@ -58,7 +58,9 @@ func TestNextRestartsAReplacedFile(t *testing.T) {
 	name := filepath.Join(t.TempDir(), "f.jsonl")
 	appendTo(t, name, "{\"a\":1}\n{\"a\":2}\n")
 	f, _, _ := File{Name: name}.Next(context.Background(), collect(new([]ingest.Item)))
-	os.WriteFile(name, []byte("{\"b\":1}\n"), 0o644)
+	if err := os.WriteFile(name, []byte("{\"b\":1}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	var got []ingest.Item
 	f, _, err := f.Next(context.Background(), collect(&got))
 	if err != nil || len(got) != 1 || got[0].Src.Line != 1 || f.Offset != 8 || f.Line != 1 {
@@ -79,7 +81,9 @@ func TestFollowSkipsLongLine(t *testing.T) {
 	dir := t.TempDir()
 	name := filepath.Join(dir, "f.jsonl")
 	long := strings.Repeat("x", chunkSize+10)
-	os.WriteFile(name, []byte(long+"\n{\"ok\":1}\n"), 0o644)
+	if err := os.WriteFile(name, []byte(long+"\n{\"ok\":1}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	next, _, err := File{Name: name}.Next(context.Background(), nil)
 	if err == nil || !strings.Contains(err.Error(), "skipped a line") {
 		t.Fatalf("the long line was not reported as skipped: %v", err)
@@ -100,7 +104,9 @@ func TestNextRestartsAFileRewrittenLonger(t *testing.T) {
 	name := filepath.Join(t.TempDir(), "f.jsonl")
 	appendTo(t, name, "{\"a\":1}\n")
 	f, _, _ := File{Name: name}.Next(context.Background(), collect(new([]ingest.Item)))
-	os.WriteFile(name, []byte("{\"a\":1,\"b\":22}\n"), 0o644)
+	if err := os.WriteFile(name, []byte("{\"a\":1,\"b\":22}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	var got []ingest.Item
 	f, _, err := f.Next(context.Background(), collect(&got))
 	if err != nil || len(got) != 1 || string(got[0].Data) != "{\"a\":1,\"b\":22}" || !f.Replaced {

@@ -39,7 +39,7 @@ func OpenTopics(dir string) (*Topics, error) {
 		f, err := os.OpenFile(TopicPath(dir, name), os.O_CREATE|os.O_RDWR|os.O_APPEND, 0o644)
 		if err == nil {
 			if _, err = ingest.CutTornLine(f); err != nil {
-				f.Close()
+				_ = f.Close()
 			}
 		}
 		return f, err
@@ -50,7 +50,7 @@ func OpenTopics(dir string) (*Topics, error) {
 	}
 	i, err := open(model.TopicIndexed)
 	if err != nil {
-		e.Close()
+		_ = e.Close()
 		return nil, fmt.Errorf("topics: %w", err)
 	}
 	return &Topics{dir: dir, enriched: e, indexed: i}, nil

@@ -98,7 +98,7 @@ func (r *reader) badElement(dec *json.Decoder, lc *lineCounter, base int, shift 
 	r.skip = &skipping{it: ingest.Item{Src: r.at(line), Err: problem(msg)}, msg: msg, skipped: true}
 	r.src.resume(base+lc.lineAt(off+int64(at)), left[at:])
 	// The rest of the error's line is part of the element: never resume there.
-	if _, _, err := r.src.readLine(); err != nil && err != io.EOF {
+	if _, _, err := r.src.readLine(); err != nil && !errors.Is(err, io.EOF) {
 		return fmt.Errorf("%s:%d: %w", r.name, line, err)
 	}
 	return nil

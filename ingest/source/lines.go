@@ -139,7 +139,7 @@ func (s *lineSource) readLine() ([]byte, int, error) {
 		} else {
 			buf = nil
 		}
-		if err == bufio.ErrBufferFull {
+		if errors.Is(err, bufio.ErrBufferFull) {
 			if cerr := s.ctx.Err(); cerr != nil {
 				return nil, n, cerr
 			}

@@ -30,7 +30,7 @@ var bom = []byte{0xEF, 0xBB, 0xBF}
 func Read(ctx context.Context, r io.Reader, name string, out chan<- ingest.Item) error {
 	br := bufio.NewReaderSize(r, 256<<10)
 	if head, _ := br.Peek(3); bytes.Equal(head, bom) {
-		br.Discard(3)
+		_, _ = br.Discard(3)
 	}
 	if err := checkText(br, name); err != nil {
 		return err
@@ -157,7 +157,7 @@ func (r *reader) run() error {
 		}
 		ln := r.src.line
 		data, n, err := r.src.readLine()
-		if err != nil && err != io.EOF {
+		if err != nil && !errors.Is(err, io.EOF) {
 			if cerr := r.ctx.Err(); cerr != nil {
 				return cerr
 			}
@@ -169,7 +169,7 @@ func (r *reader) run() error {
 		if !r.addLine(ln, data, n) {
 			return r.ctx.Err()
 		}
-		if err == io.EOF && len(r.src.pending) == 0 {
+		if errors.Is(err, io.EOF) && len(r.src.pending) == 0 {
 			return r.finish()
 		}
 	}

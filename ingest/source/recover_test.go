@@ -32,7 +32,9 @@ func outcomes(t *testing.T, input string) []string {
 		var ev struct {
 			EventID string `json:"eventId"`
 		}
-		json.Unmarshal([]byte(it.data), &ev)
+		if err := json.Unmarshal([]byte(it.data), &ev); err != nil {
+			t.Fatal(err)
+		}
 		out = append(out, fmt.Sprintf("%d:%s", it.line, ev.EventID))
 	}
 	return out

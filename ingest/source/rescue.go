@@ -123,7 +123,7 @@ func (r *reader) lostArray(a *arrayRead, startLine int, errOff int64, rest []byt
 	msg := "invalid JSON in an array element"
 	r.skip = &skipping{it: ingest.Item{Src: r.at(startLine), Err: problem(msg)}, msg: msg, skipped: true}
 	r.src.resume(a.base+a.lc.lineAt(errOff), rest)
-	if _, _, err := r.src.readLine(); err != nil && err != io.EOF {
+	if _, _, err := r.src.readLine(); err != nil && !errors.Is(err, io.EOF) {
 		return fmt.Errorf("%s:%d: %w", r.name, startLine, err)
 	}
 	return nil
@@ -153,7 +153,7 @@ func (r *reader) afterElement(a *arrayRead, off int64, rest []byte) (done bool, 
 			r.skip = &skipping{it: ingest.Item{Src: r.at(line), Err: problem(msg)}, msg: msg, skipped: true}
 			r.src.resume(line, rest[i:])
 			_, _, err := r.src.readLine()
-			if err != nil && err != io.EOF {
+			if err != nil && !errors.Is(err, io.EOF) {
 				return true, fmt.Errorf("%s:%d: %w", r.name, line, err)
 			}
 			return true, nil
@@ -175,7 +175,7 @@ func (r *reader) restart(a *arrayRead, line int) {
 	a.lim = &capReader{lc: a.lc, stop: noCap}
 	a.base, a.shift = line-1, -1
 	a.dec = json.NewDecoder(io.MultiReader(strings.NewReader("["), a.lim))
-	a.dec.Token() // the '[' given: cannot fail
+	_, _ = a.dec.Token() // the '[' given: cannot fail
 }
 
 func isSpaceOrNewline(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }

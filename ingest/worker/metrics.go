@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"engram/backend/kafka"
@@ -48,7 +49,7 @@ func NewMetrics() *Metrics {
 		counts: map[string]int64{},
 	}
 	m.reg.MustRegister(m.events, m.stages, m.lag,
-		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
 
@@ -125,7 +126,7 @@ func (m *Metrics) Handler() http.Handler {
 	mux.Handle("GET /metrics", promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(m.Health())
+		_ = json.NewEncoder(w).Encode(m.Health())
 	})
 	return mux
 }

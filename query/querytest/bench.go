@@ -101,11 +101,12 @@ func BenchDoc(rng *rand.Rand, zipf *rand.Zipf, i int, start time.Time, step time
 	return d
 }
 
-// Benchmark index: BenchCorpusDocs documents of BenchDoc, the same for
-// every benchmark that builds it; BenchCorpusStart is the first timestamp
-// (one document every 2.592 s: 30 days).
+// BenchCorpusDocs is the size of the benchmark index: documents of
+// BenchDoc, the same for every benchmark that builds it.
 const BenchCorpusDocs = 1_000_000
 
+// BenchCorpusStart is the benchmark index's first timestamp (one document
+// every 2.592 s: 30 days).
 var BenchCorpusStart = time.Date(2026, 4, 8, 0, 0, 0, 0, time.UTC)
 
 // BenchCorpus calls write with the first n documents of the benchmark

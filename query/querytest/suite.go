@@ -189,8 +189,8 @@ func sameDoc(got, want *model.IndexDoc) string {
 	g.IngestedAt, w.IngestedAt = "", ""
 	g.Embedding, w.Embedding = float32s(g.Embedding), float32s(w.Embedding)
 	var gs, ws bytes.Buffer
-	json.Compact(&gs, g.Structured)
-	json.Compact(&ws, w.Structured)
+	_ = json.Compact(&gs, g.Structured)
+	_ = json.Compact(&ws, w.Structured)
 	g.Structured, w.Structured = gs.Bytes(), ws.Bytes()
 	gj, _ := json.Marshal(g)
 	wj, _ := json.Marshal(w)

@@ -36,7 +36,7 @@ func BenchIndex(tb testing.TB) string {
 	start := time.Now()
 	tmp := path + ".building"
 	for _, p := range []string{tmp, tmp + "-wal", tmp + "-shm", path, path + "-wal", path + "-shm", marker} {
-		os.Remove(p)
+		_ = os.Remove(p)
 	}
 	db, err := sqliteindex.Open(tmp, sqliteindex.Options{})
 	if err != nil {

@@ -75,7 +75,7 @@ func only(f recall.Factor) recall.Settings {
 	return s
 }
 
-// Cases: each factor alone, and the salience formula (half-life 1h:
+// Cases returns each factor alone, and the salience formula (half-life 1h:
 // D .7·.5, A .5·.25, C .9·.0625, B .3·.125).
 func Cases() []Case {
 	sal := recall.Settings{Formula: recall.Salience, HalfLife: time.Hour}
