@@ -55,8 +55,8 @@ func Dark() Palette {
 	}
 }
 
-// Light is the palette for light terminals.
-func Light() Palette {
+// light is the palette for light terminals.
+func light() Palette {
 	c := lipgloss.Color
 	return Palette{
 		Name: "light",
@@ -71,9 +71,9 @@ func Light() Palette {
 	}
 }
 
-// HighContrast uses the 16 basic ANSI colours at full strength on black,
+// highContrast uses the 16 basic ANSI colours at full strength on black,
 // so that the terminal's own accessible palette applies.
-func HighContrast() Palette {
+func highContrast() Palette {
 	c := lipgloss.Color
 	return Palette{
 		Name: "high-contrast", Dark: true,
@@ -103,8 +103,8 @@ func Mono() Palette {
 
 var builtin = map[string]func() Palette{
 	"dark":          Dark,
-	"light":         Light,
-	"high-contrast": HighContrast,
+	"light":         light,
+	"high-contrast": highContrast,
 	"mono":          Mono,
 }
 
@@ -131,5 +131,5 @@ func ForBackground(dark bool) Palette {
 	if dark {
 		return Dark()
 	}
-	return Light()
+	return light()
 }

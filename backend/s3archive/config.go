@@ -46,12 +46,12 @@ type Config struct {
 	wrapTransport func(http.RoundTripper) http.RoundTripper
 }
 
-// ConfigFromEnv reads the source system's variables: S3_BUCKET, S3_REGION
+// configFromEnv reads the source system's variables: S3_BUCKET, S3_REGION
 // (else AWS_REGION), S3_ENDPOINT, S3_ACCESS_KEY_ID (else AWS_ACCESS_KEY_ID),
 // S3_SECRET_ACCESS_KEY (else AWS_SECRET_ACCESS_KEY) and S3_FORCE_PATH_STYLE.
 // S3_ENDPOINT may be a URL (http:// means plain HTTP) or host:port, which
 // means TLS.
-func ConfigFromEnv(getenv func(string) string) Config {
+func configFromEnv(getenv func(string) string) Config {
 	first := func(names ...string) string {
 		for _, n := range names {
 			if v := strings.TrimSpace(getenv(n)); v != "" {

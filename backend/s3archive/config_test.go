@@ -33,7 +33,7 @@ func TestConfigFromEnv(t *testing.T) {
 			Config{Bucket: "b", UseTLS: true},
 		},
 	} {
-		got := ConfigFromEnv(env(tc.env))
+		got := configFromEnv(env(tc.env))
 		if got.Endpoint != tc.want.Endpoint || got.Bucket != tc.want.Bucket || got.Region != tc.want.Region ||
 			got.AccessKey != tc.want.AccessKey || got.SecretKey != tc.want.SecretKey ||
 			got.PathStyle != tc.want.PathStyle || got.UseTLS != tc.want.UseTLS {

@@ -74,10 +74,10 @@ var (
 	_ ingest.ArchiveReader = (*Store)(nil)
 )
 
-// Open connects to the bucket and checks that it exists, that the
+// open connects to the bucket and checks that it exists, that the
 // credentials work and whether the server honours conditional writes.
 // Errors are one line naming the endpoint and the likely fix.
-func Open(ctx context.Context, cfg Config) (*Store, error) {
+func open(ctx context.Context, cfg Config) (*Store, error) {
 	s, err := New(cfg)
 	if err != nil {
 		return nil, err
@@ -219,7 +219,9 @@ func (s *Store) probe(ctx context.Context) error {
 	body := []byte(`{"probe":"engram conditional write"}`)
 	err := s.putIfAbsent(ctx, key, body)
 	if err == nil {
-		defer func() { _ = s.client.RemoveObject(context.WithoutCancel(ctx), s.cfg.Bucket, key, minio.RemoveObjectOptions{}) }()
+		defer func() {
+			_ = s.client.RemoveObject(context.WithoutCancel(ctx), s.cfg.Bucket, key, minio.RemoveObjectOptions{})
+		}()
 		err = s.putIfAbsent(ctx, key, body)
 		if err == nil {
 			s.useFallback("the server ignored If-None-Match: * (a second conditional PUT of a probe object succeeded)")

@@ -204,7 +204,7 @@ func TestCorruptedBodyIsRefused(t *testing.T) {
 	s := newBucket(t, cfg)
 	cfg.Bucket = s.cfg.Bucket
 	cfg.wrapTransport = func(rt http.RoundTripper) http.RoundTripper { return corrupter{rt} }
-	bad, err := Open(testCtx(t), cfg)
+	bad, err := open(testCtx(t), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -319,7 +319,7 @@ func freePort(t *testing.T) string {
 func wantOpenError(t *testing.T, cfg Config, want ...string) {
 	t.Helper()
 	start := time.Now()
-	s, err := Open(testCtx(t), cfg)
+	s, err := open(testCtx(t), cfg)
 	if err == nil {
 		t.Fatalf("Open(%v) succeeded (%s), want an error", cfg, s.Describe())
 	}
@@ -358,7 +358,7 @@ func TestOpenBadEndpointOrBucket(t *testing.T) {
 		{Endpoint: "http://host:9000/path", Bucket: "bucket"},
 		{Endpoint: "host:9000", Bucket: ""},
 	} {
-		if _, err := Open(testCtx(t), cfg); err == nil || strings.Contains(err.Error(), "\n") {
+		if _, err := open(testCtx(t), cfg); err == nil || strings.Contains(err.Error(), "\n") {
 			t.Errorf("Open(%#v) = %v; want a one-line error", cfg, err)
 		} else {
 			t.Logf("%s", err)
@@ -412,13 +412,13 @@ func TestOpenTLS(t *testing.T) {
 
 	insecure := noCA
 	insecure.InsecureSkipVerify = true
-	if _, err := Open(testCtx(t), insecure); err != nil {
+	if _, err := open(testCtx(t), insecure); err != nil {
 		t.Errorf("Open with InsecureSkipVerify: %v", err)
 	}
 
 	url := cfg
 	url.Endpoint, url.UseTLS = "https://"+cfg.Endpoint, false
-	if _, err := Open(testCtx(t), url); err != nil {
+	if _, err := open(testCtx(t), url); err != nil {
 		t.Errorf("Open with an https:// endpoint: %v", err)
 	}
 

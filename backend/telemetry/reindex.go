@@ -17,9 +17,9 @@ import (
 // under it (docs/tracing.md). A batch, not an event: a batch is one index
 // write, which each of its events' spans would otherwise claim.
 const (
-	ReindexSpan      = "experience.reindex"
-	ReindexBatchSpan = "experience.reindex.batch"
-	ArchiveGetSpan   = "experience.objectstore.get"
+	reindexSpan      = "experience.reindex"
+	reindexBatchSpan = "experience.reindex.batch"
+	archiveGetSpan   = "experience.objectstore.get"
 )
 
 // ReindexTrace is the trace of one rebuild. A nil *ReindexTrace (tracing
@@ -42,7 +42,7 @@ func (t *Telemetry) StartReindex(from, to, indexName string) *ReindexTrace {
 	}
 	tid := newTraceID()
 	res := t.sampler.ShouldSample(sdktrace.SamplingParameters{
-		ParentContext: context.Background(), TraceID: tid, Name: ReindexSpan, Kind: trace.SpanKindInternal,
+		ParentContext: context.Background(), TraceID: tid, Name: reindexSpan, Kind: trace.SpanKindInternal,
 	})
 	if res.Decision != sdktrace.RecordAndSample {
 		return nil
@@ -77,7 +77,7 @@ func (rt *ReindexTrace) Batch(b ingest.ReindexBatch) {
 	}
 	e := &eventSpans{info: &t.info, kind: trace.SpanKindInternal, parent: rt.sc,
 		root: rt.sc.WithSpanID(newSpanID())}
-	e.spans[0] = span{ev: e, name: ReindexBatchSpan, start: b.Start, end: end, attrs: []attribute.KeyValue{
+	e.spans[0] = span{ev: e, name: reindexBatchSpan, start: b.Start, end: end, attrs: []attribute.KeyValue{
 		attribute.Int("cog.reindex.objects", b.Objects), attribute.Int("cog.reindex.created", b.Created),
 		attribute.Int("cog.reindex.existing", b.Existing), attribute.Int("cog.reindex.bad", b.Bad),
 		attribute.Int("cog.reindex.failed", b.Failed),
@@ -91,7 +91,7 @@ func (rt *ReindexTrace) Batch(b ingest.ReindexBatch) {
 		e.spans[n] = span{ev: e, id: newSpanID(), name: name, start: at, end: at.Add(d), attrs: attrs}
 		n++
 	}
-	child(ArchiveGetSpan, b.Start, b.Read, t.archive, attribute.Int("cog.reindex.objects", b.Objects))
+	child(archiveGetSpan, b.Start, b.Read, t.archive, attribute.Int("cog.reindex.objects", b.Objects))
 	if !b.WriteAt.IsZero() {
 		child(stageSpan[ingest.StageIndex], b.WriteAt, b.Write, t.index, t.db,
 			attribute.String("cog.memory.index", rt.indexName), attribute.Int("cog.reindex.documents", b.Created+b.Existing+b.Failed))
@@ -115,7 +115,7 @@ func (rt *ReindexTrace) End(sum ingest.ReindexSummary, err error) {
 	t := rt.t
 	e := &eventSpans{info: &t.info, kind: trace.SpanKindInternal, root: rt.sc}
 	root := &e.spans[0]
-	*root = span{ev: e, name: ReindexSpan, start: rt.start, end: time.Now(), childSpans: rt.batches, attrs: []attribute.KeyValue{
+	*root = span{ev: e, name: reindexSpan, start: rt.start, end: time.Now(), childSpans: rt.batches, attrs: []attribute.KeyValue{
 		attribute.String("cog.reindex.from", rt.from), attribute.String("cog.reindex.to", rt.to),
 		attribute.String("cog.memory.index", rt.indexName), t.index,
 		attribute.Int("cog.reindex.objects", sum.Objects), attribute.Int("cog.reindex.created", sum.Created),

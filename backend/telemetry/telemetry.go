@@ -27,8 +27,8 @@ import (
 	"engram/ingest"
 )
 
-// ScopeName is the instrumentation scope of engram's spans.
-const ScopeName = "engram/ingest"
+// scopeName is the instrumentation scope of engram's spans.
+const scopeName = "engram/ingest"
 
 // Span names, per stage. The source system's names for embed, archive and
 // index, whatever store engram writes to (an attribute says which).
@@ -81,7 +81,7 @@ func New(ctx context.Context, c Config) (*Telemetry, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &Telemetry{cfg: c, sampler: sampler, mainOnly: mainOnly, info: spanInfo{res: res, scope: instrumentation.Scope{Name: ScopeName}}}
+	t := &Telemetry{cfg: c, sampler: sampler, mainOnly: mainOnly, info: spanInfo{res: res, scope: instrumentation.Scope{Name: scopeName}}}
 	inner := c.Exporter
 	if inner == nil {
 		client, err := c.client()

@@ -40,14 +40,14 @@ func (h Hashed) Embed(_ context.Context, texts []string) ([][]float64, error) {
 	out := make([][]float64, len(texts))
 	acc := make([]float32, h.Dimension())
 	for i, t := range texts {
-		out[i] = HashedEmbedding(t, acc)
+		out[i] = hashedEmbedding(t, acc)
 	}
 	return out, nil
 }
 
-// HashedEmbedding is the Hashed embedding of text of len(acc) components;
+// hashedEmbedding is the Hashed embedding of text of len(acc) components;
 // acc is scratch space.
-func HashedEmbedding(text string, acc []float32) []float64 {
+func hashedEmbedding(text string, acc []float32) []float64 {
 	clear(acc)
 	counts := map[string]float64{}
 	prev := ""

@@ -47,11 +47,11 @@ func CPUTime() time.Duration {
 	return RusageCPU(&ru)
 }
 
-// ProcCPU is the CPU (user and system) another process has used so far,
+// procCPU is the CPU (user and system) another process has used so far,
 // from /proc/PID/stat, in steps of 10 ms: for a server the benchmark
 // shares the machine with (a broker, a collector), whose work for the
 // benchmark is part of what it costs.
-func ProcCPU(pid string) (time.Duration, error) {
+func procCPU(pid string) (time.Duration, error) {
 	raw, err := os.ReadFile("/proc/" + pid + "/stat")
 	if err != nil {
 		return 0, err
@@ -73,7 +73,7 @@ func EnvProcCPU(tb testing.TB, env string) time.Duration {
 	if pid == "" {
 		return -1
 	}
-	cpu, err := ProcCPU(pid)
+	cpu, err := procCPU(pid)
 	if err != nil {
 		tb.Fatalf("%s: %v", env, err)
 	}

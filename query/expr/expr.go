@@ -136,10 +136,10 @@ var KeywordFields = []string{FieldType, FieldSession, FieldTurn, FieldAgent, Fie
 // NumericFields are the fields of KindCompare terms.
 var NumericFields = []string{FieldImportance, FieldReward, FieldConfidence, FieldLatency}
 
-// Values are the values field accepts when they are a closed set (type:
+// values are the values field accepts when they are a closed set (type:
 // and success:), for completion and messages; nil when any value is
 // accepted (tool:, tag:, the ids). The slice is the caller's.
-func Values(field string) []string {
+func values(field string) []string {
 	return append([]string(nil), closedValues(strings.ToLower(field))...)
 }
 

@@ -267,21 +267,21 @@ func FuzzParse(f *testing.F) {
 }
 
 func TestTooManyTerms(t *testing.T) {
-	ok := strings.Repeat("a ", MaxTerms)
+	ok := strings.Repeat("a ", maxTerms)
 	if _, err := Parse(ok); err != nil {
-		t.Fatalf("%d terms: %v", MaxTerms, err)
+		t.Fatalf("%d terms: %v", maxTerms, err)
 	}
 	var se *SyntaxError
 	_, err := Parse(ok + "b")
-	if !errors.As(err, &se) || se.Col != 2*MaxTerms+1 || !strings.Contains(se.Msg, "too many terms") {
-		t.Fatalf("%d terms: %v, want a syntax error at column %d", MaxTerms+1, err, 2*MaxTerms+1)
+	if !errors.As(err, &se) || se.Col != 2*maxTerms+1 || !strings.Contains(se.Msg, "too many terms") {
+		t.Fatalf("%d terms: %v, want a syntax error at column %d", maxTerms+1, err, 2*maxTerms+1)
 	}
 }
 
 // TestValues: the closed sets completion offers are the ones Parse
 // accepts, and every event type is among them.
 func TestValues(t *testing.T) {
-	types := Values(FieldType)
+	types := values(FieldType)
 	if len(types) != len(model.EventTypes) {
 		t.Fatalf("Values(type) = %q, want %q", types, model.EventTypes)
 	}
@@ -294,16 +294,16 @@ func TestValues(t *testing.T) {
 		}
 	}
 	types[0] = "changed"
-	if Values("TYPE")[0] != model.EventTypes[0] {
+	if values("TYPE")[0] != model.EventTypes[0] {
 		t.Error("Values hands out the package's slice")
 	}
-	for _, v := range Values(FieldSuccess) {
+	for _, v := range values(FieldSuccess) {
 		if _, err := Parse("success:" + v); err != nil {
 			t.Errorf("success:%s: %v", v, err)
 		}
 	}
 	for _, f := range []string{FieldTool, FieldTag, FieldAgent, FieldLatency, "nope"} {
-		if v := Values(f); v != nil {
+		if v := values(f); v != nil {
 			t.Errorf("Values(%s) = %q, want nil (any value)", f, v)
 		}
 	}

@@ -20,10 +20,10 @@ type SyntaxError struct {
 
 func (e *SyntaxError) Error() string { return fmt.Sprintf("column %d: %s", e.Col, e.Msg) }
 
-// MaxTerms bounds an expression: every term becomes a condition of the
+// maxTerms bounds an expression: every term becomes a condition of the
 // backend's query, whose own limits (SQLite's expression depth, say) a
 // longer one would hit with a less helpful error.
-const MaxTerms = 100
+const maxTerms = 100
 
 // Parse parses s. Errors are *SyntaxError.
 func Parse(s string) (*Expr, error) {
@@ -46,8 +46,8 @@ func Parse(s string) (*Expr, error) {
 		if p.i >= len(p.r) {
 			return e, nil
 		}
-		if len(e.Terms) == MaxTerms {
-			return nil, &SyntaxError{p.i + 1, fmt.Sprintf("too many terms (at most %d)", MaxTerms)}
+		if len(e.Terms) == maxTerms {
+			return nil, &SyntaxError{p.i + 1, fmt.Sprintf("too many terms (at most %d)", maxTerms)}
 		}
 		t, err := p.term()
 		if err != nil {

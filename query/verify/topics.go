@@ -7,11 +7,11 @@ import (
 	"sort"
 )
 
-// IsNotificationKind reports whether a kind of disagreement is about the
+// isNotificationKind reports whether a kind of disagreement is about the
 // notifications rather than the archive and the index.
-func IsNotificationKind(kind string) bool {
+func isNotificationKind(kind string) bool {
 	switch kind {
-	case Unannounced, NotIndexed, BadNotice, CutNoticeLines:
+	case Unannounced, notIndexed, badNotice, cutNoticeLines:
 		return true
 	}
 	return false
@@ -20,9 +20,9 @@ func IsNotificationKind(kind string) bool {
 // Kinds of disagreement about notifications.
 const (
 	Unannounced    = "unannounced"           // an indexed event missing from a topic
-	NotIndexed     = "announced-not-indexed" // a notification of an event the index does not hold
-	BadNotice      = "bad-notification"      // a topic message that cannot be read
-	CutNoticeLines = "cut-notification-line" // a topic file ending in a cut line (skipped)
+	notIndexed     = "announced-not-indexed" // a notification of an event the index does not hold
+	badNotice      = "bad-notification"      // a topic message that cannot be read
+	cutNoticeLines = "cut-notification-line" // a topic file ending in a cut line (skipped)
 )
 
 // Notice is one message of a notification topic, as a TopicSource reads it.
@@ -58,9 +58,9 @@ func loadTopics(ctx context.Context, c *collector, topics []TopicSource, from, t
 		err := t.Scan(ctx, func(n Notice) error {
 			switch {
 			case n.Cut:
-				c.add(Diff{CutNoticeLines, n.Where, n.EventID, "a cut last line (a write the disk or a crash cut short), skipped"})
+				c.add(Diff{cutNoticeLines, n.Where, n.EventID, "a cut last line (a write the disk or a crash cut short), skipped"})
 			case n.Err != nil:
-				c.add(Diff{BadNotice, n.Where, n.EventID, n.Err.Error()})
+				c.add(Diff{badNotice, n.Where, n.EventID, n.Err.Error()})
 			case n.Key >= from && (to == "" || n.Key < to):
 				c.mu.Lock()
 				c.rep.Notifications.Messages++
@@ -156,6 +156,6 @@ func (c *collector) unclaimed(ctx context.Context, a *announcements) {
 				continue
 			}
 		}
-		c.add(Diff{NotIndexed, a.keys[id], id, "announced, but the index has no document for it"})
+		c.add(Diff{notIndexed, a.keys[id], id, "announced, but the index has no document for it"})
 	}
 }

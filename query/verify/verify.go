@@ -17,11 +17,11 @@ import (
 
 // Kinds of disagreement.
 const (
-	MissingArchive = "missing-archive" // an index document whose archive object is missing
-	MissingIndex   = "missing-index"   // an archived event with no index document
-	Mismatch       = "mismatch"        // a field differs between document and archived event
-	BadObject      = "bad-object"      // an archived object that is not a valid event
-	WrongKey       = "wrong-key"       // an object whose key does not match its eventId and timestamp
+	missingArchive = "missing-archive" // an index document whose archive object is missing
+	missingIndex   = "missing-index"   // an archived event with no index document
+	mismatch       = "mismatch"        // a field differs between document and archived event
+	badObject      = "bad-object"      // an archived object that is not a valid event
+	wrongKey       = "wrong-key"       // an object whose key does not match its eventId and timestamp
 )
 
 // Diff is one disagreement.
@@ -104,7 +104,7 @@ func (r *Report) OK() bool { return len(r.Counts) == 0 }
 // notifications.
 func (r *Report) IndexOK() bool {
 	for k := range r.Counts {
-		if !IsNotificationKind(k) {
+		if !isNotificationKind(k) {
 			return false
 		}
 	}
@@ -115,7 +115,7 @@ func (r *Report) IndexOK() bool {
 // were not checked).
 func (r *Report) NotificationsOK() bool {
 	for k := range r.Counts {
-		if IsNotificationKind(k) {
+		if isNotificationKind(k) {
 			return false
 		}
 	}
@@ -298,22 +298,22 @@ func (c *collector) checkPair(ctx context.Context, ar ingest.ArchiveReader, p pa
 			c.inFlight()
 			return false
 		}
-		c.add(Diff{MissingArchive, p.key, p.doc.EventID, "index document points at an archive object that does not exist"})
+		c.add(Diff{missingArchive, p.key, p.doc.EventID, "index document points at an archive object that does not exist"})
 		return false
 	}
 	obj, err := ar.Get(ctx, p.key, 0)
 	if err != nil {
-		c.add(Diff{BadObject, p.key, "", "cannot read: " + err.Error()})
+		c.add(Diff{badObject, p.key, "", "cannot read: " + err.Error()})
 		return false
 	}
 	ev, err := model.DecodeArchived(obj.Body)
 	if err != nil {
-		c.add(Diff{BadObject, p.key, "", err.Error()})
+		c.add(Diff{badObject, p.key, "", err.Error()})
 		return false
 	}
 	ok := true
 	if want, err := model.ArchiveKey(ev.EventID, ev.Timestamp); err != nil || want != p.key {
-		c.add(Diff{WrongKey, p.key, ev.EventID, fmt.Sprintf("eventId and timestamp give key %s", model.Quote(want))})
+		c.add(Diff{wrongKey, p.key, ev.EventID, fmt.Sprintf("eventId and timestamp give key %s", model.Quote(want))})
 		ok = false
 	}
 	if p.doc == nil {
@@ -321,11 +321,11 @@ func (c *collector) checkPair(ctx context.Context, ar ingest.ArchiveReader, p pa
 			c.inFlight()
 			return false
 		}
-		c.add(Diff{MissingIndex, p.key, ev.EventID, "archived event has no index document"})
+		c.add(Diff{missingIndex, p.key, ev.EventID, "archived event has no index document"})
 		return false
 	}
 	for _, m := range compare(p.doc, ev, p.key) {
-		c.add(Diff{Mismatch, p.key, ev.EventID, m})
+		c.add(Diff{mismatch, p.key, ev.EventID, m})
 		ok = false
 	}
 	return ok

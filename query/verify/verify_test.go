@@ -107,7 +107,7 @@ func TestVerifyRejectsDuplicateMembers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Counts[BadObject] != 1 || !strings.Contains(rep.First[0].Detail, "more than once") {
+	if rep.Counts[badObject] != 1 || !strings.Contains(rep.First[0].Detail, "more than once") {
 		t.Fatalf("want one bad object (eventId given more than once), got %+v", rep)
 	}
 }
@@ -156,7 +156,7 @@ func TestVerifySkipsInFlightEvents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.InFlight != 3 || rep.Counts[MissingIndex] != 1 || rep.First[0].EventID != "lost" {
+	if rep.InFlight != 3 || rep.Counts[missingIndex] != 1 || rep.First[0].EventID != "lost" {
 		t.Fatalf("want 3 in flight and lost missing from the index, got %+v", rep)
 	}
 }
