@@ -67,6 +67,9 @@ func matcher(expr string) (func(*model.IndexDoc) bool, error) {
 			tests = append(tests, func(d *model.IndexDoc) bool { return strings.Contains(strings.ToLower(d.Summary), word) })
 		} else if t, ok := timeTest(field, val); ok {
 			tests = append(tests, t)
+		} else if field == "tag" { // the detail's links: tag:"replaces:ID"
+			tag := strings.Trim(val, `"`)
+			tests = append(tests, func(d *model.IndexDoc) bool { return slices.Contains(d.Tags, tag) })
 		} else {
 			val = strings.Trim(val, `"`) // quoted by ArchiveTurns' window search
 			get := map[string]func(*model.IndexDoc) string{

@@ -41,6 +41,7 @@ type Model struct {
 	input     textinput.Model
 
 	archTurn archTurn // the chain from the archive (turn.go)
+	links    links    // the events this one names or is named by (shapes.go)
 }
 
 // Lines above the JSON: title, facts (one line, or more when they wrap),
@@ -49,7 +50,7 @@ func (v *Model) headH() int {
 	if v.doc == nil {
 		return 3
 	}
-	return 2 + len(v.facts()) + len(v.turnLines())
+	return 2 + len(v.facts()) + len(v.turnLines()) + len(v.linkLines())
 }
 
 // New shows no event yet.
@@ -89,7 +90,7 @@ func (v *Model) Open(doc *model.IndexDoc, nav uikit.Navigator) tea.Cmd {
 	}
 	other := v.doc == nil || v.doc.EventID != doc.EventID
 	v.doc, v.nav = doc, nav
-	turn := v.openTurn(doc)
+	turn := tea.Batch(v.openTurn(doc), v.openLinks(doc))
 	v.layout()
 	v.arch, v.archTree, v.archErr = nil, nil, nil
 	b, _ := json.Marshal(doc)
@@ -220,6 +221,15 @@ func (v *Model) rebuild() {
 	v.right.SetRoot(arch)
 	// The combined root adopts both trees, the archived event first: its
 	// state is the first line while it loads, the index document under it.
+	// The newer shapes, read for people, come first (shapes.go).
+	var body []byte
+	if v.arch != nil && !v.arch.Truncated {
+		body = v.arch.Body
+	}
+	if shown := shownNode(v.doc, body); shown != nil {
+		v.one.SetRoot(jsontree.ObjectOf("", shown, arch, idx))
+		return
+	}
 	v.one.SetRoot(jsontree.ObjectOf("", arch, idx))
 }
 

@@ -40,6 +40,11 @@ func (v *Model) Update(msg tea.Msg) tea.Cmd {
 	case turnMsg:
 		v.onTurn(msg)
 		v.layout() // the chain line may take another height
+	case linksMsg:
+		v.onLinks(msg)
+		v.layout()
+	case followMsg:
+		return v.onFollow(msg)
 	}
 	return nil
 }
@@ -112,6 +117,10 @@ func (v *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		return v.Open(v.doc, v.nav)
 	case key.Matches(msg, km.NextEvent), key.Matches(msg, km.PrevEvent):
 		return v.stepEvent(key.Matches(msg, km.NextEvent))
+	default:
+		if cmd, ok := v.followKey(msg.String()); ok {
+			return cmd
+		}
 	}
 	return nil
 }

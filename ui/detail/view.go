@@ -24,7 +24,7 @@ func (v *Model) View() string {
 	} else {
 		body = v.one.View()
 	}
-	lines := append(append(append([]string{v.title()}, v.facts()...), v.turnLines()...), v.archiveLine(), body, v.searchLine())
+	lines := append(append(append(append([]string{v.title()}, v.facts()...), v.turnLines()...), v.linkLines()...), v.archiveLine(), body, v.searchLine())
 	return uikit.PadLines(strings.Join(lines, "\n"), v.w, v.h)
 }
 
@@ -145,6 +145,9 @@ func (v *Model) ShortHelp() []key.Binding {
 	}
 	if v.nav != nil {
 		bs = append(bs, km.NextEvent)
+	}
+	if len(v.links.list) > 0 {
+		bs = append(bs, uikit.Binding("1-9", "follow link", "1"))
 	}
 	return append(bs, km.Similar, km.Back)
 }

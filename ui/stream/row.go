@@ -127,8 +127,13 @@ func (v *Model) streamRow(d *model.IndexDoc, c streamCols, selected bool, now ti
 		gut = "›"
 	}
 	miss := " "
-	if v.c.Missing[d.EventID] {
+	switch {
+	case v.c.Missing[d.EventID]:
 		miss = paint("!", st.Error)
+	case model.SourceOf(d.Source, d.SessionID) == model.SourceSystem:
+		miss = paint("s", st.Accent) // the source system's own work (system: sessions)
+	case d.Source == model.SourceAmbient:
+		miss = paint("a", st.Muted)
 	}
 	ph := d.Phase()
 	parts := []string{
