@@ -9,6 +9,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"engram/model"
+	"engram/query"
 	"engram/themes"
 	"engram/ui/uikit"
 	"engram/ui/widget/textinput"
@@ -34,6 +35,7 @@ var commandHelp = map[string]string{
 	"goto": "goto EVENT_ID: show an event in the detail", "turn": "turn TURN_KEY: show a turn's causal chain",
 	"theme": "theme NAME: " + strings.Join(themes.Names(), ", "), "export": "export [PATH]: write the event to PATH (a file or a directory)",
 	"q": "q: quit", "quit": "quit", "search": "search TERM: go to the rows that hold TERM (n/N), not filtering them",
+	"time": "time 2026-05-08T22:00: the stream by event time from that moment back (local time unless a zone is given)",
 }
 
 func (c *cmdLine) show(on *model.IndexDoc) {
@@ -119,8 +121,14 @@ func (m *Model) runCommand(line string) tea.Cmd {
 		return tea.Batch(m.setFocus(viewStream), m.stream.Find(arg))
 	case name == "turn":
 		return tea.Batch(m.setFocus(viewTurns), m.turns.OpenChain(arg))
+	case name == "time":
+		at, err := parseMoment(arg, m.c.Opts.Location)
+		if err != nil {
+			return uikit.StatusCmd("time: "+err.Error(), true)
+		}
+		return tea.Batch(m.setFocus(viewStream), m.stream.SeekTime(at), m.turns.SetOrder(query.SortTime, m.stream.Seen()))
 	}
-	return uikit.StatusCmd(":"+uikit.Clean(name)+": no such command (search, goto, turn, theme, export, q)", true)
+	return uikit.StatusCmd(":"+uikit.Clean(name)+": no such command (search, goto, turn, time, theme, export, q)", true)
 }
 
 // setTheme switches the palette for the rest of the session.

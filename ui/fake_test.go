@@ -218,6 +218,9 @@ func (r *memReader) Turns(_ context.Context, expr string, after query.Cursor, li
 			order = append(order, k)
 		}
 		t.Events++
+		if t.Summary == "" || d.Phase() == model.PhaseObservation { // the oldest observation's, walking back
+			t.Summary = d.Summary
+		}
 		t.AnyFailed = t.AnyFailed || d.Success != nil && !*d.Success
 		t.MaxImportance = max(t.MaxImportance, d.ImportanceScore)
 		if ts.Before(t.First) {

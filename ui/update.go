@@ -99,6 +99,8 @@ func (m *Model) onGlobalKey(msg tea.KeyPressMsg) tea.Cmd {
 		return m.markEvent()
 	case key.Matches(msg, km.Compare) && m.canCompare():
 		return m.openCompare()
+	case key.Matches(msg, km.Order) && m.ordered():
+		return m.toggleOrder()
 	case key.Matches(msg, km.Pause) && m.focus == viewTurns && !m.turns.ChainOpen():
 		// The turns follow with the stream (followTurns): one state, one key.
 		return tea.Batch(m.stream.TogglePause(), m.followTurns())

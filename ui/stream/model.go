@@ -40,11 +40,13 @@ type Model struct {
 	loaded                     bool
 	loadingHead                bool
 	loadingOlder, loadingNewer bool
-	want                       string // select this event once it shows
-	seeking                    *seek  // a jump looking beyond the loaded rows
-	seen                       int    // documents the tail has brought, filtered or not
-	hscroll                    int    // summary cells scrolled off to the left (←/→)
-	find                       string // the term n and N look for (Find)
+	want                       string     // select this event once it shows
+	seeking                    *seek      // a jump looking beyond the loaded rows
+	seen                       int        // documents the tail has brought, filtered or not
+	hscroll                    int        // summary cells scrolled off to the left (←/→)
+	find                       string     // the term n and N look for (Find)
+	order                      query.Sort // indexing or event time (order.go)
+	jumped                     bool       // the rows start at a jump (G, :time), not the newest
 }
 
 // New is the view before its first load (Init).
@@ -60,7 +62,7 @@ func New(c *uikit.Common) *Model {
 func (v *Model) Init() tea.Cmd {
 	v.seq++
 	v.loadingHead = true
-	return loadHead(v.c.Ctx, v.c.Deps.Reader, v.expr, v.seq, v.c.Opts.PageSize, true, true)
+	return loadHead(v.c.Ctx, v.reader(), v.expr, v.seq, v.c.Opts.PageSize, true, true)
 }
 
 // Size is the area SetSize gave.
@@ -99,7 +101,7 @@ func (v *Model) reloadHead() tea.Cmd {
 	// Until the tail has started, every head load reads where it starts:
 	// the start-up answer may come after this one, its start read after
 	// these rows, and what was indexed between would be in neither.
-	return loadHead(v.c.Ctx, v.c.Deps.Reader, v.expr, v.seq, v.c.Opts.PageSize, false, !v.tailReady)
+	return loadHead(v.c.Ctx, v.reader(), v.expr, v.seq, v.c.Opts.PageSize, false, !v.tailReady)
 }
 
 // selectWanted moves the selection to the event asked for, once loaded.
@@ -180,19 +182,20 @@ func (v *Model) GoTop() tea.Cmd {
 	return v.resume()
 }
 
-// Busy: rows are loading.
+// Busy reports whether rows are loading.
 func (v *Model) Busy() bool { return v.loadingHead || v.loadingOlder || v.loadingNewer }
 
-// LoadingOlder: the page below the last row is on its way.
+// LoadingOlder reports whether the page below the last row is on its way.
 func (v *Model) LoadingOlder() bool { return v.loadingOlder }
 
-// Empty: the index holds nothing at all, as far as the stream knows (a
-// filter matching nothing is not empty).
+// Empty reports whether the index holds nothing at all, as far as the stream
+// knows (a filter matching nothing is not empty).
 func (v *Model) Empty() bool {
 	return v.loaded && v.buf.Len() == 0 && v.expr == "" && len(v.pending) == 0
 }
 
-// Following: new rows show as they come; else they are counted (Pending).
+// Following reports whether new rows show as they come; else they are
+// counted (Pending).
 func (v *Model) Following() bool { return v.following }
 
 // Pending is how many new documents came while paused.
@@ -206,8 +209,8 @@ func (v *Model) Seen() int { return v.seen }
 // is zero until the tail has started.
 func (v *Model) LastPoll() time.Time { return v.lastPoll }
 
-// Stalled: the tail has started but no poll has been taken in for
-// StallAfter, so new documents may be missing without a sign. A pause
+// Stalled reports whether the tail has started but no poll has been taken in
+// for StallAfter, so new documents may be missing without a sign. A pause
 // does not stall it (the tail still counts what comes).
 func (v *Model) Stalled(now time.Time) bool {
 	return v.tailReady && now.Sub(v.lastPoll) > v.StallAfter()
@@ -217,7 +220,7 @@ func (v *Model) Stalled(now time.Time) bool {
 // remote index may take longer than 3×250ms to answer on a busy day.
 func (v *Model) StallAfter() time.Duration { return max(3*v.c.Opts.Poll, 3*time.Second) }
 
-// Seeking: a jump is looking beyond the loaded rows.
+// Seeking reports whether a jump is looking beyond the loaded rows.
 func (v *Model) Seeking() bool { return v.seeking != nil }
 
 // StopSeek ends a jump still looking (any key does).
@@ -227,7 +230,7 @@ func (v *Model) StopSeek() { v.seeking = nil }
 // (the last that loaded).
 func (v *Model) Filter() string { return v.expr }
 
-// Shown: see Filter.
+// Shown returns the expression of the rows shown: see Filter.
 func (v *Model) Shown() string { return v.good }
 
 // Rows is the window of rows held.

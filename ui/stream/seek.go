@@ -53,7 +53,7 @@ func (v *Model) seekMore() tea.Cmd {
 			return v.endSeek()
 		}
 		v.loadingOlder = true
-		return loadOlder(v.c.Ctx, v.c.Deps.Reader, v.expr, v.seq, v.buf.Next(), page)
+		return loadOlder(v.c.Ctx, v.reader(), v.expr, v.seq, v.buf.Next(), page)
 	}
 	if v.loadingNewer || v.loadingHead {
 		return nil
@@ -67,7 +67,7 @@ func (v *Model) seekMore() tea.Cmd {
 		return v.endSeek() // a reload, or evicting the start row, would be needed
 	}
 	v.loadingNewer = true
-	return loadNewer(v.c.Ctx, v.c.Deps.Reader, v.expr, v.seq, v.headAware(ev))
+	return loadNewer(v.c.Ctx, v.reader(), v.expr, v.seq, v.headAware(ev))
 }
 
 // onSeekPage continues the seek after a page of n rows landed.

@@ -37,6 +37,8 @@ func (v *Model) Update(msg tea.Msg) tea.Cmd {
 		return v.c.After(time.Second, WatchMsg{})
 	case tailMsg:
 		return v.onTail(msg)
+	case jumpMsg:
+		return v.onJump(msg)
 	}
 	return nil
 }
@@ -48,6 +50,8 @@ func (v *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		return v.resume()
 	case key.Matches(msg, km.Pause):
 		return v.TogglePause()
+	case key.Matches(msg, km.End) && !v.buf.End() && v.CanOrder():
+		return v.JumpOldest() // the oldest of the index, not of the rows loaded
 	case v.find != "" && key.Matches(msg, km.NextMatch):
 		return v.findFrom(1, 1)
 	case v.find != "" && key.Matches(msg, km.PrevMatch):
@@ -107,7 +111,7 @@ func (v *Model) pageIn() tea.Cmd {
 	var cmds []tea.Cmd
 	if !v.loadingOlder && !v.loadingHead && !v.buf.End() && v.cur.Sel() >= v.buf.Len()-half {
 		v.loadingOlder = true
-		cmds = append(cmds, loadOlder(v.c.Ctx, v.c.Deps.Reader, v.expr, v.seq, v.buf.Next(), v.c.Opts.PageSize))
+		cmds = append(cmds, loadOlder(v.c.Ctx, v.reader(), v.expr, v.seq, v.buf.Next(), v.c.Opts.PageSize))
 	}
 	if !v.loadingNewer && !v.loadingHead && !v.buf.AtHead() && v.cur.Sel() < half {
 		ev := v.buf.Above()
@@ -115,7 +119,7 @@ func (v *Model) pageIn() tea.Cmd {
 			return tea.Batch(append(cmds, v.reloadHead())...)
 		}
 		v.loadingNewer = true
-		cmds = append(cmds, loadNewer(v.c.Ctx, v.c.Deps.Reader, v.expr, v.seq, v.headAware(ev)))
+		cmds = append(cmds, loadNewer(v.c.Ctx, v.reader(), v.expr, v.seq, v.headAware(ev)))
 	}
 	return tea.Batch(cmds...)
 }
@@ -142,7 +146,7 @@ func (v *Model) TogglePause() tea.Cmd {
 // arrived while paused.
 func (v *Model) resume() tea.Cmd {
 	v.following = true
-	if v.overflow || !v.buf.AtHead() {
+	if v.overflow || !v.buf.AtHead() || v.jumped {
 		return v.reloadHead()
 	}
 	if len(v.pending) > 0 && !v.buf.PrependNewer(v.pending) {
@@ -202,6 +206,7 @@ func (v *Model) landHead(msg headMsg) tea.Cmd {
 	if msg.err != nil {
 		return uikit.StatusCmd("loading the stream: "+uikit.ErrorText(msg.err), true)
 	}
+	v.jumped = false
 	keep := ""
 	if d := v.Selected(); d != nil && !v.following {
 		keep = d.EventID
@@ -341,6 +346,9 @@ func (v *Model) addNew(docs []*model.IndexDoc) tea.Cmd {
 	fresh := v.unseen(docs)
 	if len(fresh) == 0 {
 		return nil
+	}
+	if v.order == query.SortTime {
+		return v.placeNew(fresh)
 	}
 	if !v.following || !v.buf.AtHead() {
 		v.pendingN += len(fresh)

@@ -9,6 +9,7 @@ import (
 	"charm.land/bubbles/v2/key"
 
 	"engram/model"
+	"engram/query"
 	"engram/ui/uikit"
 )
 
@@ -53,8 +54,11 @@ func (v *Model) position() string {
 	if !v.buf.End() {
 		s += " · more below"
 	}
-	if !v.buf.AtHead() {
+	if !v.buf.AtHead() || v.jumped {
 		s += " · newer above"
+	}
+	if v.order == query.SortTime && v.pendingN > 0 {
+		s += fmt.Sprintf(" · %s new (home places them by time)", uikit.Thousands(int64(v.pendingN)))
 	}
 	if v.loadingOlder || v.loadingNewer || v.loadingHead {
 		s += " · loading " + v.c.Spin.View()
@@ -65,6 +69,7 @@ func (v *Model) position() string {
 	if v.hscroll > 0 {
 		s += fmt.Sprintf(" · summary from cell %d (←)", v.hscroll+1)
 	}
+	s += " · " + OrderName(v.order) // before the filter, which may be long
 	if v.expr != "" {
 		s += " · filter: " + uikit.Clean(v.expr)
 	}
@@ -98,5 +103,5 @@ func (v *Model) PauseKey() key.Binding {
 // FullHelp is every key of the stream, grouped.
 func (v *Model) FullHelp() [][]key.Binding {
 	km := v.c.Keys
-	return [][]key.Binding{km.ListKeys(), {km.Enter, km.Pause, km.ScrollLeft}} // / is among the global keys
+	return [][]key.Binding{km.ListKeys(), {km.Enter, km.Pause, v.OrderKey(), km.ScrollLeft}} // / is among the global keys
 }

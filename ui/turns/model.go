@@ -37,6 +37,8 @@ type Model struct {
 	hidden bool
 	// note says how the turns were found, when not by the index alone.
 	note string
+	// order is the order they list in (order.go).
+	order query.Sort
 }
 
 // New lists nothing until shown.
@@ -68,7 +70,7 @@ func (v *Model) reload(stamp int) tea.Cmd {
 	v.seq++
 	v.loading, v.loadingOlder, v.loadingNewer = true, false, false
 	v.stamp = stamp
-	return loadTurns(v.loadCtx(), v.c.Deps.Reader, v.expr, v.seq, "", false, nil, v.c.Opts.PageSize)
+	return loadTurns(v.loadCtx(), v.reader(), v.expr, v.seq, "", false, nil, v.c.Opts.PageSize)
 }
 
 // loadCtx is the context of the list's loads, made anew after stop.

@@ -77,7 +77,7 @@ func (v *Model) move(delta int) tea.Cmd {
 	}
 	if !v.loadingOlder && !v.buf.End() && v.cur.Sel() >= v.buf.Len()-half {
 		v.loadingOlder = true
-		cmds = append(cmds, loadTurns(v.loadCtx(), v.c.Deps.Reader, v.expr, v.seq, v.buf.Next(), true, nil, v.c.Opts.PageSize))
+		cmds = append(cmds, loadTurns(v.loadCtx(), v.reader(), v.expr, v.seq, v.buf.Next(), true, nil, v.c.Opts.PageSize))
 	}
 	if !v.loadingNewer && !v.buf.AtHead() && v.cur.Sel() < half {
 		ev := v.buf.Above()
@@ -85,7 +85,7 @@ func (v *Model) move(delta int) tea.Cmd {
 			return v.reload(v.stamp)
 		}
 		v.loadingNewer = true
-		cmds = append(cmds, loadTurns(v.loadCtx(), v.c.Deps.Reader, v.expr, v.seq, "", false, &ev, 0))
+		cmds = append(cmds, loadTurns(v.loadCtx(), v.reader(), v.expr, v.seq, "", false, &ev, 0))
 	}
 	return tea.Batch(cmds...)
 }

@@ -31,8 +31,9 @@ func (v *Model) View() string {
 	case v.buf.Len() == 0:
 		pos = " no turns"
 	}
+	pos += " · " + orderName(v.order)
 	if v.expr != "" {
-		pos += " · filter: " + uikit.Clean(v.expr)
+		pos += " · filter: " + uikit.Clean(v.expr) + " (whole turns with a match)"
 	}
 	if v.note != "" && v.buf.Len() > 0 {
 		// The whole note when it fits, else the gist (the help has the rest).
@@ -46,7 +47,7 @@ func (v *Model) View() string {
 	return b.String()
 }
 
-// ShortHelp: the keys that work now.
+// ShortHelp returns the keys that work now.
 func (v *Model) ShortHelp() []key.Binding {
 	if v.chain.open {
 		return v.chain.ShortHelp()
@@ -60,17 +61,18 @@ func (v *Model) ShortHelp() []key.Binding {
 	return []key.Binding{km.Move, open, km.Filter}
 }
 
-// FullHelp: every key of the turns, or of the chain when one is open.
+// FullHelp returns every key of the turns, or of the chain when one is open.
 func (v *Model) FullHelp() [][]key.Binding {
 	km := v.c.Keys
 	if v.chain.open {
 		return [][]key.Binding{km.ListKeys(), v.chain.ShortHelp()}
 	}
-	return [][]key.Binding{km.ListKeys(), {km.Enter, km.Pause}} // / and esc are among the global keys
+	return [][]key.Binding{km.ListKeys(), {km.Enter, km.Pause, v.orderKey()}} // / and esc are among the global keys
 }
 
-// turnCols are the widths of the turn list's columns.
-type turnCols struct{ time, key, session, agent, events, fail, dur, imp int }
+// turnCols are the widths of the turn list's columns; about, the turn's
+// summary, takes what is left (0: no room).
+type turnCols struct{ time, key, session, agent, events, fail, dur, imp, about int }
 
 // olderShown: a turn on screen ended before today, so the time column
 // needs the date as well as the minute.
@@ -90,14 +92,22 @@ func layoutTurns(w int, dated bool) turnCols {
 	if dated && w >= 72 {
 		c.time = 11
 	}
-	if w < 72 {
+	if w < 110 { // the summary says more than the session
 		c.session = 0
 	}
 	used := uikit.GutterW + c.time + 1 + c.agent + 1 + c.events + 1 + c.fail + 1 + c.dur + 1 + c.imp + 1
 	if c.session > 0 {
 		used += c.session + 1
 	}
-	c.key = max(8, w-used)
+	// The key gets a third of what is left (11 to 24 cells: turn-000001
+	// whole, a UUID cut), the summary the rest; too narrow, the key all.
+	rest := w - used
+	if rest < 30 {
+		c.key = max(8, rest)
+		return c
+	}
+	c.key = min(24, max(11, rest/3))
+	c.about = rest - c.key - 1
 	return c
 }
 
@@ -106,7 +116,11 @@ func turnsHead(c turnCols) string {
 	if c.session > 0 {
 		parts = append(parts, uikit.Fit("session", c.session))
 	}
-	return strings.Join(append(parts, uikit.Fit("agent", c.agent), uikit.FitRight("events", c.events), uikit.Fit("fail", c.fail), uikit.FitRight("span", c.dur), uikit.Fit("imp", c.imp)), " ")
+	parts = append(parts, uikit.Fit("agent", c.agent), uikit.FitRight("events", c.events), uikit.Fit("fail", c.fail), uikit.FitRight("span", c.dur), uikit.Fit("imp", c.imp))
+	if c.about > 0 {
+		parts = append(parts, uikit.Fit("about", c.about))
+	}
+	return strings.Join(parts, " ")
 }
 
 func (v *Model) turnRow(t query.TurnSummary, c turnCols, selected bool, now time.Time) string {
@@ -128,6 +142,9 @@ func (v *Model) turnRow(t query.TurnSummary, c turnCols, selected bool, now time
 	}
 	parts = append(parts, uikit.Fit(uikit.Clean(t.AgentID), c.agent), uikit.FitRight(fmt.Sprint(t.Events), c.events), fail,
 		uikit.FitRight(uikit.FormatMillis(float64(t.Last.Sub(t.First).Milliseconds())), c.dur), uikit.Bar(t.MaxImportance, c.imp))
+	if c.about > 0 {
+		parts = append(parts, uikit.Fit(uikit.Clean(t.Summary), c.about))
+	}
 	line := strings.Join(parts, " ")
 	if selected {
 		return st.Selected.Render(line)

@@ -17,6 +17,7 @@ type KeyMap struct {
 	Up, Down, Move, PageUp, PageDown, Home, End, Enter key.Binding
 	HalfDown, HalfUp, Top                              key.Binding
 	Pause, ScrollLeft, ScrollRight                     key.Binding
+	Order                                              key.Binding
 
 	// Detail.
 	Fold, Expand, Collapse, ExpandAll, CollapseAll key.Binding
@@ -70,9 +71,10 @@ func DefaultKeyMap() *KeyMap {
 		HalfDown: bind(k("ctrl+d"), "ctrl+d/u", "half page"),
 		HalfUp:   bind(k("ctrl+u"), "ctrl+u", "half page up"),
 		Top:      bind(k("g"), "g", "top (no second key here)"),
-		End:      bind(k("end", "G"), "end/G", "oldest loaded"),
+		End:      bind(k("end", "G"), "end/G", "oldest"),
 		Enter:    bind(k("enter"), "enter", "open"),
 		Pause:    bind(k("space", "p"), "space", "pause/follow"),
+		Order:    bind(k("o"), "o", "order: indexing/event time"),
 
 		ScrollLeft:  bind(k("left"), "←/→", "scroll text"),
 		ScrollRight: bind(k("right"), "→", "scroll text"),

@@ -55,7 +55,7 @@ func (b *Window[T]) All() iter.Seq2[int, T] { return slices.All(b.rows) }
 // Next is the cursor that lists the rows below the last one held.
 func (b *Window[T]) Next() query.Cursor { return b.next }
 
-// End: nothing is older than the last row held.
+// End reports whether nothing is older than the last row held.
 func (b *Window[T]) End() bool { return b.end }
 
 // Above is the evicted page nearest the top; the zero Evicted when AtHead.
@@ -69,7 +69,8 @@ func (b *Window[T]) Above() Evicted {
 // Evictions is how many pages are evicted above the first row held.
 func (b *Window[T]) Evictions() int { return len(b.above) }
 
-// AtHead: rows[0] is the newest row of the listing (nothing evicted above).
+// AtHead reports whether rows[0] is the newest row of the listing (nothing
+// evicted above).
 func (b *Window[T]) AtHead() bool { return len(b.above) == 0 }
 
 // Reset replaces everything with the first page of the listing.
@@ -78,6 +79,17 @@ func (b *Window[T]) Reset(rows []T, next query.Cursor) {
 	b.marks = b.marks[:0]
 	b.above = b.above[:0]
 	b.next, b.end = next, next == ""
+}
+
+// ResetFrom replaces everything with the page of the listing loaded with
+// cur (a jump: the oldest page, a moment in time). Nothing above it is
+// held or known, so AtHead is true until it scrolls away; the page keeps
+// its cursor, so once evicted it is read back like any other.
+func (b *Window[T]) ResetFrom(cur query.Cursor, rows []T, next query.Cursor) {
+	b.Reset(rows, next)
+	if cur != "" {
+		b.marks = append(b.marks, mark{0, cur})
+	}
 }
 
 // AppendOlder adds the page loaded with after (which must be b.next) below
