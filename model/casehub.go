@@ -12,24 +12,24 @@ import (
 // caseHubEvent is the CaseHub experience event (docs/data-contract.md,
 // CaseHub events).
 type caseHubEvent struct {
-	Kind        string            `json:"kind"`
-	EventType   string            `json:"eventType"`
-	Type        string            `json:"type"`
-	EventID     string            `json:"eventId"`
-	Timestamp   json.RawMessage   `json:"timestamp"`
-	AgentID     *string           `json:"agentId"`
-	TenantID    *string           `json:"tenantId"`
-	CaseID      string            `json:"caseId"`
-	TurnID      string            `json:"turnId"`
-	Description string            `json:"description"`
-	Importance  *float64          `json:"importance"`
+	Kind        string          `json:"kind"`
+	EventType   string          `json:"eventType"`
+	Type        string          `json:"type"`
+	EventID     string          `json:"eventId"`
+	Timestamp   json.RawMessage `json:"timestamp"`
+	AgentID     *string         `json:"agentId"`
+	TenantID    *string         `json:"tenantId"`
+	CaseID      string          `json:"caseId"`
+	TurnID      string          `json:"turnId"`
+	Description string          `json:"description"`
+	Importance  *float64        `json:"importance"`
 	// Confidence is what newer CaseHub versions write where they wrote
 	// importance.
 	Confidence *float64          `json:"confidence"`
-	Metadata    map[string]string `json:"metadata"`
-	Subject     *string           `json:"subject"`
-	Capability  string            `json:"capability"`
-	Result      *string           `json:"result"`
+	Metadata   map[string]string `json:"metadata"`
+	Subject    *string           `json:"subject"`
+	Capability string            `json:"capability"`
+	Result     *string           `json:"result"`
 }
 
 // caseHubReserved are the attribute keys the CaseHub converter sets itself.
