@@ -19,6 +19,8 @@ import (
 // million-document embedded index, prompts of three words of the corpus's
 // 11th to 200th most frequent (0.5% to 13% of the documents each), and
 // reports the wall-clock and CPU percentiles. The target is p99 < 150 ms.
+// engram search (one word) and engram similar on the same index, in the
+// same minutes, are the yardsticks: a recall runs both scans.
 func BenchmarkRecallBinary(b *testing.B) {
 	data := b.TempDir()
 	if err := os.Symlink(sqlitetest.BenchIndex(b), filepath.Join(data, "index.db")); err != nil {
@@ -39,6 +41,11 @@ func BenchmarkRecallBinary(b *testing.B) {
 			return recall("--explain", querytest.BenchID(rng.IntN(querytest.BenchCorpusDocs)))
 		}},
 		{"salience", func() []string { return recall("--formula", "salience") }},
+		// The same minutes' yardsticks: the two scans a recall joins, alone.
+		{"yardstick-search-one-word", func() []string { return []string{"search", "--limit", "20", w[10+rng.IntN(190)]} }},
+		{"yardstick-similar", func() []string {
+			return []string{"similar", "--limit", "10", querytest.BenchID(rng.IntN(querytest.BenchCorpusDocs))}
+		}},
 	}
 	for _, c := range classes {
 		b.Run(c.name, func(b *testing.B) {
