@@ -56,6 +56,8 @@ func filterCands(typed string, rows []*model.IndexDoc) (head string, cands []str
 		all = mergeSorted(valuesOf(rows, docValues[field]), model.EventTypes)
 	case field == expr.FieldSuccess:
 		all = []string{"true", "false"}
+	case field == expr.FieldSource:
+		all = model.Sources
 	case docValues[field] != nil:
 		all = valuesOf(rows, docValues[field])
 	}
