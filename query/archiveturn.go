@@ -26,7 +26,7 @@ import (
 const (
 	DefaultTurnWindow    = 2 * time.Minute
 	DefaultTurnMaxEvents = 256
-	DefaultTurnWorkers   = 8
+	defaultTurnWorkers   = 8
 	// turnCacheTurns and turnCacheObjects bound the caches (turns by event
 	// id, and what was read of archived objects); past the bound a cache
 	// starts over.
@@ -203,7 +203,7 @@ func (a *ArchiveTurns) workers() int {
 	if a.Workers > 0 {
 		return a.Workers
 	}
-	return DefaultTurnWorkers
+	return defaultTurnWorkers
 }
 
 // window is the index's documents of the anchor's session within w of at,

@@ -12,13 +12,13 @@ import (
 	"engram/model"
 )
 
-// DefaultTurnsPage bounds a page of turns listed from the archive
+// defaultTurnsPage bounds a page of turns listed from the archive
 // (ArchiveTurns.Turns): each turn listed costs a Find, so a page costs at
 // most this many turns' Finds (one window search and at most
 // DefaultTurnMaxEvents archived events read each, every object read once
 // for all of them: the cache), found among at most turnsWalk times as many
 // documents read from the index.
-const DefaultTurnsPage = 50
+const defaultTurnsPage = 50
 
 // turnsWalk bounds the documents one page walks, in pages: most of them
 // may belong to turns already listed (three events a turn is common).
@@ -78,7 +78,7 @@ func (a *ArchiveTurns) Turns(ctx context.Context, src string, after Cursor, limi
 	if err != nil {
 		return TurnPage{}, err
 	}
-	limit = min(max(limit, 1), DefaultTurnsPage)
+	limit = min(max(limit, 1), defaultTurnsPage)
 	skip := map[string]bool{}
 	for _, id := range cur.Skip {
 		skip[id] = true
@@ -110,7 +110,7 @@ func (a *ArchiveTurns) Turns(ctx context.Context, src string, after Cursor, limi
 				}
 			}
 			key, docs := t.Key, t.Docs
-			out = append(out, Summarize(key, docs))
+			out = append(out, summarize(key, docs))
 			for _, m := range docs {
 				if m.EventID != d.EventID {
 					skip[m.EventID] = true
@@ -134,7 +134,7 @@ func (a *ArchiveTurns) Turns(ctx context.Context, src string, after Cursor, limi
 // the first document met of each: their archived events are read first,
 // concurrently, so that a turn is searched for once however many of its
 // events the page holds, and then the turns are searched for
-// DefaultTurnWorkers at a time (each search is one index request). A
+// defaultTurnWorkers at a time (each search is one index request). A
 // document whose archived event is missing is a turn of its own.
 func (a *ArchiveTurns) turnsOf(ctx context.Context, docs []*model.IndexDoc, skip map[string]bool) (map[string]*ArchiveTurn, error) {
 	var todo []*model.IndexDoc
@@ -224,8 +224,8 @@ func pruneSkip(skip map[string]bool, oldest string, ts func(string) string) []st
 	return out
 }
 
-// Summarize is the row of the turn key made of docs.
-func Summarize(key string, docs []*model.IndexDoc) TurnSummary {
+// summarize is the row of the turn key made of docs.
+func summarize(key string, docs []*model.IndexDoc) TurnSummary {
 	s := TurnSummary{Key: key}
 	for _, d := range docs {
 		if s.SessionID == "" {

@@ -40,9 +40,9 @@ type Coverage struct {
 // Partial reports whether some documents lack the extensions.
 func (c Coverage) Partial() bool { return c.Plain > 0 }
 
-// ExtensionFields maps the filter fields that test an extension field to
+// extensionFields maps the filter fields that test an extension field to
 // that field of the index document.
-var ExtensionFields = map[string]string{
+var extensionFields = map[string]string{
 	expr.FieldTool:    "tool",
 	expr.FieldSuccess: "success",
 	expr.FieldLatency: "latency_ms",
@@ -51,9 +51,9 @@ var ExtensionFields = map[string]string{
 	expr.FieldTurn:    "turn_id",
 }
 
-// ReindexHint is what an operator can do about an index without the
+// reindexHint is what an operator can do about an index without the
 // extensions.
-const ReindexHint = "see engram reindex --into"
+const reindexHint = "see engram reindex --into"
 
 // CoverageWarnings are the warnings for the filter src on r: one per
 // extension field it tests that some documents lack, with the numbers.
@@ -94,7 +94,7 @@ func ExtensionTerms(src string) []string {
 		case expr.KindSuccess:
 			f = expr.FieldSuccess
 		}
-		if ExtensionFields[f] != "" && !seen[f] {
+		if extensionFields[f] != "" && !seen[f] {
 			seen[f] = true
 			fields = append(fields, f)
 		}
@@ -106,7 +106,7 @@ func ExtensionTerms(src string) []string {
 func (c Coverage) Warnings(fields []string) []string {
 	var out []string
 	for _, f := range fields {
-		ix := ExtensionFields[f]
+		ix := extensionFields[f]
 		if ix == "" {
 			continue
 		}
@@ -126,7 +126,7 @@ func (c Coverage) Warnings(fields []string) []string {
 			what += ", so their turn is their trace or the event alone"
 		}
 		out = append(out, fmt.Sprintf("%s: %s of %s documents have no %s field — %s; %s",
-			f, Thousands(n), Thousands(c.Total), ix, what, ReindexHint))
+			f, Thousands(n), Thousands(c.Total), ix, what, reindexHint))
 	}
 	return out
 }

@@ -51,9 +51,9 @@ type Ranking struct {
 // caller paging through a listing asks for.
 const MaxPage = 1000
 
-// DefaultRankWindow is how many of the newest matches a ranked search
+// defaultRankWindow is how many of the newest matches a ranked search
 // ranks unless Options.RankWindow says otherwise.
-const DefaultRankWindow = 2000
+const defaultRankWindow = 2000
 
 // TurnSummary is one row per turn (the turn key of docs/data-contract.md,
 // Turns and causal order). Its totals are the whole turn's (every event
@@ -79,7 +79,7 @@ type TurnSummary struct {
 	Summary string
 }
 
-// Outcome is "failed" when an event of the turn failed, "ok" when some
+// outcome is "failed" when an event of the turn failed, "ok" when some
 // succeeded and none failed, else "" (no result known).
 func (t TurnSummary) Outcome() string {
 	switch {
@@ -156,7 +156,7 @@ func (o Options) Window() int {
 	case o.RankWindow < 0:
 		return 0
 	case o.RankWindow == 0:
-		return DefaultRankWindow
+		return defaultRankWindow
 	}
 	return o.RankWindow
 }

@@ -36,9 +36,9 @@ const (
 // DefaultTop is how many groups Stats keeps unless StatsQuery.Top says.
 const DefaultTop = 5
 
-// MaxBuckets bounds the buckets of one answer: an --every too small for
+// maxBuckets bounds the buckets of one answer: an --every too small for
 // the range is refused rather than answered with a million rows.
-const MaxBuckets = 2000
+const maxBuckets = 2000
 
 // DistBins is how many equal bins of [0, 1] a Dist counts in.
 const DistBins = 5
@@ -118,8 +118,8 @@ type Dist struct {
 	Bins [DistBins]int64
 }
 
-// Bin is the bin of Dist that v falls in.
-func Bin(v float64) int { return max(0, min(DistBins-1, int(v*DistBins))) }
+// bin is the bin of Dist that v falls in.
+func bin(v float64) int { return max(0, min(DistBins-1, int(v*DistBins))) }
 
 // Rank is the 1-based rank of the nearest-rank percentile p (0–100) of n
 // sorted values.
@@ -136,9 +136,9 @@ var everyLadder = []time.Duration{
 	3 * time.Hour, 6 * time.Hour, 12 * time.Hour, 24 * time.Hour, 7 * 24 * time.Hour,
 }
 
-// AutoEvery is the narrowest width of the ladder that cuts d into at most
+// autoEvery is the narrowest width of the ladder that cuts d into at most
 // 60 buckets.
-func AutoEvery(d time.Duration) time.Duration { return EveryFor(d, 60) }
+func autoEvery(d time.Duration) time.Duration { return EveryFor(d, 60) }
 
 // Resolve fills in the defaults of q at now: the last 24 hours, the bucket
 // width, the top. Buckets start at multiples of Every since the Unix epoch
@@ -158,11 +158,11 @@ func (q StatsQuery) Resolve(now time.Time) (StatsQuery, error) {
 		return q, fmt.Errorf("stats: every %s: want a duration of a millisecond or more", q.Every)
 	}
 	if q.Every == 0 {
-		q.Every = AutoEvery(q.Until.Sub(q.Since))
+		q.Every = autoEvery(q.Until.Sub(q.Since))
 	}
 	q.Since = q.Since.Truncate(q.Every)
-	if n := q.Until.Sub(q.Since) / q.Every; n > MaxBuckets {
-		return q, fmt.Errorf("stats: every %s cuts the range into %d buckets, over %d: choose a wider --every or a shorter range", q.Every, n, MaxBuckets)
+	if n := q.Until.Sub(q.Since) / q.Every; n > maxBuckets {
+		return q, fmt.Errorf("stats: every %s cuts the range into %d buckets, over %d: choose a wider --every or a shorter range", q.Every, n, maxBuckets)
 	}
 	if q.By != "" && !slices.Contains(StatsFields, q.By) {
 		return q, fmt.Errorf("stats: by %q: want one of %v", q.By, StatsFields)

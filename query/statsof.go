@@ -15,7 +15,7 @@ func StatsOf(q StatsQuery, docs []*model.IndexDoc) *Stats {
 	for _, d := range docs {
 		if ms := docMillis(d); ms >= q.Since.UnixMilli() && ms < q.Until.UnixMilli() {
 			in = append(in, d)
-			for _, g := range GroupsOf(q.By, d) {
+			for _, g := range groupsOf(q.By, d) {
 				counts[g]++
 			}
 		}
@@ -32,7 +32,7 @@ func StatsOf(q StatsQuery, docs []*model.IndexDoc) *Stats {
 		b := s.BucketOf(docMillis(d))
 		sets[key{b, -1}] = append(sets[key{b, -1}], d)
 		var seen []int
-		for _, name := range GroupsOf(q.By, d) {
+		for _, name := range groupsOf(q.By, d) {
 			g := s.GroupIndex(name)
 			if q.By == "" || slices.Contains(seen, g) { // two tags past the top: once in other
 				continue
@@ -44,21 +44,21 @@ func StatsOf(q StatsQuery, docs []*model.IndexDoc) *Stats {
 	}
 	for k, ds := range sets {
 		if k.g < 0 {
-			s.Buckets[k.b].All = AggOf(ds)
+			s.Buckets[k.b].All = aggOf(ds)
 		} else {
-			s.Buckets[k.b].Groups[k.g] = AggOf(ds)
+			s.Buckets[k.b].Groups[k.g] = aggOf(ds)
 		}
 	}
 	for g, ds := range total {
-		s.Total[g] = AggOf(ds)
+		s.Total[g] = aggOf(ds)
 	}
-	s.All = AggOf(in)
+	s.All = aggOf(in)
 	return s
 }
 
-// GroupsOf is the group names of d split by field by: one, or for tags
+// groupsOf is the group names of d split by field by: one, or for tags
 // one a tag; GroupNone when d has none. "" is no split: one group, "".
-func GroupsOf(by string, d *model.IndexDoc) []string {
+func groupsOf(by string, d *model.IndexDoc) []string {
 	one := func(v string) []string {
 		if v == "" {
 			return []string{GroupNone}
@@ -77,7 +77,7 @@ func GroupsOf(by string, d *model.IndexDoc) []string {
 	case ByTenant:
 		return one(d.TenantID)
 	case ByOutcome:
-		return []string{Outcome(d.Success)}
+		return []string{outcome(d.Success)}
 	case ByTag:
 		if len(d.Tags) == 0 {
 			return []string{GroupNone}
@@ -87,8 +87,8 @@ func GroupsOf(by string, d *model.IndexDoc) []string {
 	return []string{""}
 }
 
-// Outcome is the outcome group of a success value.
-func Outcome(success *bool) string {
+// outcome is the outcome group of a success value.
+func outcome(success *bool) string {
 	switch {
 	case success == nil:
 		return OutcomeUnknown
@@ -98,8 +98,8 @@ func Outcome(success *bool) string {
 	return OutcomeFailed
 }
 
-// AggOf is the Agg of docs.
-func AggOf(docs []*model.IndexDoc) Agg {
+// aggOf is the Agg of docs.
+func aggOf(docs []*model.IndexDoc) Agg {
 	var a Agg
 	var lat []float64
 	var rw, im float64
@@ -113,8 +113,8 @@ func AggOf(docs []*model.IndexDoc) Agg {
 		}
 		rw += d.RewardScore
 		im += d.ImportanceScore
-		a.Reward.Bins[Bin(d.RewardScore)]++
-		a.Importance.Bins[Bin(d.ImportanceScore)]++
+		a.Reward.Bins[bin(d.RewardScore)]++
+		a.Importance.Bins[bin(d.ImportanceScore)]++
 	}
 	if a.Count > 0 {
 		a.Reward.Mean, a.Importance.Mean = rw/float64(a.Count), im/float64(a.Count)

@@ -21,7 +21,7 @@ import (
 
 // Record formats: how a record's value was written.
 const (
-	FormatJSON = "json" // anything that does not start with the magic byte
+	formatJSON = "json" // anything that does not start with the magic byte
 	FormatAvro = "avro" // the schema registry's wire format
 )
 
@@ -32,8 +32,8 @@ const (
 //go:embed experience-event.avsc
 var ExperienceEventSchema string
 
-// DefaultRegistryTimeout bounds one request to the schema registry.
-const DefaultRegistryTimeout = 10 * time.Second
+// defaultRegistryTimeout bounds one request to the schema registry.
+const defaultRegistryTimeout = 10 * time.Second
 
 // registryRetryAfter: after a failed schema lookup (the registry down, or
 // the id unknown to it) the same id is not asked for again before this
@@ -136,29 +136,29 @@ type DecodeProblem int
 
 // The kinds of DecodeError.
 const (
-	DecodeBadHeader     DecodeProblem = iota // 0x00 but no 5-byte header
-	DecodeNoRegistry                         // no registry configured
-	DecodeUnknownSchema                      // the registry does not know the id
-	DecodeRegistryDown                       // the registry did not answer (or failed)
-	DecodeBadSchema                          // the registry's schema is not Avro we can read
-	DecodeBadBody                            // the body does not decode with the schema
+	decodeBadHeader     DecodeProblem = iota // 0x00 but no 5-byte header
+	decodeNoRegistry                         // no registry configured
+	decodeUnknownSchema                      // the registry does not know the id
+	decodeRegistryDown                       // the registry did not answer (or failed)
+	decodeBadSchema                          // the registry's schema is not Avro we can read
+	decodeBadBody                            // the body does not decode with the schema
 )
 
 func (e *DecodeError) Error() string {
 	id := fmt.Sprintf("schema id %d", e.SchemaID)
 	var msg string
 	switch e.Kind {
-	case DecodeBadHeader:
+	case decodeBadHeader:
 		msg = "avro: the value starts with the schema registry's magic byte 0x00 but has no 5-byte header (magic byte, 4-byte schema id)"
-	case DecodeNoRegistry:
+	case decodeNoRegistry:
 		msg = "avro: " + id + ": no schema registry configured (set kafka.schema_registry_url) to read Avro messages"
-	case DecodeUnknownSchema:
+	case decodeUnknownSchema:
 		msg = "avro: " + id + " is unknown to the schema registry " + e.Registry
-	case DecodeRegistryDown:
+	case decodeRegistryDown:
 		msg = "avro: " + id + ": schema registry " + e.Registry + " unavailable"
-	case DecodeBadSchema:
+	case decodeBadSchema:
 		msg = "avro: " + id + ": the registry's schema cannot be used"
-	case DecodeBadBody:
+	case decodeBadBody:
 		msg = "avro: " + id + ": the body does not decode with its schema"
 	}
 	if e.Err != nil {
@@ -199,7 +199,7 @@ func NewAvroCodec(reg SchemaRegistry) (*AvroCodec, error) {
 		return c, nil
 	}
 	if reg.Timeout <= 0 {
-		reg.Timeout = DefaultRegistryTimeout
+		reg.Timeout = defaultRegistryTimeout
 	}
 	opts := []sr.ClientOpt{
 		sr.URLs(strings.TrimRight(reg.URL, "/")),
@@ -224,16 +224,16 @@ func NewAvroCodec(reg SchemaRegistry) (*AvroCodec, error) {
 	return c, nil
 }
 
-// IsWire reports whether value is in the registry's wire format (it starts
+// isWire reports whether value is in the registry's wire format (it starts
 // with the magic byte 0x00, which no JSON text does).
-func IsWire(value []byte) bool { return len(value) > 0 && value[0] == 0 }
+func isWire(value []byte) bool { return len(value) > 0 && value[0] == 0 }
 
-// SplitWire returns the schema id and the body of a wire-format value.
-func SplitWire(value []byte) (id int, body []byte, err error) {
+// splitWire returns the schema id and the body of a wire-format value.
+func splitWire(value []byte) (id int, body []byte, err error) {
 	var h sr.ConfluentHeader
 	id, body, err = h.DecodeID(value)
 	if err != nil {
-		return 0, nil, &DecodeError{Kind: DecodeBadHeader}
+		return 0, nil, &DecodeError{Kind: decodeBadHeader}
 	}
 	return id, body, nil
 }
@@ -241,7 +241,7 @@ func SplitWire(value []byte) (id int, body []byte, err error) {
 // Decode turns a wire-format value into the event's JSON (see AvroToJSON),
 // or explains in a *DecodeError why it cannot.
 func (c *AvroCodec) Decode(ctx context.Context, value []byte) (event []byte, schemaID int, err error) {
-	id, _, err := SplitWire(value)
+	id, _, err := splitWire(value)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -255,7 +255,7 @@ func (c *AvroCodec) Decode(ctx context.Context, value []byte) (event []byte, sch
 	if err != nil {
 		var de *DecodeError
 		if !errors.As(err, &de) {
-			err = &DecodeError{SchemaID: id, Kind: DecodeBadBody, Err: err}
+			err = &DecodeError{SchemaID: id, Kind: decodeBadBody, Err: err}
 		}
 		return nil, id, err
 	}
@@ -268,7 +268,7 @@ type jsonValue []byte
 // learn fetches schema id from the registry and registers its decoder.
 func (c *AvroCodec) learn(ctx context.Context, id int) error {
 	if c.cl == nil {
-		return &DecodeError{SchemaID: id, Kind: DecodeNoRegistry}
+		return &DecodeError{SchemaID: id, Kind: decodeNoRegistry}
 	}
 	c.mu.Lock()
 	if f, ok := c.failed[id]; ok && time.Now().Before(f.until) {
@@ -295,7 +295,7 @@ func (c *AvroCodec) learn(ctx context.Context, id int) error {
 	err := c.fetchSchema(ctx, id)
 	if err != nil {
 		var de *DecodeError
-		if errors.As(err, &de) && (de.Kind == DecodeRegistryDown || de.Kind == DecodeUnknownSchema) && ctx.Err() == nil {
+		if errors.As(err, &de) && (de.Kind == decodeRegistryDown || de.Kind == decodeUnknownSchema) && ctx.Err() == nil {
 			c.mu.Lock()
 			c.failed[id] = failedLookup{de, time.Now().Add(registryRetryAfter)}
 			c.mu.Unlock()
@@ -316,19 +316,19 @@ func (c *AvroCodec) fetchSchema(ctx context.Context, id int) error {
 		return c.explain(id, err)
 	}
 	if s.Type != sr.TypeAvro {
-		return &DecodeError{SchemaID: id, Registry: c.reg.URL, Kind: DecodeBadSchema, Err: fmt.Errorf("it is a %s schema, not Avro", s.Type)}
+		return &DecodeError{SchemaID: id, Registry: c.reg.URL, Kind: decodeBadSchema, Err: fmt.Errorf("it is a %s schema, not Avro", s.Type)}
 	}
 	if len(s.References) > 0 {
-		return &DecodeError{SchemaID: id, Registry: c.reg.URL, Kind: DecodeBadSchema, Err: errors.New("schema references are not supported")}
+		return &DecodeError{SchemaID: id, Registry: c.reg.URL, Kind: decodeBadSchema, Err: errors.New("schema references are not supported")}
 	}
-	schema, err := ParseAvroSchema(s.Schema)
+	schema, err := parseAvroSchema(s.Schema)
 	if err != nil {
-		return &DecodeError{SchemaID: id, Registry: c.reg.URL, Kind: DecodeBadSchema, Err: err}
+		return &DecodeError{SchemaID: id, Registry: c.reg.URL, Kind: decodeBadSchema, Err: err}
 	}
 	c.serde.Register(id, jsonValue(nil), sr.DecodeFn(func(body []byte, v any) error {
-		out, err := AvroToJSON(schema, body)
+		out, err := avroToJSON(schema, body)
 		if err != nil {
-			return &DecodeError{SchemaID: id, Kind: DecodeBadBody, Err: err}
+			return &DecodeError{SchemaID: id, Kind: decodeBadBody, Err: err}
 		}
 		*v.(*jsonValue) = out
 		return nil
@@ -338,13 +338,13 @@ func (c *AvroCodec) fetchSchema(ctx context.Context, id int) error {
 
 // explain classifies a failed registry request.
 func (c *AvroCodec) explain(id int, err error) error {
-	de := &DecodeError{SchemaID: id, Registry: c.reg.URL, Kind: DecodeRegistryDown, Err: err}
+	de := &DecodeError{SchemaID: id, Registry: c.reg.URL, Kind: decodeRegistryDown, Err: err}
 	var re *sr.ResponseError
 	if errors.As(err, &re) {
 		de.Err = fmt.Errorf("HTTP %d: %s", re.StatusCode, oneLine(firstNonEmpty(re.Message, string(re.Raw))))
 		switch re.StatusCode {
 		case http.StatusNotFound:
-			de.Kind = DecodeUnknownSchema
+			de.Kind = decodeUnknownSchema
 		case http.StatusUnauthorized, http.StatusForbidden:
 			de.Err = fmt.Errorf("%w (check kafka.schema_registry_username and _password)", de.Err)
 		}
@@ -382,7 +382,7 @@ func (c *AvroCodec) Encoder(ctx context.Context, subject, schema string) (*AvroE
 	if c.cl == nil {
 		return nil, errors.New("kafka: --format avro needs a schema registry: set kafka.schema_registry_url")
 	}
-	parsed, err := ParseAvroSchema(schema)
+	parsed, err := parseAvroSchema(schema)
 	if err != nil {
 		return nil, fmt.Errorf("avro schema: %w", err)
 	}
@@ -396,13 +396,13 @@ func (c *AvroCodec) Encoder(ctx context.Context, subject, schema string) (*AvroE
 	}
 	e := &AvroEncoder{ID: ss.ID, Subject: subject, Version: ss.Version, serde: sr.NewSerde()}
 	e.serde.Register(ss.ID, jsonValue(nil), sr.EncodeFn(func(v any) ([]byte, error) {
-		return JSONToAvro(parsed, v.(jsonValue))
+		return jsonToAvro(parsed, v.(jsonValue))
 	}))
 	// Decoding what we wrote needs no lookup either.
 	c.serde.Register(ss.ID, jsonValue(nil), sr.DecodeFn(func(body []byte, v any) error {
-		out, err := AvroToJSON(parsed, body)
+		out, err := avroToJSON(parsed, body)
 		if err != nil {
-			return &DecodeError{SchemaID: ss.ID, Kind: DecodeBadBody, Err: err}
+			return &DecodeError{SchemaID: ss.ID, Kind: decodeBadBody, Err: err}
 		}
 		*v.(*jsonValue) = out
 		return nil
@@ -423,7 +423,7 @@ func (e *AvroEncoder) Encode(event []byte) ([]byte, error) {
 // decodeValue sets r's Value to the JSON of its Avro value (the wire bytes
 // kept in Wire), or its DecodeErr; JSON values are left as they are.
 func (c *AvroCodec) decodeValue(ctx context.Context, r *Record) {
-	if !IsWire(r.Value) {
+	if !isWire(r.Value) {
 		return
 	}
 	r.Format, r.Wire = FormatAvro, r.Value

@@ -125,15 +125,15 @@ func TestAvroRegistryMixedTopic(t *testing.T) {
 		}
 		sameJSON(t, r.Value, demo)
 	}
-	if r := got["json"]; r.Format != FormatJSON || r.DecodeErr != nil || !bytes.Equal(r.Value, jsonValue) {
+	if r := got["json"]; r.Format != formatJSON || r.DecodeErr != nil || !bytes.Equal(r.Value, jsonValue) {
 		t.Fatalf("json: %+v", r)
 	}
 	var de *DecodeError
-	if r := got["unknown"]; !errors.As(r.DecodeErr, &de) || de.Kind != DecodeUnknownSchema ||
+	if r := got["unknown"]; !errors.As(r.DecodeErr, &de) || de.Kind != decodeUnknownSchema ||
 		!strings.Contains(r.DecodeErr.Error(), "schema id 2147483632 is unknown to the schema registry "+url) {
 		t.Fatalf("unknown id: %v", r.DecodeErr)
 	}
-	if r := got["bad-body"]; !errors.As(r.DecodeErr, &de) || de.Kind != DecodeBadBody ||
+	if r := got["bad-body"]; !errors.As(r.DecodeErr, &de) || de.Kind != decodeBadBody ||
 		!strings.Contains(r.DecodeErr.Error(), "does not decode with its schema") {
 		t.Fatalf("bad body: %v", r.DecodeErr)
 	}
@@ -177,11 +177,11 @@ func TestAvroRegistryOutage(t *testing.T) {
 	v := wire(12, []byte{2, 'a'})
 	var de *DecodeError
 	_, id, err := codec.Decode(context.Background(), v)
-	if !errors.As(err, &de) || de.Kind != DecodeRegistryDown || id != 12 || !strings.Contains(err.Error(), "unavailable") {
+	if !errors.As(err, &de) || de.Kind != decodeRegistryDown || id != 12 || !strings.Contains(err.Error(), "unavailable") {
 		t.Fatalf("first: %v", err)
 	}
 	start := time.Now()
-	if _, _, err := codec.Decode(context.Background(), v); !errors.As(err, &de) || de.Kind != DecodeRegistryDown {
+	if _, _, err := codec.Decode(context.Background(), v); !errors.As(err, &de) || de.Kind != decodeRegistryDown {
 		t.Fatalf("second: %v", err)
 	}
 	if d := time.Since(start); d > 500*time.Millisecond {
@@ -236,7 +236,7 @@ func TestAvroRegistryTLS(t *testing.T) {
 		t.Fatal(err)
 	}
 	var de *DecodeError
-	if _, _, err := untrusting.Decode(ctx, v); !errors.As(err, &de) || de.Kind != DecodeRegistryDown || !strings.Contains(err.Error(), "certificate") {
+	if _, _, err := untrusting.Decode(ctx, v); !errors.As(err, &de) || de.Kind != decodeRegistryDown || !strings.Contains(err.Error(), "certificate") {
 		t.Fatalf("without the CA: %v", err)
 	}
 	if _, err := NewAvroCodec(SchemaRegistry{URL: u, CAFile: "/nonexistent.pem"}); err == nil {

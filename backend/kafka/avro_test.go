@@ -16,7 +16,7 @@ import (
 
 func eventSchema(t testing.TB) avro.Schema {
 	t.Helper()
-	s, err := ParseAvroSchema(ExperienceEventSchema)
+	s, err := parseAvroSchema(ExperienceEventSchema)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,11 +47,11 @@ func TestAvroRoundTripDemoEvent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	body, err := JSONToAvro(s, demo)
+	body, err := jsonToAvro(s, demo)
 	if err != nil {
 		t.Fatal(err)
 	}
-	back, err := AvroToJSON(s, body)
+	back, err := avroToJSON(s, body)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,22 +78,22 @@ func TestAvroRoundTripFreeFormAndNulls(t *testing.T) {
 	 "result":{"output":"o","success":false,"isError":true,"content":[{"type":"text","text":"t"},{"type":"image","mimeType":"image/png"}]},
 	 "evaluation":{"rewardScore":0.5,"selfAssessedQuality":0.25,"userFeedback":"positive","hallucinated":false},
 	 "importanceScore":0.3,"objectStorageKey":"k","tags":[]}`)
-	body, err := JSONToAvro(s, in)
+	body, err := jsonToAvro(s, in)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := AvroToJSON(s, body)
+	out, err := avroToJSON(s, body)
 	if err != nil {
 		t.Fatal(err)
 	}
 	sameJSON(t, out, in)
 
 	// Explicit nulls come back as absent members.
-	body, err = JSONToAvro(s, []byte(`{"eventId":"e","timestamp":"2026-05-08T22:31:25Z","type":"user_input","context":{"sessionId":"s","userId":null},"input":{"text":"x"},"action":null}`))
+	body, err = jsonToAvro(s, []byte(`{"eventId":"e","timestamp":"2026-05-08T22:31:25Z","type":"user_input","context":{"sessionId":"s","userId":null},"input":{"text":"x"},"action":null}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, _ = AvroToJSON(s, body)
+	out, _ = avroToJSON(s, body)
 	sameJSON(t, out, []byte(`{"eventId":"e","timestamp":"2026-05-08T22:31:25Z","type":"user_input","context":{"sessionId":"s"},"input":{"text":"x"}}`))
 }
 
@@ -109,7 +109,7 @@ func TestJSONToAvroErrorsNameThePath(t *testing.T) {
 		{`[1]`, "(the event): is an array"},
 		{`{"a":`, "not JSON"},
 	} {
-		_, err := JSONToAvro(s, []byte(c.in))
+		_, err := jsonToAvro(s, []byte(c.in))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("JSONToAvro(%s) = %v, want an error with %q", c.in, err, c.want)
 		}
@@ -119,40 +119,40 @@ func TestJSONToAvroErrorsNameThePath(t *testing.T) {
 func TestAvroToJSONRefusesBadBodies(t *testing.T) {
 	s := eventSchema(t)
 	demo, _ := os.ReadFile("../../model/testdata/demo-event.json")
-	body, err := JSONToAvro(s, demo)
+	body, err := jsonToAvro(s, demo)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := AvroToJSON(s, body[:len(body)/2]); err == nil {
+	if _, err := avroToJSON(s, body[:len(body)/2]); err == nil {
 		t.Error("a truncated body decoded")
 	}
-	if _, err := AvroToJSON(s, append(bytes.Clone(body), 1, 2, 3)); err == nil || !strings.Contains(err.Error(), "left over") {
+	if _, err := avroToJSON(s, append(bytes.Clone(body), 1, 2, 3)); err == nil || !strings.Contains(err.Error(), "left over") {
 		t.Errorf("trailing bytes: %v", err)
 	}
 	// An array block claiming 2^62 null items must not loop.
-	nulls, _ := ParseAvroSchema(`{"type":"array","items":"null"}`)
+	nulls, _ := parseAvroSchema(`{"type":"array","items":"null"}`)
 	huge := binary.AppendVarint(nil, 1<<62)
-	if _, err := AvroToJSON(nulls, huge); err == nil {
+	if _, err := avroToJSON(nulls, huge); err == nil {
 		t.Error("a block of 2^62 items decoded")
 	}
 	// NaN has no JSON.
-	d, _ := ParseAvroSchema(`"double"`)
+	d, _ := parseAvroSchema(`"double"`)
 	nan := []byte{0, 0, 0, 0, 0, 0, 0xf8, 0x7f}
-	if _, err := AvroToJSON(d, nan); err == nil {
+	if _, err := avroToJSON(d, nan); err == nil {
 		t.Error("NaN decoded to JSON")
 	}
 }
 
 func TestWireHeader(t *testing.T) {
-	if IsWire([]byte(`{"a":1}`)) || IsWire(nil) || !IsWire([]byte{0}) {
+	if isWire([]byte(`{"a":1}`)) || isWire(nil) || !isWire([]byte{0}) {
 		t.Fatal("IsWire")
 	}
-	id, body, err := SplitWire([]byte{0, 0, 0, 1, 2, 9})
+	id, body, err := splitWire([]byte{0, 0, 0, 1, 2, 9})
 	if err != nil || id == 258 && len(body) != 1 || id != 258 {
 		t.Fatalf("SplitWire = %d %v %v", id, body, err)
 	}
 	var de *DecodeError
-	if _, _, err := SplitWire([]byte{0, 1}); !errors.As(err, &de) || de.Kind != DecodeBadHeader {
+	if _, _, err := splitWire([]byte{0, 1}); !errors.As(err, &de) || de.Kind != decodeBadHeader {
 		t.Fatalf("short header: %v", err)
 	}
 	// Without a registry an Avro value is an error of its own, JSON is left alone.
@@ -162,7 +162,7 @@ func TestWireHeader(t *testing.T) {
 	}
 	r := &Record{Value: []byte{0, 0, 0, 0, 7, 2}}
 	c.decodeValue(context.Background(), r)
-	if !errors.As(r.DecodeErr, &de) || de.Kind != DecodeNoRegistry || r.Format != FormatAvro || r.SchemaID != 7 {
+	if !errors.As(r.DecodeErr, &de) || de.Kind != decodeNoRegistry || r.Format != FormatAvro || r.SchemaID != 7 {
 		t.Fatalf("no registry: %+v", r)
 	}
 	if !strings.Contains(r.DecodeErr.Error(), "kafka.schema_registry_url") {
@@ -206,7 +206,7 @@ func FuzzAvroWire(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	body, err := JSONToAvro(s, demo)
+	body, err := jsonToAvro(s, demo)
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -215,7 +215,7 @@ func FuzzAvroWire(f *testing.F) {
 	f.Add([]byte{0})
 	f.Add([]byte(`{"eventId":"x"}`))
 	// Every kind of schema the decoder walks, a recursive one included.
-	sink, err := ParseAvroSchema(`{"type":"record","name":"Node","fields":[
+	sink, err := parseAvroSchema(`{"type":"record","name":"Node","fields":[
 	  {"name":"e","type":{"type":"enum","name":"E","symbols":["A","B"]}},
 	  {"name":"f","type":{"type":"fixed","name":"F","size":2}},
 	  {"name":"b","type":"bytes"},{"name":"i","type":"int"},{"name":"l","type":"long"},{"name":"fl","type":"float"},
@@ -227,31 +227,31 @@ func FuzzAvroWire(f *testing.F) {
 	f.Add([]byte{0, 0, 0, 0, 2, 2, 'a', 'b', 2, 0xff, 4, 6, 0, 0, 0x80, 0x3f, 2, 2, 'k', 6, 4, 'n', 'u', 0, 0})
 	f.Fuzz(func(t *testing.T, value []byte) {
 		if len(value) > 4 && value[4]&1 == 0 { // schema id even: the kitchen sink
-			if _, b, err := SplitWire(value); err == nil {
-				if out, err := AvroToJSON(sink, b); err == nil && !json.Valid(out) {
+			if _, b, err := splitWire(value); err == nil {
+				if out, err := avroToJSON(sink, b); err == nil && !json.Valid(out) {
 					t.Fatalf("decoded to invalid JSON: %q", out)
 				}
 			}
 			return
 		}
-		if !IsWire(value) {
+		if !isWire(value) {
 			return
 		}
-		_, b, err := SplitWire(value)
+		_, b, err := splitWire(value)
 		if err != nil {
 			return
 		}
-		out, err := AvroToJSON(s, b)
+		out, err := avroToJSON(s, b)
 		if err == nil && !json.Valid(out) {
 			t.Fatalf("decoded to invalid JSON: %q", out)
 		}
 		if err == nil {
 			// What decodes encodes back to the same body.
-			again, err := JSONToAvro(s, out)
+			again, err := jsonToAvro(s, out)
 			if err != nil {
 				t.Fatalf("decoded JSON does not encode: %v\n%s", err, out)
 			}
-			out2, err := AvroToJSON(s, again)
+			out2, err := avroToJSON(s, again)
 			if err != nil || !bytes.Equal(out, out2) {
 				t.Fatalf("re-encoded value decodes differently: %v\n%s\n%s", err, out, out2)
 			}

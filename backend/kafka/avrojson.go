@@ -51,15 +51,15 @@ const (
 
 var avroAPI = avro.Config{MaxByteSliceSize: avroMaxByteSize, MaxSliceAllocSize: avroMaxItems}.Freeze()
 
-// ParseAvroSchema parses schema text (as the registry serves it) with a
+// parseAvroSchema parses schema text (as the registry serves it) with a
 // cache of its own, so that two schemas with the same record name (two
 // versions of one subject) never mix.
-func ParseAvroSchema(text string) (avro.Schema, error) {
+func parseAvroSchema(text string) (avro.Schema, error) {
 	return avro.ParseWithCache(text, "", &avro.SchemaCache{})
 }
 
-// AvroToJSON decodes an Avro binary body written with schema into JSON.
-func AvroToJSON(schema avro.Schema, body []byte) ([]byte, error) {
+// avroToJSON decodes an Avro binary body written with schema into JSON.
+func avroToJSON(schema avro.Schema, body []byte) ([]byte, error) {
 	d := &avroDecoder{r: avro.NewReader(nil, 0, avro.WithReaderConfig(avroAPI)).Reset(body)}
 	d.value(schema, 0)
 	if d.err == nil && d.r.Error != nil {
@@ -312,9 +312,9 @@ func writeJSONString(out *bytes.Buffer, s string) {
 	out.Write(b)
 }
 
-// JSONToAvro encodes a JSON value as an Avro binary body of schema (see
+// jsonToAvro encodes a JSON value as an Avro binary body of schema (see
 // the mapping above); errors name the JSON path.
-func JSONToAvro(schema avro.Schema, data []byte) ([]byte, error) {
+func jsonToAvro(schema avro.Schema, data []byte) ([]byte, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var v any

@@ -85,7 +85,7 @@ func TestUnreachableBroker(t *testing.T) {
 
 	start := time.Now()
 	err = c.Check(ctx)
-	if !IsProblem(err, ProblemUnreachable) {
+	if !IsProblem(err, problemUnreachable) {
 		t.Fatalf("Check: %v, want unreachable", err)
 	}
 	if msg := err.Error(); !strings.Contains(msg, addr) || !strings.Contains(msg, "is Kafka running") || strings.Contains(msg, "\n") {
@@ -127,7 +127,7 @@ func TestCheckTLSAgainstPlaintextListener(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	err = c.Check(ctx)
-	if !IsProblem(err, ProblemTLS) {
+	if !IsProblem(err, problemTLS) {
 		t.Fatalf("Check with TLS on a plaintext listener: %v, want a TLS failure", err)
 	}
 	if msg := err.Error(); !strings.Contains(msg, cfg.Brokers[0]) || !strings.Contains(msg, "not speak TLS") {

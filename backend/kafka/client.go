@@ -87,7 +87,7 @@ func (c *Client) CheckTopics(ctx context.Context, topics ...string) error {
 		switch {
 		case err == nil:
 			reachable++
-		case IsProblem(err, ProblemUnreachable):
+		case IsProblem(err, problemUnreachable):
 			if down == nil {
 				down = err
 			}

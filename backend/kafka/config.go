@@ -27,27 +27,27 @@ import (
 // Default names, as the source system runs them (docs/data-contract.md,
 // Kafka, as the source system runs it).
 const (
-	DefaultClientID      = "engram"
-	DefaultGroup         = "ingestion-workers"
-	DefaultTopicRaw      = "experience.raw"
-	DefaultTopicEnriched = "experience.enriched"
-	DefaultTopicIndexed  = "memory.indexed"
-	DefaultTopicAudit    = "audit.events"
-	DefaultTopicRejected = "experience.raw.rejected"
+	defaultClientID      = "engram"
+	defaultGroup         = "ingestion-workers"
+	defaultTopicRaw      = "experience.raw"
+	defaultTopicEnriched = "experience.enriched"
+	defaultTopicIndexed  = "memory.indexed"
+	defaultTopicAudit    = "audit.events"
+	defaultTopicRejected = "experience.raw.rejected"
 	DefaultTopicFeedback = "memory.feedback"
 
-	// DefaultDeliveryTimeout bounds how long a produce may take, retries
+	// defaultDeliveryTimeout bounds how long a produce may take, retries
 	// included: franz-go would otherwise retry forever through an outage.
-	DefaultDeliveryTimeout = 30 * time.Second
-	// DefaultDialTimeout bounds one connection attempt to a broker.
-	DefaultDialTimeout = 10 * time.Second
+	defaultDeliveryTimeout = 30 * time.Second
+	// defaultDialTimeout bounds one connection attempt to a broker.
+	defaultDialTimeout = 10 * time.Second
 )
 
 // SASL mechanisms, spelled as KAFKA_SASL_MECHANISM spells them.
 const (
-	SASLPlain       = "plain"
-	SASLScramSHA256 = "scram-sha-256"
-	SASLScramSHA512 = "scram-sha-512"
+	saslPlain       = "plain"
+	saslScramSHA256 = "scram-sha-256"
+	saslScramSHA512 = "scram-sha-512"
 )
 
 // Config says where the brokers are, how to reach them and which topics and
@@ -76,8 +76,8 @@ type Config struct {
 	Registry SchemaRegistry
 }
 
-// Compressions are the codecs Config.Compression may name.
-var Compressions = []string{"gzip", "snappy", "lz4", "zstd", "none"}
+// compressions are the codecs Config.Compression may name.
+var compressions = []string{"gzip", "snappy", "lz4", "zstd", "none"}
 
 // Topics names the topics engram reads and writes.
 type Topics struct {
@@ -118,11 +118,11 @@ type SASL struct {
 	Password  string
 }
 
-// DefaultConfig is the configuration of the source system with engram's
+// defaultConfig is the configuration of the source system with engram's
 // client id, for the given brokers.
-func DefaultConfig(brokers ...string) Config {
+func defaultConfig(brokers ...string) Config {
 	c := Config{Brokers: brokers}.WithDefaults()
-	c.Topics.Audit = DefaultTopicAudit
+	c.Topics.Audit = defaultTopicAudit
 	return c
 }
 
@@ -134,19 +134,19 @@ func (c Config) WithDefaults() Config {
 			*s = v
 		}
 	}
-	def(&c.ClientID, DefaultClientID)
-	def(&c.Group, DefaultGroup)
-	def(&c.Topics.Raw, DefaultTopicRaw)
-	def(&c.Topics.Enriched, DefaultTopicEnriched)
-	def(&c.Topics.Indexed, DefaultTopicIndexed)
-	def(&c.Topics.Rejected, DefaultTopicRejected)
+	def(&c.ClientID, defaultClientID)
+	def(&c.Group, defaultGroup)
+	def(&c.Topics.Raw, defaultTopicRaw)
+	def(&c.Topics.Enriched, defaultTopicEnriched)
+	def(&c.Topics.Indexed, defaultTopicIndexed)
+	def(&c.Topics.Rejected, defaultTopicRejected)
 	c.Compression = strings.ToLower(strings.TrimSpace(c.Compression))
 	def(&c.Compression, "gzip")
 	if c.DeliveryTimeout <= 0 {
-		c.DeliveryTimeout = DefaultDeliveryTimeout
+		c.DeliveryTimeout = defaultDeliveryTimeout
 	}
 	if c.DialTimeout <= 0 {
-		c.DialTimeout = DefaultDialTimeout
+		c.DialTimeout = defaultDialTimeout
 	}
 	c.SASL.Mechanism = strings.ToLower(strings.TrimSpace(c.SASL.Mechanism))
 	return c
@@ -161,7 +161,7 @@ func (c Config) WithDefaults() Config {
 // KAFKA_SASL_PASSWORD. getenv is os.Getenv in production. The result has its
 // defaults set (audit mirror on) and is validated.
 func FromEnv(getenv func(string) string) (Config, error) {
-	c := DefaultConfig()
+	c := defaultConfig()
 	brokers := getenv("KAFKA_BROKERS")
 	if brokers == "" {
 		brokers = getenv("KAFKA_BOOTSTRAP_SERVER")
@@ -217,8 +217,8 @@ func (c Config) Validate() error {
 		}
 		topics[t.name] = t.field
 	}
-	if !slices.Contains(Compressions, c.Compression) {
-		errs = append(errs, fmt.Errorf("kafka: compression %q: want one of %s", c.Compression, strings.Join(Compressions, ", ")))
+	if !slices.Contains(compressions, c.Compression) {
+		errs = append(errs, fmt.Errorf("kafka: compression %q: want one of %s", c.Compression, strings.Join(compressions, ", ")))
 	}
 	if c.TLS.CAFile != "" && c.TLS.CAPEM != "" {
 		errs = append(errs, errors.New("kafka: TLS CA given both as a file and as PEM; give one"))
@@ -239,7 +239,7 @@ func (c Config) Validate() error {
 		if c.SASL.User != "" || c.SASL.Password != "" {
 			errs = append(errs, errors.New("kafka: SASL user or password given without a mechanism (KAFKA_SASL_MECHANISM: plain, scram-sha-256, scram-sha-512)"))
 		}
-	case SASLPlain, SASLScramSHA256, SASLScramSHA512:
+	case saslPlain, saslScramSHA256, saslScramSHA512:
 		if c.SASL.User == "" || c.SASL.Password == "" {
 			errs = append(errs, fmt.Errorf("kafka: SASL %s needs a user and a password (KAFKA_SASL_USERNAME, KAFKA_SASL_PASSWORD)", c.SASL.Mechanism))
 		}
@@ -403,11 +403,11 @@ func (TLS) srcName(file, env string) string {
 
 func (s SASL) mechanism() sasl.Mechanism {
 	switch s.Mechanism {
-	case SASLPlain:
+	case saslPlain:
 		return plain.Auth{User: s.User, Pass: s.Password}.AsMechanism()
-	case SASLScramSHA256:
+	case saslScramSHA256:
 		return scram.Auth{User: s.User, Pass: s.Password}.AsSha256Mechanism()
-	case SASLScramSHA512:
+	case saslScramSHA512:
 		return scram.Auth{User: s.User, Pass: s.Password}.AsSha512Mechanism()
 	}
 	return nil

@@ -56,7 +56,7 @@ func TestConfigSecretsNotPrinted(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(cfg.Brokers) != 2 || cfg.Brokers[1] != "b2:9093" || cfg.Group != "workers-2" || cfg.ClientID != "engram" ||
-		cfg.SASL.Mechanism != SASLScramSHA512 || !cfg.TLS.on() || cfg.Topics.Audit != "audit.events" {
+		cfg.SASL.Mechanism != saslScramSHA512 || !cfg.TLS.on() || cfg.Topics.Audit != "audit.events" {
 		t.Fatalf("FromEnv: %+v", cfg.Brokers)
 	}
 	var logged bytes.Buffer
@@ -98,7 +98,7 @@ func TestConfigValidate(t *testing.T) {
 		ok.Topics.Rejected != "experience.raw.rejected" || ok.Topics.Audit != "" || ok.Group != "ingestion-workers" || ok.ClientID != "engram" || ok.Compression != "gzip" {
 		t.Errorf("defaults: %s", ok)
 	}
-	if d := DefaultConfig("x:1"); d.Topics.Audit != "audit.events" {
+	if d := defaultConfig("x:1"); d.Topics.Audit != "audit.events" {
 		t.Errorf("DefaultConfig audit %q", d.Topics.Audit)
 	}
 	for _, tc := range []struct {
@@ -111,7 +111,7 @@ func TestConfigValidate(t *testing.T) {
 		{"bad topic", func(c *Config) { c.Topics.Raw = "raw topic" }, "raw topic"},
 		{"same topic twice", func(c *Config) { c.Topics.Indexed = c.Topics.Enriched }, "are both"},
 		{"unknown mechanism", func(c *Config) { c.SASL = SASL{Mechanism: "gssapi", User: "u", Password: "p"} }, `unknown SASL mechanism "gssapi"`},
-		{"scram without password", func(c *Config) { c.SASL = SASL{Mechanism: SASLScramSHA256, User: "u"} }, "needs a user and a password"},
+		{"scram without password", func(c *Config) { c.SASL = SASL{Mechanism: saslScramSHA256, User: "u"} }, "needs a user and a password"},
 		{"user without mechanism", func(c *Config) { c.SASL = SASL{User: "u", Password: "p"} }, "without a mechanism"},
 		{"cert without key", func(c *Config) { c.TLS.CertPEM = cert }, "one is missing"},
 		{"key without cert", func(c *Config) { c.TLS.KeyPEM = key }, "one is missing"},

@@ -19,9 +19,9 @@ import (
 const (
 	HeaderRejectReason    = "engram-reject-reason" // one header per reason
 	HeaderSourceTopic     = "engram-source-topic"
-	HeaderSourcePartition = "engram-source-partition"
-	HeaderSourceOffset    = "engram-source-offset"
-	HeaderRejectedAt      = "engram-rejected-at" // ISO-8601, UTC
+	headerSourcePartition = "engram-source-partition"
+	headerSourceOffset    = "engram-source-offset"
+	headerRejectedAt      = "engram-rejected-at" // ISO-8601, UTC
 )
 
 // ErrClosed is returned by Poll after Close.
@@ -314,9 +314,9 @@ func (c *Consumer) Reject(ctx context.Context, rec *Record, reasons []string) er
 	}
 	hs = append(hs,
 		kgo.RecordHeader{Key: HeaderSourceTopic, Value: []byte(rec.Topic)},
-		kgo.RecordHeader{Key: HeaderSourcePartition, Value: []byte(strconv.FormatInt(int64(rec.Partition), 10))},
-		kgo.RecordHeader{Key: HeaderSourceOffset, Value: []byte(strconv.FormatInt(rec.Offset, 10))},
-		kgo.RecordHeader{Key: HeaderRejectedAt, Value: []byte(now.Format(auditTime))},
+		kgo.RecordHeader{Key: headerSourcePartition, Value: []byte(strconv.FormatInt(int64(rec.Partition), 10))},
+		kgo.RecordHeader{Key: headerSourceOffset, Value: []byte(strconv.FormatInt(rec.Offset, 10))},
+		kgo.RecordHeader{Key: headerRejectedAt, Value: []byte(now.Format(auditTime))},
 	)
 	krs, err := c.prod.withAudit([]*kgo.Record{{Topic: c.cfg.Topics.Rejected, Key: rec.Key, Value: rec.Stored(), Headers: hs}}, now, false)
 	if err != nil {

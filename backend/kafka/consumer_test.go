@@ -310,15 +310,15 @@ func TestReject(t *testing.T) {
 		t.Errorf("reason headers %q, want %q", h[HeaderRejectReason], reasons)
 	}
 	for k, want := range map[string]string{
-		HeaderSourceTopic: cfg.Topics.Raw, HeaderSourcePartition: "0",
-		HeaderSourceOffset: strconv.FormatInt(rec.Offset, 10), "traceparent": "00-abc-def-01",
+		HeaderSourceTopic: cfg.Topics.Raw, headerSourcePartition: "0",
+		headerSourceOffset: strconv.FormatInt(rec.Offset, 10), "traceparent": "00-abc-def-01",
 	} {
 		if len(h[k]) != 1 || h[k][0] != want {
 			t.Errorf("header %s = %q, want %q", k, h[k], want)
 		}
 	}
-	if at, err := time.Parse(time.RFC3339, firstOr(h[HeaderRejectedAt])); err != nil || time.Since(at) > time.Minute {
-		t.Errorf("header %s = %q", HeaderRejectedAt, h[HeaderRejectedAt])
+	if at, err := time.Parse(time.RFC3339, firstOr(h[headerRejectedAt])); err != nil || time.Since(at) > time.Minute {
+		t.Errorf("header %s = %q", headerRejectedAt, h[headerRejectedAt])
 	}
 	var a AuditRecord
 	if err := json.Unmarshal(got[cfg.Topics.Audit][0].Value, &a); err != nil {

@@ -20,25 +20,25 @@ type Problem int
 
 // The problems Check and the producers tell apart.
 const (
-	ProblemOther        Problem = iota
-	ProblemUnreachable          // no connection to the broker
-	ProblemTLS                  // the TLS handshake or a certificate failed
-	ProblemSASL                 // the broker refused the SASL authentication
+	problemOther        Problem = iota
+	problemUnreachable          // no connection to the broker
+	problemTLS                  // the TLS handshake or a certificate failed
+	problemSASL                 // the broker refused the SASL authentication
 	ProblemMissingTopic         // a topic does not exist (never auto-created)
-	ProblemTimeout              // the broker did not answer in time
+	problemTimeout              // the broker did not answer in time
 )
 
 func (p Problem) String() string {
 	switch p {
-	case ProblemUnreachable:
+	case problemUnreachable:
 		return "unreachable"
-	case ProblemTLS:
+	case problemTLS:
 		return "TLS failure"
-	case ProblemSASL:
+	case problemSASL:
 		return "SASL refused"
 	case ProblemMissingTopic:
 		return "missing topic"
-	case ProblemTimeout:
+	case problemTimeout:
 		return "timeout"
 	}
 	return "error"
@@ -112,11 +112,11 @@ func (c Config) explain(broker string, err error) error {
 	)
 	switch {
 	case errors.Is(err, kerr.SaslAuthenticationFailed), errors.Is(err, kerr.UnsupportedSaslMechanism), errors.Is(err, kerr.IllegalSaslState):
-		e.Problem = ProblemSASL
+		e.Problem = problemSASL
 		e.Fix = fmt.Sprintf("check KAFKA_SASL_USERNAME (%q), KAFKA_SASL_PASSWORD and KAFKA_SASL_MECHANISM (%s: one the listener enables?)", c.SASL.User, c.SASL.Mechanism)
 	case errors.As(err, &unknownCA), errors.As(err, &hostname), errors.As(err, &invalid), errors.As(err, &verifyErr),
 		errors.As(err, &recHdr), errors.As(err, &alert), tlsInError:
-		e.Problem = ProblemTLS
+		e.Problem = problemTLS
 		msg := err.Error()
 		switch {
 		case errors.As(err, &recHdr):
@@ -139,19 +139,19 @@ func (c Config) explain(broker string, err error) error {
 		e.Problem = ProblemMissingTopic
 		e.Fix = "topics are never auto-created: create it first (CreateTopics / the create-topics command)"
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, kerr.RequestTimedOut):
-		e.Problem = ProblemTimeout
+		e.Problem = problemTimeout
 		e.Fix = "no answer in time: is the broker up and reachable (KAFKA_BROKERS)?"
 	case errors.As(err, &dnsErr):
-		e.Problem = ProblemUnreachable
+		e.Problem = problemUnreachable
 		e.Fix = "the broker host name does not resolve: check KAFKA_BROKERS"
 	case errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.ENETUNREACH),
 		errors.As(err, &opErr) && opErr.Op == "dial":
-		e.Problem = ProblemUnreachable
+		e.Problem = problemUnreachable
 		e.Fix = "is Kafka running there, and is KAFKA_BROKERS right?"
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.ECONNRESET):
 		// A broker drops the connection on a request it cannot read: TLS
 		// or SASL expected but not used.
-		e.Problem = ProblemOther
+		e.Problem = problemOther
 		switch {
 		case !c.TLS.on():
 			e.Fix = "the broker closed the connection: if its listener expects TLS (or SASL), set KAFKA_SSL=true (or KAFKA_SASL_MECHANISM)"
@@ -172,7 +172,7 @@ func (c Config) dialCheck(ctx context.Context, broker string) error {
 	conn, err := d.DialContext(ctx, "tcp", broker)
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
-			return &Error{Broker: broker, Problem: ProblemUnreachable, Err: err, Fix: "no TCP connection in time: is Kafka running there, and is KAFKA_BROKERS right?"}
+			return &Error{Broker: broker, Problem: problemUnreachable, Err: err, Fix: "no TCP connection in time: is Kafka running there, and is KAFKA_BROKERS right?"}
 		}
 		return c.explain(broker, err)
 	}
@@ -195,7 +195,7 @@ func (c Config) dialCheck(ctx context.Context, broker string) error {
 		if errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) {
 			// A plaintext Kafka listener reads the ClientHello as a
 			// request far too large and hangs up.
-			return &Error{Broker: broker, Problem: ProblemTLS, Err: err,
+			return &Error{Broker: broker, Problem: problemTLS, Err: err,
 				Fix: "the listener hung up in the TLS handshake: it probably does not speak TLS (use its TLS port, or turn TLS off: KAFKA_SSL)"}
 		}
 		return c.explain(broker, err)
@@ -217,7 +217,7 @@ func (c Config) dialCheck(ctx context.Context, broker string) error {
 // pipeline retries such failures, and reports them as an outage meanwhile):
 // a broker that cannot be reached or does not answer in time.
 func (e *Error) Transient() bool {
-	return e.Problem == ProblemUnreachable || e.Problem == ProblemTimeout
+	return e.Problem == problemUnreachable || e.Problem == problemTimeout
 }
 
 // NoGroup reports whether err says the consumer group does not exist: no

@@ -205,7 +205,7 @@ func TestTraceparent(t *testing.T) {
 // and a consumer reads back as it was sent.
 func TestPublishCompressions(t *testing.T) {
 	t.Parallel()
-	for _, codec := range Compressions {
+	for _, codec := range compressions {
 		t.Run(codec, func(t *testing.T) {
 			t.Parallel()
 			cfg := testConfig(t)

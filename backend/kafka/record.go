@@ -73,7 +73,7 @@ func (r *Record) Stored() []byte {
 
 func fromKgo(kr *kgo.Record) *Record {
 	r := &Record{
-		Format: FormatJSON,
+		Format: formatJSON,
 		Topic:  kr.Topic, Partition: kr.Partition, Offset: kr.Offset,
 		Key: kr.Key, Value: kr.Value, Timestamp: kr.Timestamp, Control: kr.Attrs.IsControl(), kr: kr,
 	}

@@ -80,13 +80,13 @@ func TestSASL(t *testing.T) {
 	base := testConfig(t)
 	setup(t, base, 1, base.Topics.Raw)
 	cfg := secured(base, env[0])
-	for _, mech := range []string{SASLPlain, SASLScramSHA256, SASLScramSHA512} {
+	for _, mech := range []string{saslPlain, saslScramSHA256, saslScramSHA512} {
 		cfg.SASL = SASL{Mechanism: mech, User: env[1], Password: env[2]}
 		checkAndProduce(t, cfg)
 
 		cfg.SASL.Password = "wrong-" + env[2]
 		err := checkErr(t, cfg)
-		if !IsProblem(err, ProblemSASL) {
+		if !IsProblem(err, problemSASL) {
 			t.Errorf("%s, wrong password: %v, want SASL refused", mech, err)
 			continue
 		}
@@ -152,7 +152,7 @@ func TestMutualTLS(t *testing.T) {
 		c.TLS = tc.tls
 		err := checkErr(t, c)
 		t.Logf("%s: %v", tc.name, err)
-		if !IsProblem(err, ProblemTLS) || !strings.Contains(err.Error(), env[0]) || !strings.Contains(err.Error(), tc.fix) {
+		if !IsProblem(err, problemTLS) || !strings.Contains(err.Error(), env[0]) || !strings.Contains(err.Error(), tc.fix) {
 			t.Errorf("%s: %v, want a TLS failure naming %s and %q", tc.name, err, env[0], tc.fix)
 		}
 	}

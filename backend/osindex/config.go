@@ -11,16 +11,16 @@ import (
 
 // Defaults of Config.
 const (
-	DefaultKNNEngine  = "lucene"
-	DefaultSpaceType  = "l2"
-	DefaultBatchDocs  = 500
-	DefaultBatchBytes = 5 << 20
-	DefaultTimeout    = 60 * time.Second
-	// DefaultEfSearch is the source system's index.knn.algo_param.ef_search.
-	DefaultEfSearch = 100
+	defaultKNNEngine  = "lucene"
+	defaultSpaceType  = "l2"
+	defaultBatchDocs  = 500
+	defaultBatchBytes = 5 << 20
+	defaultTimeout    = 60 * time.Second
+	// defaultEfSearch is the source system's index.knn.algo_param.ef_search.
+	defaultEfSearch = 100
 	// HNSW parameters of the source system.
-	HNSWM              = 16
-	HNSWEfConstruction = 128
+	hnswm              = 16
+	hnswEfConstruction = 128
 )
 
 // Config says where the index is and how to write it.
@@ -87,9 +87,9 @@ type Config struct {
 	AssumeNoKNN bool
 }
 
-// ConfigFromEnv reads OPENSEARCH_URL (several URLs separated by commas),
+// configFromEnv reads OPENSEARCH_URL (several URLs separated by commas),
 // OPENSEARCH_USERNAME and OPENSEARCH_PASSWORD through getenv (os.Getenv).
-func ConfigFromEnv(getenv func(string) string) Config {
+func configFromEnv(getenv func(string) string) Config {
 	var cfg Config
 	for _, u := range strings.Split(getenv("OPENSEARCH_URL"), ",") {
 		if u = strings.TrimSpace(u); u != "" {
@@ -116,13 +116,13 @@ func (c Config) withDefaults() (Config, error) {
 		c.Index = model.IndexName
 	}
 	if c.Timeout <= 0 {
-		c.Timeout = DefaultTimeout
+		c.Timeout = defaultTimeout
 	}
 	if c.KNNEngine == "" {
-		c.KNNEngine = DefaultKNNEngine
+		c.KNNEngine = defaultKNNEngine
 	}
 	if c.SpaceType == "" {
-		c.SpaceType = DefaultSpaceType
+		c.SpaceType = defaultSpaceType
 	}
 	switch c.StructuredType {
 	case "":
@@ -145,10 +145,10 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("opensearch: refresh %q: want false, true or wait_for", c.Refresh)
 	}
 	if c.BatchDocs <= 0 {
-		c.BatchDocs = DefaultBatchDocs
+		c.BatchDocs = defaultBatchDocs
 	}
 	if c.BatchBytes <= 0 {
-		c.BatchBytes = DefaultBatchBytes
+		c.BatchBytes = defaultBatchBytes
 	}
 	if c.Logf == nil {
 		c.Logf = func(string, ...any) {}

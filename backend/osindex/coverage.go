@@ -14,10 +14,10 @@ import (
 	"engram/query"
 )
 
-// CoverageTTL is how long Coverage answers from its cache: the numbers
+// coverageTTL is how long Coverage answers from its cache: the numbers
 // change only as fast as documents are written, and a warning does not need
 // them to the document, so one search per half minute at most.
-const CoverageTTL = 30 * time.Second
+const coverageTTL = 30 * time.Second
 
 var _ query.FieldCoverage = (*Reader)(nil)
 
@@ -37,7 +37,7 @@ type coverageCache struct {
 func (r *Reader) Coverage(ctx context.Context) (query.Coverage, error) {
 	r.coverage.mu.Lock()
 	defer r.coverage.mu.Unlock()
-	if r.coverage.ok && r.now().Sub(r.coverage.cov.At) < CoverageTTL {
+	if r.coverage.ok && r.now().Sub(r.coverage.cov.At) < coverageTTL {
 		return r.coverage.cov, nil
 	}
 	c, err := r.readCoverage(ctx)

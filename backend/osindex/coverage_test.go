@@ -53,7 +53,7 @@ func TestCoverage(t *testing.T) {
 	if c2, _ := r.Coverage(ctx); c2.Total != 30 {
 		t.Errorf("within CoverageTTL the cached answer is kept: %+v", c2)
 	}
-	clock = clock.Add(CoverageTTL)
+	clock = clock.Add(coverageTTL)
 	c, err = r.Coverage(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -21,10 +21,10 @@ func ExtensionFields() map[string]any {
 	}
 }
 
-// EmbeddingField is the definition of the embedding field: a knn_vector of
+// embeddingField is the definition of the embedding field: a knn_vector of
 // dim components indexed with hnsw when knn is true, else a float array
 // kept only in _source (neither indexed nor with doc values).
-func EmbeddingField(knn bool, dim int, engine, space string) map[string]any {
+func embeddingField(knn bool, dim int, engine, space string) map[string]any {
 	if !knn {
 		return map[string]any{"type": "float", "index": false, "doc_values": false}
 	}
@@ -35,15 +35,15 @@ func EmbeddingField(knn bool, dim int, engine, space string) map[string]any {
 			"name":       "hnsw",
 			"engine":     engine,
 			"space_type": space,
-			"parameters": map[string]any{"m": HNSWM, "ef_construction": HNSWEfConstruction},
+			"parameters": map[string]any{"m": hnswm, "ef_construction": hnswEfConstruction},
 		},
 	}
 }
 
-// Properties is the mapping of an index engram creates: the source
+// properties is the mapping of an index engram creates: the source
 // system's fields, its two declared float fields, and the extensions;
 // structured is of type structuredType ("object" when empty).
-func Properties(knn bool, dim int, engine, space, structuredType string) map[string]any {
+func properties(knn bool, dim int, engine, space, structuredType string) map[string]any {
 	if structuredType == "" {
 		structuredType = "object"
 	}
@@ -57,7 +57,7 @@ func Properties(knn bool, dim int, engine, space, structuredType string) map[str
 		"user_id":             kw(),
 		"agent_id":            kw(),
 		"summary":             map[string]any{"type": "text", "analyzer": "english"},
-		"embedding":           EmbeddingField(knn, dim, engine, space),
+		"embedding":           embeddingField(knn, dim, engine, space),
 		"structured":          map[string]any{"type": structuredType},
 		"importance_score":    fl(),
 		"reward_score":        fl(),
@@ -73,22 +73,22 @@ func Properties(knn bool, dim int, engine, space, structuredType string) map[str
 	return p
 }
 
-// IndexDefinition is the body of the request that creates the index:
+// indexDefinition is the body of the request that creates the index:
 // settings (shards, replicas and, with knn, index.knn and ef_search) and
 // mappings. cfg's defaults must be filled (Open does).
-func IndexDefinition(cfg Config, knn bool) map[string]any {
+func indexDefinition(cfg Config, knn bool) map[string]any {
 	settings := map[string]any{
 		"number_of_shards":   cfg.Shards,
 		"number_of_replicas": cfg.Replicas,
 	}
 	if knn {
 		settings["knn"] = true
-		settings["knn.algo_param.ef_search"] = DefaultEfSearch
+		settings["knn.algo_param.ef_search"] = defaultEfSearch
 	}
 	return map[string]any{
 		"settings": map[string]any{"index": settings},
 		"mappings": map[string]any{
-			"properties": Properties(knn, cfg.Dimension, cfg.KNNEngine, cfg.SpaceType, cfg.StructuredType),
+			"properties": properties(knn, cfg.Dimension, cfg.KNNEngine, cfg.SpaceType, cfg.StructuredType),
 		},
 	}
 }

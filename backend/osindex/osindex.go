@@ -27,9 +27,9 @@ import (
 	"engram/model"
 )
 
-// IngestedAtLayout is the format of ingested_at: RFC 3339, UTC,
+// ingestedAtLayout is the format of ingested_at: RFC 3339, UTC,
 // milliseconds ("2026-05-08T22:31:25.123Z").
-const IngestedAtLayout = "2006-01-02T15:04:05.000Z"
+const ingestedAtLayout = "2006-01-02T15:04:05.000Z"
 
 // errDecode marks an answer that is not the JSON expected.
 var errDecode = errors.New("undecodable answer")
@@ -208,7 +208,7 @@ func (ix *Index) ensureIndex(ctx context.Context) error {
 		if ix.knn && ix.cfg.Dimension <= 0 {
 			return fmt.Errorf("creating index %s: the embedding dimension is unknown (Config.Dimension)", ix.cfg.Index)
 		}
-		body, _ := json.Marshal(IndexDefinition(ix.cfg, ix.knn))
+		body, _ := json.Marshal(indexDefinition(ix.cfg, ix.knn))
 		_, err := ix.do(ctx, "PUT", "/"+idx, nil, body, nil)
 		var se *StatusError
 		switch {
@@ -260,7 +260,7 @@ func (ix *Index) completeMapping(ctx context.Context) error {
 	if _, err := ix.do(ctx, "GET", "/"+idx+"/_mapping", nil, nil, &got); err != nil {
 		return err
 	}
-	want := Properties(true, ix.cfg.Dimension, ix.cfg.KNNEngine, ix.cfg.SpaceType, ix.cfg.StructuredType)
+	want := properties(true, ix.cfg.Dimension, ix.cfg.KNNEngine, ix.cfg.SpaceType, ix.cfg.StructuredType)
 	ext := ExtensionFields()
 	missing := map[string]any{}
 	ix.vector = len(got) > 0
@@ -445,7 +445,7 @@ func (ix *Index) Write(ctx context.Context, docs []*model.IndexDoc) []ingest.Ind
 		}
 		return res
 	}
-	now := time.Now().UTC().Format(IngestedAtLayout)
+	now := time.Now().UTC().Format(ingestedAtLayout)
 	var (
 		buf bytes.Buffer
 		pos []int // positions in docs of the items in buf

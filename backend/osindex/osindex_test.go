@@ -126,7 +126,7 @@ func TestWriteGetRoundTrip(t *testing.T) {
 	}
 	for _, d := range docs {
 		at, err := time.Parse(time.RFC3339, d.IngestedAt)
-		if err != nil || len(d.IngestedAt) != len(IngestedAtLayout) || at.Before(before) || at.After(time.Now().Add(time.Second)) {
+		if err != nil || len(d.IngestedAt) != len(ingestedAtLayout) || at.Before(before) || at.After(time.Now().Add(time.Second)) {
 			t.Errorf("%s: IngestedAt %q", d.EventID, d.IngestedAt)
 		}
 		got, err := ix.Get(ctx, d.EventID)
@@ -367,10 +367,10 @@ func TestBatchSplit(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ix.cfg.BatchDocs, ix.cfg.BatchBytes = tc.docs, tc.siz
 			if tc.docs == 0 {
-				ix.cfg.BatchDocs = DefaultBatchDocs
+				ix.cfg.BatchDocs = defaultBatchDocs
 			}
 			if tc.siz == 0 {
-				ix.cfg.BatchBytes = DefaultBatchBytes
+				ix.cfg.BatchBytes = defaultBatchBytes
 			}
 			prefix := strings.ReplaceAll(strings.Fields(tc.name)[0], "=", "")
 			var docs []*model.IndexDoc

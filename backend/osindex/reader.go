@@ -20,16 +20,16 @@ import (
 )
 
 // Page sizes: a limit <= 0 asks for DefaultLimit; larger limits are cut to
-// MaxLimit (MaxTailLimit for Tail, MaxTurnsLimit for Turns).
+// maxLimit (MaxTailLimit for Tail, MaxTurnsLimit for Turns).
 const (
-	DefaultLimit = 100
-	// MaxLimit keeps a page and the one more document that tells whether
+	defaultLimit = 100
+	// maxLimit keeps a page and the one more document that tells whether
 	// there is a next page within index.max_result_window (10,000).
-	MaxLimit      = 9999
-	MaxTailLimit  = 10000
-	MaxTurnsLimit = 1000
-	// DefaultK is the number of neighbours of Similar when k <= 0.
-	DefaultK = 10
+	maxLimit      = 9999
+	maxTailLimit  = 10000
+	maxTurnsLimit = 1000
+	// defaultK is the number of neighbours of Similar when k <= 0.
+	defaultK = 10
 	// maxWindow is the largest size of one search (index.max_result_window).
 	maxWindow = 10000
 )
@@ -95,10 +95,10 @@ func NewReader(ctx context.Context, ix *Index, opts query.Options) (*Reader, err
 		vector:  ix.KNN() && ix.VectorSearch(),
 		dim:     ix.Dimension(),
 		space:   "l2",
-		timeout: DefaultTimeout,
+		timeout: defaultTimeout,
 		now:     time.Now,
-		overlap: DefaultTailOverlap,
-		seenCap: DefaultTailSeen,
+		overlap: defaultTailOverlap,
+		seenCap: defaultTailSeen,
 	}
 	if r.vector {
 		if err := r.readSpace(ctx); err != nil {
@@ -163,7 +163,7 @@ func (r *Reader) Close() error {
 
 func pageLimit(limit, max int) int {
 	if limit <= 0 {
-		return min(DefaultLimit, max)
+		return min(defaultLimit, max)
 	}
 	return min(limit, max)
 }
@@ -214,7 +214,7 @@ func (r *Reader) newest(ctx context.Context, op string, q obj, after query.Curso
 	if err != nil {
 		return query.Page{}, err
 	}
-	limit = pageLimit(limit, MaxLimit)
+	limit = pageLimit(limit, maxLimit)
 	ps, err := r.list(ctx, listing{op: op, query: q, desc: true, after: from, size: limit + 1, bounded: true})
 	if err != nil {
 		return query.Page{}, err
@@ -250,7 +250,7 @@ func (r *Reader) Search(ctx context.Context, s string, after query.Cursor, limit
 	if err != nil {
 		return query.Page{}, err
 	}
-	limit = pageLimit(limit, MaxLimit)
+	limit = pageLimit(limit, maxLimit)
 	ps, err := r.list(ctx, listing{op: "search", query: translate(e, r.now(), r.tenant, true),
 		desc: true, scored: true, after: from, size: limit + 1})
 	if err != nil {

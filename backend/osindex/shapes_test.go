@@ -20,7 +20,7 @@ import (
 // new ones that say it.
 func TestOlderEngramIndexGainsSource(t *testing.T) {
 	name := testIndex(t)
-	old := Properties(false, 8, "", "", "")
+	old := properties(false, 8, "", "", "")
 	delete(old, fSource)
 	body, _ := json.Marshal(map[string]any{
 		"settings": map[string]any{"number_of_shards": 1, "number_of_replicas": 0},

@@ -33,7 +33,7 @@ func (r *Reader) Similar(ctx context.Context, eventID string, k int) ([]query.Sc
 		return nil, fmt.Errorf("%s: similarity search needs an index whose embedding is a knn_vector (reindex it): %w", r.where, backend.ErrUnavailable)
 	}
 	if k <= 0 {
-		k = DefaultK
+		k = defaultK
 	}
 	k = min(k, maxWindow)
 	target, err := r.Document(ctx, eventID)

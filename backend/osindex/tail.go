@@ -11,12 +11,12 @@ import (
 
 // Tail defaults (see docs/opensearch.md, Tail).
 const (
-	// DefaultTailOverlap is how far behind its position a tail looks again
+	// defaultTailOverlap is how far behind its position a tail looks again
 	// for documents that became visible late.
-	DefaultTailOverlap = 10 * time.Second
-	// DefaultTailSeen bounds the ids a tail cursor keeps; beyond it the
+	defaultTailOverlap = 10 * time.Second
+	// defaultTailSeen bounds the ids a tail cursor keeps; beyond it the
 	// overlap window shrinks.
-	DefaultTailSeen = 4096
+	defaultTailSeen = 4096
 )
 
 // TailStart is the cursor of the newest document now indexed: a Tail from
@@ -63,7 +63,7 @@ func (r *Reader) Tail(ctx context.Context, after query.Cursor, limit int) (query
 	if err != nil {
 		return query.Page{}, err
 	}
-	limit = pageLimit(limit, MaxTailLimit)
+	limit = pageLimit(limit, maxTailLimit)
 	l := listing{op: "tail", query: translate(nil, time.Time{}, r.tenant, false), size: limit, bounded: true}
 	switch {
 	case st.P == nil: // from the start

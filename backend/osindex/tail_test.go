@@ -179,7 +179,7 @@ func bulkRaw(t testing.TB, u, index string, docs []*model.IndexDoc, ingested []t
 	var b strings.Builder
 	for i, d := range docs {
 		c := *d
-		c.IngestedAt = ingested[i].UTC().Format(IngestedAtLayout)
+		c.IngestedAt = ingested[i].UTC().Format(ingestedAtLayout)
 		src, _ := json.Marshal(&c)
 		fmt.Fprintf(&b, `{"create":{"_id":%q}}`+"\n%s\n", d.EventID, src)
 	}

@@ -122,7 +122,7 @@ func (r *Reader) List(ctx context.Context, q query.ListQuery) (query.Page, error
 	if err != nil {
 		return query.Page{}, err
 	}
-	limit := pageLimit(q.Limit, MaxLimit)
+	limit := pageLimit(q.Limit, maxLimit)
 	hs, err := r.byTime(ctx, "list", translate(e, r.now(), r.tenant, false), after, limit+1, false, nil, nil)
 	if err != nil {
 		return query.Page{}, err
@@ -162,7 +162,7 @@ func (r *Reader) Oldest(ctx context.Context, q query.ListQuery) (query.Cursor, e
 	if err != nil {
 		return "", err
 	}
-	limit := pageLimit(q.Limit, MaxLimit)
+	limit := pageLimit(q.Limit, maxLimit)
 	tq := translate(e, r.now(), r.tenant, false)
 	if q.Sort == query.SortTime {
 		hs, err := r.byTime(ctx, "oldest", tq, nil, limit+1, true, false, nil)
@@ -208,7 +208,7 @@ func (r *Reader) ListTurns(ctx context.Context, q query.ListQuery) (query.TurnPa
 	if err != nil {
 		return query.TurnPage{}, err
 	}
-	limit := pageLimit(q.Limit, MaxTurnsLimit)
+	limit := pageLimit(q.Limit, maxTurnsLimit)
 	tq := translate(e, r.now(), r.tenant, false)
 	var shown obj
 	if before != nil {

@@ -118,7 +118,7 @@ func (r *Reader) Turns(ctx context.Context, s string, after query.Cursor, limit 
 	if err != nil {
 		return query.TurnPage{}, err
 	}
-	limit = pageLimit(limit, MaxTurnsLimit)
+	limit = pageLimit(limit, maxTurnsLimit)
 	q := translate(e, r.now(), r.tenant, false)
 
 	met := map[string]bool{}

@@ -29,11 +29,11 @@ func TestConfigFromEnv(t *testing.T) {
 		"OPENSEARCH_USERNAME": "engram",
 		"OPENSEARCH_PASSWORD": "s3cret-pw",
 	}
-	cfg := ConfigFromEnv(func(k string) string { return env[k] })
+	cfg := configFromEnv(func(k string) string { return env[k] })
 	if !reflect.DeepEqual(cfg.URLs, []string{"https://a:9200", "https://b:9200"}) || cfg.Username != "engram" || cfg.Password != "s3cret-pw" {
 		t.Errorf("%+v", cfg)
 	}
-	if cfg := ConfigFromEnv(func(string) string { return "" }); cfg.URLs != nil {
+	if cfg := configFromEnv(func(string) string { return "" }); cfg.URLs != nil {
 		t.Errorf("no URL: %+v", cfg)
 	}
 }
@@ -69,7 +69,7 @@ func TestConfigDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	if cfg.Index != model.IndexName || cfg.KNNEngine != "lucene" || cfg.SpaceType != "l2" || cfg.Refresh != "false" ||
-		cfg.BatchDocs != 500 || cfg.BatchBytes != 5<<20 || cfg.Shards != 1 || cfg.Replicas != 0 || cfg.Timeout != DefaultTimeout ||
+		cfg.BatchDocs != 500 || cfg.BatchBytes != 5<<20 || cfg.Shards != 1 || cfg.Replicas != 0 || cfg.Timeout != defaultTimeout ||
 		cfg.StructuredType != "object" || cfg.Logf == nil {
 		t.Errorf("%+v", cfg)
 	}
@@ -88,7 +88,7 @@ func TestConfigDefaults(t *testing.T) {
 
 func TestIndexDefinition(t *testing.T) {
 	cfg, _ := Config{URLs: []string{"http://h"}, Dimension: 1536}.withDefaults()
-	def := IndexDefinition(cfg, true)
+	def := indexDefinition(cfg, true)
 	b, _ := json.Marshal(def)
 	var got struct {
 		Settings struct {
@@ -109,7 +109,7 @@ func TestIndexDefinition(t *testing.T) {
 
 	// Without the k-NN plugin: no knn settings, embedding only stored.
 	cfg.Shards, cfg.Replicas = 3, 1
-	b, _ = json.Marshal(IndexDefinition(cfg, false))
+	b, _ = json.Marshal(indexDefinition(cfg, false))
 	json.Unmarshal(b, &got)
 	got.Settings.Index = nil
 	got.Mappings.Properties = nil

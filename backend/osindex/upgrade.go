@@ -61,7 +61,7 @@ func (ix *Index) CreateLike(ctx context.Context, into string) (created bool, err
 			idx[k] = v
 		}
 	}
-	props := Properties(ix.knn, ix.cfg.Dimension, ix.cfg.KNNEngine, ix.cfg.SpaceType, "")
+	props := properties(ix.knn, ix.cfg.Dimension, ix.cfg.KNNEngine, ix.cfg.SpaceType, "")
 	for f, def := range src[first] {
 		if _, ours := props[f]; !ours || f == fEmbedding || f == "structured" {
 			props[f] = def // the deployment's own definition

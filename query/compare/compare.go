@@ -60,25 +60,25 @@ type Delta struct {
 	Delta *float64 `json:"delta"`
 }
 
-// Measures are the numbers every comparison of two events shows first,
+// measures are the numbers every comparison of two events shows first,
 // present or not: name and path in the archived event.
-var Measures = []struct{ Name, Path string }{
+var measures = []struct{ Name, Path string }{
 	{"latency_ms", "result.latencyMs"},
 	{"reward", "evaluation.rewardScore"},
 	{"importance", "importanceScore"},
 	{"confidence", "internalState.confidence"},
 }
 
-// TextPaths are the fields always diffed word by word when they differ;
+// textPaths are the fields always diffed word by word when they differ;
 // any other string is too once either side is longer than LongText runes
 // or holds a line break.
-var TextPaths = map[string]bool{
+var textPaths = map[string]bool{
 	"input.text": true, "action.reasoning": true, "result.output": true,
 	"internalState.workingMemorySnapshot": true, "internalState.activePlan": true,
 }
 
-// LongText is the length from which a string is diffed word by word.
-const LongText = 60
+// longText is the length from which a string is diffed word by word.
+const longText = 60
 
 // Fields compares two JSON objects member by member: both flattened to
 // their paths, in the left's order with the right's own paths after the
@@ -112,14 +112,14 @@ func Fields(left, right []byte) ([]Field, Counts) {
 	return out, c
 }
 
-// MeasuresOf picks the Measures out of compared fields.
-func MeasuresOf(fields []Field) []Delta {
+// measuresOf picks the Measures out of compared fields.
+func measuresOf(fields []Field) []Delta {
 	by := make(map[string]Field, len(fields))
 	for _, f := range fields {
 		by[f.Path] = f
 	}
-	out := make([]Delta, 0, len(Measures))
-	for _, m := range Measures {
+	out := make([]Delta, 0, len(measures))
+	for _, m := range measures {
 		f := by[m.Path]
 		d := Delta{Name: m.Name, Path: m.Path, Left: number(f.Left), Right: number(f.Right)}
 		if d.Left != nil && d.Right != nil {
@@ -157,7 +157,7 @@ func compareField(path string, l, r json.RawMessage) Field {
 }
 
 func isText(path, a, b string) bool {
-	return TextPaths[path] || utf8.RuneCountInString(a) > LongText || utf8.RuneCountInString(b) > LongText ||
+	return textPaths[path] || utf8.RuneCountInString(a) > longText || utf8.RuneCountInString(b) > longText ||
 		bytes.ContainsAny([]byte(a+b), "\n")
 }
 

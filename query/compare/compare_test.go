@@ -110,7 +110,7 @@ func TestFields(t *testing.T) {
 	if w := by["action.reasoning"].Words; fmt.Sprint(w) != fmt.Sprint([]Span{{OpEqual, "look it up in the "}, {OpDelete, "index"}, {OpInsert, "archive"}, {OpEqual, " first"}}) {
 		t.Errorf("reasoning words %v", w)
 	}
-	ms := MeasuresOf(fields)
+	ms := measuresOf(fields)
 	if ms[0].Name != "latency_ms" || *ms[0].Delta != 30.5 || ms[1].Left != nil || *ms[2].Delta != 0 {
 		t.Errorf("measures %+v", ms)
 	}
@@ -156,7 +156,7 @@ func TestFetchMissingArchiveObject(t *testing.T) {
 	ar := memArchive{"events/2026/05/08/b.json": []byte(`{"eventId":"b","timestamp":"2026-05-08T10:00:01Z","type":"tool_result","context":{"sessionId":"s"},` +
 		`"input":{"text":"done"},"action":{"tool":"t"},"result":{"output":"all done","success":true,"latencyMs":40},"importanceScore":0.8,"tags":[]}`)}
 	a, err := Fetch(context.Background(), docs, ar, "a", "test index")
-	if err != nil || a.Source != SourceIndex || !strings.Contains(a.Note, "is missing; compared from the index document") {
+	if err != nil || a.Source != sourceIndex || !strings.Contains(a.Note, "is missing; compared from the index document") {
 		t.Fatalf("a: %+v, %v", a, err)
 	}
 	b, err := Fetch(context.Background(), docs, ar, "b", "test index")
@@ -306,7 +306,7 @@ func TestWords100KBUnder100ms(t *testing.T) {
 		best := time.Hour
 		for range 3 {
 			start := fsfloor.CPUTime()
-			wordsWithin(pair[0], pair[1], TextTimeout)
+			wordsWithin(pair[0], pair[1], textTimeout)
 			best = min(best, fsfloor.CPUTime()-start)
 		}
 		if best > 100*time.Millisecond {

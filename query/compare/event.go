@@ -15,7 +15,7 @@ import (
 // Where an event compared was read from.
 const (
 	SourceArchive = "archive"
-	SourceIndex   = "index"
+	sourceIndex   = "index"
 )
 
 // Event is one side of a comparison: an event as read.
@@ -83,15 +83,15 @@ func FromDoc(ctx context.Context, ar ingest.ArchiveReader, doc *model.IndexDoc) 
 	if errors.As(err, &d) {
 		reason = d.Reason
 	}
-	ev.Source, ev.Body = SourceIndex, IndexAsEvent(doc)
+	ev.Source, ev.Body = sourceIndex, indexAsEvent(doc)
 	ev.Note = reason + "; compared from the index document, which holds no reasoning, output or parameters, " +
 		"input.text only as its summary, and reward and confidence as 0.5 when the event gave none"
 	return ev
 }
 
-// IndexAsEvent puts an index document in the archived event's shape
+// indexAsEvent puts an index document in the archived event's shape
 // (camelCase paths), so that it lines up with an archived event.
-func IndexAsEvent(d *model.IndexDoc) []byte {
+func indexAsEvent(d *model.IndexDoc) []byte {
 	type ctxt struct {
 		SessionID string `json:"sessionId"`
 		UserID    string `json:"userId,omitempty"`
@@ -179,5 +179,5 @@ type EventDiff struct {
 // Events compares two events read by Fetch.
 func Events(l, r *Event) *EventDiff {
 	fields, c := Fields(l.Body, r.Body)
-	return &EventDiff{Left: sideOf(l), Right: sideOf(r), Counts: c, Measures: MeasuresOf(fields), Fields: fields}
+	return &EventDiff{Left: sideOf(l), Right: sideOf(r), Counts: c, Measures: measuresOf(fields), Fields: fields}
 }

@@ -133,9 +133,9 @@ func Timeline(id string, turns map[string][]*model.IndexDoc) *Session {
 	return s
 }
 
-// GapAlways is the idle time between two turns that is a gap however the
+// gapAlways is the idle time between two turns that is a gap however the
 // session's other turns are spaced.
-const GapAlways = 10 * time.Minute
+const gapAlways = 10 * time.Minute
 
 // markGaps marks the idle times that stand out: over a second, and over
 // four times the (lower) median idle time between the session's turns or
@@ -152,7 +152,7 @@ func markGaps(ts []SessionTurn) {
 	median := max(idle[(len(idle)-1)/2], 0) // the lower one: two turns have one idle time
 	for i := 1; i < len(ts); i++ {
 		d := ts[i].IdleBeforeMs
-		ts[i].Gap = d > 1000 && (d > 4*median || d >= GapAlways.Milliseconds())
+		ts[i].Gap = d > 1000 && (d > 4*median || d >= gapAlways.Milliseconds())
 	}
 }
 

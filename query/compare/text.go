@@ -26,10 +26,10 @@ type Span struct {
 	Text string `json:"text"`
 }
 
-// TextTimeout bounds one text diff. A pair of texts that needs longer
+// textTimeout bounds one text diff. A pair of texts that needs longer
 // (two unrelated 100 KB texts) is finished coarsely: what is left is shown
 // as one removal and one insertion, still correct, only less fine.
-const TextTimeout = 60 * time.Millisecond
+const textTimeout = 60 * time.Millisecond
 
 // Words diffs two texts word by word: a word is a run of letters, digits
 // and underscores, a run of white space, or any other single character, so
@@ -42,8 +42,8 @@ const TextTimeout = 60 * time.Millisecond
 // diffed by sentence and line, and only the stretches that differ are then
 // diffed by word: a long revised text costs a fraction of a whole word
 // diff, and every unchanged word stays unchanged however many changed.
-// TextTimeout bounds the whole.
-func Words(a, b string) []Span { return wordsWithin(a, b, TextTimeout) }
+// textTimeout bounds the whole.
+func Words(a, b string) []Span { return wordsWithin(a, b, textTimeout) }
 
 func wordsWithin(a, b string, timeout time.Duration) []Span {
 	if a == b {
@@ -125,7 +125,7 @@ func dmpUntil(deadline time.Time) *diffmatchpatch.DiffMatchPatch {
 
 func newDMP() *diffmatchpatch.DiffMatchPatch {
 	d := diffmatchpatch.New()
-	d.DiffTimeout = TextTimeout
+	d.DiffTimeout = textTimeout
 	return d
 }
 

@@ -170,7 +170,7 @@ func stepOf(e *Event) *Step {
 }
 
 func turnSide(key string, evs []*Event) TurnSide {
-	s := TurnSide{Key: key, Totals: TotalsOf(evs)}
+	s := TurnSide{Key: key, Totals: totalsOf(evs)}
 	for _, e := range evs {
 		if s.SessionID == "" {
 			s.SessionID, s.AgentID = e.Doc.SessionID, e.Doc.AgentID
@@ -188,8 +188,8 @@ func turnSide(key string, evs []*Event) TurnSide {
 	return s
 }
 
-// TotalsOf sums a turn's events.
-func TotalsOf(evs []*Event) Totals {
+// totalsOf sums a turn's events.
+func totalsOf(evs []*Event) Totals {
 	t := Totals{Events: len(evs), Outcome: "unknown"}
 	if sp, ok := span(evs); ok {
 		t.DurationMs = sp.last.Sub(sp.first).Milliseconds()
