@@ -1,0 +1,61 @@
+package query_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"engram/query"
+)
+
+// sortedStub is an index that lists in either order (only what the test
+// calls).
+type sortedStub struct {
+	query.Reader
+	calls []string
+}
+
+func (s *sortedStub) List(context.Context, query.ListQuery) (query.Page, error) {
+	s.calls = append(s.calls, "List")
+	return query.Page{Next: "n"}, nil
+}
+
+func (s *sortedStub) ListTurns(context.Context, query.ListQuery) (query.TurnPage, error) {
+	s.calls = append(s.calls, "ListTurns")
+	return query.TurnPage{}, nil
+}
+
+func (s *sortedStub) Seek(context.Context, time.Time) (query.Cursor, error) {
+	s.calls = append(s.calls, "Seek")
+	return "s", nil
+}
+
+func (s *sortedStub) Oldest(context.Context, query.ListQuery) (query.Cursor, error) {
+	s.calls = append(s.calls, "Oldest")
+	return "o", nil
+}
+
+// TestTurnReaderOrder: the inspector's reader on an index with coverage
+// lists in time order through the index it wraps, and says so when that
+// index cannot.
+func TestTurnReaderOrder(t *testing.T) {
+	ctx := context.Background()
+	s := &sortedStub{}
+	var sr query.SortedReader = query.TurnReader{Reader: s}
+	if p, err := sr.List(ctx, query.ListQuery{Sort: query.SortTime}); err != nil || p.Next != "n" {
+		t.Fatalf("List: %v %v", p, err)
+	}
+	sr.ListTurns(ctx, query.ListQuery{Sort: query.SortTime})
+	sr.Seek(ctx, time.Now())
+	sr.Oldest(ctx, query.ListQuery{})
+	if got := len(s.calls); got != 4 {
+		t.Fatalf("calls %v, want List, ListTurns, Seek, Oldest", s.calls)
+	}
+	plain := query.TurnReader{Reader: struct{ query.Reader }{}}
+	if _, err := plain.List(ctx, query.ListQuery{Sort: query.SortTime}); err == nil {
+		t.Fatal("List over an index without time order gave no error")
+	}
+	if _, err := plain.Seek(ctx, time.Now()); err == nil {
+		t.Fatal("Seek over an index without time order gave no error")
+	}
+}
