@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"engram/model"
+	"engram/query"
 	"engram/query/recall"
 )
 
@@ -66,9 +67,9 @@ func (r *Reader) Recall(ctx context.Context, q recall.Request) (recall.Answer, e
 		}
 		k = min(k, recall.MaxNearest)
 		should = append(should, obj{"knn": obj{fEmbedding: obj{"vector": q.Vector, "k": k}}})
-		notes = append(notes, fmt.Sprintf("one hybrid request: the best %d hits of a match on summary or the %d nearest by embedding (k-NN)", window, k))
+		notes = append(notes, fmt.Sprintf("one hybrid request: the best %s hits of a match on summary or the %d nearest by embedding (k-NN)", query.Thousands(int64(window)), k))
 	} else {
-		notes = append(notes, fmt.Sprintf("the best %d hits of a match on summary (no k-NN on this index: similarity recomputed for them only)", window))
+		notes = append(notes, fmt.Sprintf("the best %s hits of a match on summary (no k-NN for this prompt: similarity recomputed for them only)", query.Thousands(int64(window))))
 	}
 	if len(should) == 0 {
 		return recall.Answer{Note: "an empty prompt"}, nil
