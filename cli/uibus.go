@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -85,6 +86,9 @@ func (b *kafkaBus) Stats(ctx context.Context) (uikit.BusStats, error) {
 			ts.Err = err
 			if kafka.IsProblem(err, kafka.ProblemMissingTopic) {
 				ts.Err = errors.New("does not exist (engram kafka create-topics)")
+				if name == b.cfg.Topics.Feedback {
+					ts.Err = errors.New("does not exist (the source system's memory.feedback: written by its workers)")
+				}
 			}
 		}
 		ts.Partitions = len(end[name])
@@ -110,7 +114,16 @@ func (b *kafkaBus) Stats(ctx context.Context) (uikit.BusStats, error) {
 }
 
 func (b *kafkaBus) Watch(ctx context.Context, last int) (uikit.BusWatch, error) {
-	w, err := kafka.NewWatch(ctx, b.cfg, kafka.WatchOptions{Topics: b.names(), From: kafka.FromEnd, Last: int64(last)})
+	names := b.names()
+	// memory.feedback is the source system's, and many deployments lack
+	// it: a missing one is left out of the watch (its row says so) rather
+	// than keep every topic from being watched.
+	if f := b.cfg.Topics.Feedback; f != "" {
+		if _, err := b.admin.EndOffsets(ctx, f); kafka.IsProblem(err, kafka.ProblemMissingTopic) {
+			names = slices.DeleteFunc(names, func(n string) bool { return n == f })
+		}
+	}
+	w, err := kafka.NewWatch(ctx, b.cfg, kafka.WatchOptions{Topics: names, From: kafka.FromEnd, Last: int64(last)})
 	if err != nil {
 		return nil, err
 	}
