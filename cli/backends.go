@@ -120,14 +120,14 @@ func openStores(ctx context.Context, conf *resolved, e *env, readOnly bool) (*ba
 		return nil, err
 	}
 	if err := b.openIndex(ctx, conf, emb.Dimension(), e); err != nil {
-		b.Close()
+		_ = b.Close()
 		return nil, err
 	}
 	if ix, ok := b.index.(*sqliteindex.DB); ok {
 		ix.SetEmbedder(embedderName(conf))
 	}
 	if err := b.openPublisher(ctx, conf, readOnly); err != nil {
-		b.Close()
+		_ = b.Close()
 		return nil, err
 	}
 	if readOnly {

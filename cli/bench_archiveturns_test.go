@@ -44,7 +44,9 @@ func BenchmarkArchiveTurnsPage(b *testing.B) {
 		}
 		src, _ := json.Marshal(d)
 		var m map[string]any
-		json.Unmarshal(src, &m)
+		if err := json.Unmarshal(src, &m); err != nil {
+			b.Fatal(err)
+		}
 		for f := range osindex.ExtensionFields() {
 			delete(m, f)
 		}

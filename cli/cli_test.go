@@ -60,7 +60,9 @@ func TestIngestShowVerifyReindex(t *testing.T) {
 		t.Fatalf("re-ingest: code %d, stderr %s", code, stderr)
 	}
 	var first struct{ EventID string }
-	json.Unmarshal([]byte(strings.SplitN(input, "\n", 2)[0]), &first)
+	if err := json.Unmarshal([]byte(strings.SplitN(input, "\n", 2)[0]), &first); err != nil {
+		t.Fatal(err)
+	}
 	out, stderr, code := c.run("", "show", first.EventID)
 	var shown struct {
 		Index   map[string]any `json:"index"`
@@ -90,14 +92,16 @@ func TestVerifyFindsDisagreement(t *testing.T) {
 	c := newCLI(t)
 	c.run(demoLines(6), "ingest")
 	var keys []string
-	filepath.Walk(filepath.Join(c.data, "archive"), func(p string, info os.FileInfo, err error) error {
+	_ = filepath.Walk(filepath.Join(c.data, "archive"), func(p string, info os.FileInfo, err error) error {
 		if err == nil && !info.IsDir() {
 			keys = append(keys, p)
 		}
 		return nil
 	})
 	os.Remove(keys[0])
-	os.WriteFile(keys[1], []byte("not json"), 0o644)
+	if err := os.WriteFile(keys[1], []byte("not json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	out, _, code := c.run("", "verify", "--json")
 	var rep struct {
 		Differences map[string]int `json:"differences"`
@@ -177,17 +181,23 @@ func TestVerifySkipsPendingJournalEvents(t *testing.T) {
 	c.run(demoLines(3), "ingest")
 	key, body := archivetest.Event("pending-1", "2026-05-08T22:31:25Z", "hi", []float64{0.5}, 0.25)
 	file := filepath.Join(c.data, "archive", filepath.FromSlash(key))
-	os.MkdirAll(filepath.Dir(file), 0o755)
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(file, body, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	old := time.Now().Add(-time.Hour)
-	os.Chtimes(file, old, old)
+	if err := os.Chtimes(file, old, old); err != nil {
+		t.Fatal(err)
+	}
 	if out, _, code := c.run("", "verify"); code != 1 || !strings.Contains(out, "missing-index") {
 		t.Fatalf("verify without a journal entry: code %d, out %s", code, out)
 	}
 	line := `{"eventId":"pending-1","objectStorageKey":"` + key + `","reason":"test"}` + "\n"
-	os.WriteFile(filepath.Join(c.data, journalFile), []byte(line), 0o644)
+	if err := os.WriteFile(filepath.Join(c.data, journalFile), []byte(line), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	out, _, code := c.run("", "verify")
 	if code != 0 || !strings.Contains(out, "1 events skipped as in flight") {
 		t.Fatalf("verify with a journal entry: code %d, out %s", code, out)
@@ -291,9 +301,13 @@ func TestSymlinkedDayDirectoryRefusedEverywhere(t *testing.T) {
 	c := newCLI(t)
 	key, body := archivetest.Event("e-1", "2026-05-08T22:31:25Z", "hi", []float64{0.5}, 0.25)
 	elsewhere := t.TempDir()
-	os.WriteFile(filepath.Join(elsewhere, "e-1.json"), body, 0o644)
+	if err := os.WriteFile(filepath.Join(elsewhere, "e-1.json"), body, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	day := filepath.Join(c.data, "archive", filepath.FromSlash(path.Dir(key)))
-	os.MkdirAll(filepath.Dir(day), 0o755)
+	if err := os.MkdirAll(filepath.Dir(day), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.Symlink(elsewhere, day); err != nil {
 		t.Fatal(err)
 	}
@@ -323,7 +337,9 @@ func TestInterruptedIngestSaysWhatIsUnread(t *testing.T) {
 	c := newCLI(t)
 	input := filepath.Join(t.TempDir(), "events.jsonl")
 	lines := demoLines(2000) // more than the reader's buffer
-	os.WriteFile(input, []byte(lines), 0o644)
+	if err := os.WriteFile(input, []byte(lines), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel() // interrupted before anything is ingested
 	var out, errb bytes.Buffer
@@ -367,7 +383,9 @@ func TestIngestRefusesBinaryInput(t *testing.T) {
 	for i := range b {
 		b[i] = byte(i*7919 + i/251)
 	}
-	os.WriteFile(input, b, 0o644)
+	if err := os.WriteFile(input, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	_, stderr, code := c.run("", "ingest", input)
 	files, _ := filepath.Glob(filepath.Join(c.data, "rejects", "*.jsonl"))
 	if code != 1 || !strings.Contains(stderr, input+": not text") || len(files) != 0 {

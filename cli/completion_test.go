@@ -35,7 +35,9 @@ func TestCompletionScripts(t *testing.T) {
 		t.Skip("no bash to run the bash script in")
 	}
 	script := filepath.Join(t.TempDir(), "engram.bash")
-	os.WriteFile(script, []byte(completion(t, "bash")), 0o644)
+	if err := os.WriteFile(script, []byte(completion(t, "bash")), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	probe := `source "$1"; COMP_WORDS=(engram sim); COMP_CWORD=1; _engram; echo "${COMPREPLY[*]}";` +
 		` COMP_WORDS=(engram search --li); COMP_CWORD=2; _engram; echo "${COMPREPLY[*]}"`
 	out, err := exec.Command(bash, "-c", probe, "probe", script).CombinedOutput()

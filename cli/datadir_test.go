@@ -37,12 +37,12 @@ func TestDataDirErrorMapping(t *testing.T) {
 		}
 	}
 	for _, err := range []error{nil, errors.New("disk I/O error"), fmt.Errorf("x: %w", sqliteErr(5))} {
-		if got := dataDirError(dir, err); got != err {
+		if got := dataDirError(dir, err); !errors.Is(got, err) {
 			t.Errorf("%v became %v", err, got)
 		}
 	}
 	ro := &readOnlyDataError{dir + "/new", dir}
-	if got := dataDirError(dir, ro); got != ro || !strings.Contains(got.Error(), "data directory /srv/engram/new cannot be made: /srv/engram is read-only") {
+	if got := dataDirError(dir, ro); !errors.Is(got, ro) || !strings.Contains(got.Error(), "data directory /srv/engram/new cannot be made: /srv/engram is read-only") {
 		t.Errorf("already said: %v", got)
 	}
 }
@@ -57,14 +57,14 @@ func readOnlyDir(t *testing.T, fill func(dir string)) string {
 		if err := os.Chmod(src, 0o555); err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { os.Chmod(src, 0o755) })
+		t.Cleanup(func() { _ = os.Chmod(src, 0o755) })
 		return src
 	}
 	mnt := t.TempDir()
 	if err := unix.Mount(src, mnt, "", unix.MS_BIND, ""); err != nil {
 		t.Skipf("running as root, and no read-only bind mount to test with: %v", err)
 	}
-	t.Cleanup(func() { unix.Unmount(mnt, unix.MNT_DETACH) })
+	t.Cleanup(func() { _ = unix.Unmount(mnt, unix.MNT_DETACH) })
 	if err := unix.Mount("", mnt, "", unix.MS_REMOUNT|unix.MS_BIND|unix.MS_RDONLY, ""); err != nil {
 		t.Skipf("running as root, and no read-only bind mount to test with: %v", err)
 	}

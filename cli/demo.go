@@ -115,7 +115,7 @@ func startDemo(ctx context.Context, e *env) (dir string, stop func(), err error)
 		_, err = writeDemo(ctx, st, demoTurns, gen.Config{Seed: 1, Start: time.Now().Add(-demoSpan), TurnGap: demoSpan * 9 / 10 / demoTurns})
 	}
 	if err != nil {
-		os.RemoveAll(dir)
+		_ = os.RemoveAll(dir)
 		return "", nil, fmt.Errorf("demo: %w", err)
 	}
 	ctx, cancel := context.WithCancel(ctx)
@@ -127,8 +127,8 @@ func startDemo(ctx context.Context, e *env) (dir string, stop func(), err error)
 	return dir, func() {
 		cancel()
 		<-done
-		st.Close()
-		os.RemoveAll(dir)
+		_ = st.Close()
+		_ = os.RemoveAll(dir)
 	}, nil
 }
 
@@ -168,7 +168,7 @@ func eventTime(ev []byte) time.Time {
 	var head struct {
 		Timestamp time.Time `json:"timestamp"`
 	}
-	json.Unmarshal(ev, &head)
+	_ = json.Unmarshal(ev, &head)
 	return head.Timestamp
 }
 

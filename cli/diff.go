@@ -48,9 +48,9 @@ func compareStores(ctx context.Context, e *env, fs *flag.FlagSet, c *common) (qu
 	st := &backends{data: dataDir(conf.Data, e.getenv)}
 	if err := st.openArchive(ctx, conf, e); err != nil {
 		fmt.Fprintf(e.stderr, "engram: the archive cannot be opened (%s); comparing index documents\n", safeLine(err.Error()))
-		return r, nil, func() { r.Close() }, nil
+		return r, nil, func() { _ = r.Close() }, nil
 	}
-	return r, st.archive, func() { st.Close(); r.Close() }, nil
+	return r, st.archive, func() { _ = st.Close(); _ = r.Close() }, nil
 }
 
 func runDiff(ctx context.Context, e *env, args []string) error {
@@ -177,7 +177,7 @@ func writeDeltas(b *strings.Builder, ds []compare.Delta, indent string) {
 		rows = append(rows, []string{m.Name, num(m.Left), num(m.Right), compare.DeltaText(m.Left, m.Right, m.Delta)})
 	}
 	var t strings.Builder
-	writeTable(&t, rows, 200, false)
+	_ = writeTable(&t, rows, 200, false)
 	for _, line := range strings.SplitAfter(strings.TrimRight(t.String(), "\n"), "\n") {
 		b.WriteString(indent + strings.TrimRight(line, " \n") + "\n")
 	}

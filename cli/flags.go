@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -61,7 +62,7 @@ func parseArgs(fs *flag.FlagSet, args []string, exprs bool) error {
 			n = 2
 		}
 		if err := fs.Parse(args[i : i+n]); err != nil {
-			if err == flag.ErrHelp {
+			if errors.Is(err, flag.ErrHelp) {
 				return exitError{0}
 			}
 			return errUsage

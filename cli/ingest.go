@@ -144,12 +144,12 @@ func readFiles(ctx context.Context, e *env, files []string, items chan<- ingest.
 		// or device that sends nothing.
 		stop := func() bool { return true }
 		if c, ok := r.(io.Closer); ok && r != e.stdin {
-			stop = context.AfterFunc(ctx, func() { c.Close() })
+			stop = context.AfterFunc(ctx, func() { _ = c.Close() })
 		}
 		err = source.Read(ctx, &countingReader{r: r, n: &rep.bytesRead, own: &in.read}, displayName(name), items)
 		in.done.Store(err == nil && ctx.Err() == nil)
 		if c, ok := r.(io.Closer); ok && r != e.stdin && stop() {
-			c.Close()
+			_ = c.Close()
 		}
 		if ctx.Err() != nil {
 			err = ctx.Err()
@@ -194,7 +194,7 @@ func checkInput(name string) error {
 	}
 	f, err := os.Open(name)
 	if err == nil {
-		f.Close()
+		_ = f.Close()
 	}
 	return err
 }
@@ -227,11 +227,11 @@ func openInput(e *env, name string) (io.Reader, int64, error) {
 	}
 	st, err := f.Stat()
 	if err != nil {
-		f.Close()
+		_ = f.Close()
 		return nil, 0, err
 	}
 	if st.IsDir() {
-		f.Close()
+		_ = f.Close()
 		return nil, 0, fmt.Errorf("%s is a directory", name)
 	}
 	return f, st.Size(), nil

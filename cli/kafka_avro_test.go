@@ -230,7 +230,9 @@ func TestSchemaRegistrySettings(t *testing.T) {
 	}
 	delete(c.env, "KAFKA_SCHEMA_REGISTRY_PASSWORD")
 	pw := t.TempDir() + "/pw"
-	os.WriteFile(pw, []byte(knownSecret+"\n"), 0o600)
+	if err := os.WriteFile(pw, []byte(knownSecret+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	c.env["ENGRAM_KAFKA_SCHEMA_REGISTRY_PASSWORD_FILE"] = pw
 	out, _, _ = c.run("", "config")
 	if strings.Contains(out, knownSecret) || !strings.Contains(out, "file "+pw) {

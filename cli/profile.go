@@ -20,7 +20,7 @@ func cpuProfile(e *env) (stop func(), err error) {
 		return nil, fmt.Errorf("ENGRAM_CPUPROFILE: %w", err)
 	}
 	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
+		_ = f.Close()
 		return nil, fmt.Errorf("ENGRAM_CPUPROFILE %s: %w", path, err)
 	}
 	return func() {

@@ -440,7 +440,7 @@ func runTail(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if order, _ := o.sortOrder(e); order == query.SortTime {
-		r.Close()
+		_ = r.Close()
 		fmt.Fprintln(e.stderr, "engram: tail --sort time: a tail prints events as they are indexed, so only --sort indexed applies; list them by event time with search --sort time or turns --sort time")
 		return exitError{2}
 	}

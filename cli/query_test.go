@@ -142,7 +142,9 @@ func TestReadersNeverCreateOpenSearchIndex(t *testing.T) {
 	url := ostest.URL(t)
 	name := ostest.Index(t, "engram-typo-")
 	c := newCLI(t)
-	os.MkdirAll(filepath.Join(c.data, "archive"), 0o755) // verify wants one
+	if err := os.MkdirAll(filepath.Join(c.data, "archive"), 0o755); err != nil { // verify wants one
+		t.Fatal(err)
+	}
 	for _, cmd := range [][]string{{"show", "x"}, {"search", "x"}, {"turns"}, {"verify"}} {
 		args := append([]string{cmd[0], "--index", "opensearch", "--opensearch-url", url, "--opensearch-index", name}, cmd[1:]...)
 		_, stderr, code := c.run("", args...)

@@ -68,7 +68,7 @@ func runSession(ctx context.Context, e *env, args []string) error {
 // all) and lays them out. With the archive (archived), an index without
 // turn keys has its turns found there.
 func readSession(ctx context.Context, r query.Reader, archived bool, tr query.TurnReader, id string, limit int) (*compare.Session, error) {
-	var rd query.Reader = r
+	rd := r
 	if archived {
 		rd = tr
 	}

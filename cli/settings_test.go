@@ -20,7 +20,9 @@ func writeConfig(t *testing.T, body string) string {
 
 func TestConfigPrecedence(t *testing.T) {
 	secretFile := filepath.Join(t.TempDir(), "pw")
-	os.WriteFile(secretFile, []byte(knownSecret+"\n"), 0o600)
+	if err := os.WriteFile(secretFile, []byte(knownSecret+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	cfg := writeConfig(t, `
 profile = "staging"
 [profiles.staging]

@@ -59,12 +59,11 @@ func archivedEvent(d *model.IndexDoc) []byte {
 // documents without engram's extension fields, behind an alias as the
 // migration recipe has it) and the archive of the full events.
 type deployment struct {
-	t            *testing.T
-	url          string
-	old, alias   string
-	archive      *dirarchive.Store
-	written      []*model.IndexDoc // full documents, in writing order
-	sourceFields []string
+	t          *testing.T
+	url        string
+	old, alias string
+	archive    *dirarchive.Store
+	written    []*model.IndexDoc // full documents, in writing order
 }
 
 // newDeployment is a CLI whose data directory holds the deployment's
@@ -103,7 +102,7 @@ func (dep *deployment) bulk(docs []*model.IndexDoc) {
 	for _, d := range docs {
 		src, _ := json.Marshal(d)
 		var m map[string]any
-		json.Unmarshal(src, &m)
+		_ = json.Unmarshal(src, &m)
 		for f := range osindex.ExtensionFields() {
 			delete(m, f)
 		}
@@ -167,7 +166,7 @@ func TestSourceDeployment(t *testing.T) {
 	if code != 0 || !strings.Contains(stderr, "success: ") || !strings.Contains(stderr, "latency: ") || out != "" {
 		t.Fatalf("search --json: code %d, stderr %s, stdout %d bytes", code, stderr, len(out))
 	}
-	out, stderr, code = cmd("search", "--json", "type:tool_result", "-success:false")
+	out, stderr, _ = cmd("search", "--json", "type:tool_result", "-success:false")
 	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
 		var d model.IndexDoc
 		if err := json.Unmarshal([]byte(line), &d); err != nil || d.EventType != model.TypeToolResult {
@@ -248,7 +247,7 @@ func TestSourceDeployment(t *testing.T) {
 	// The indices the alias names (its own name contains dep.old).
 	aliasOf := func() string {
 		var m map[string]any
-		json.Unmarshal(ostest.MustAdmin(t, u, "GET", "/_alias/"+dep.alias, ""), &m)
+		_ = json.Unmarshal(ostest.MustAdmin(t, u, "GET", "/_alias/"+dep.alias, ""), &m)
 		return strings.Join(slices.Sorted(maps.Keys(m)), " ")
 	}
 	if a := aliasOf(); a != dep.old {

@@ -47,7 +47,9 @@ func TestTableAlignsWideCharacters(t *testing.T) {
 	}
 	// Width 0 (--wide): the last column whole.
 	b.Reset()
-	writeTable(&b, rows, 0, false)
+	if err := writeTable(&b, rows, 0, false); err != nil {
+		t.Fatal(err)
+	}
 	for i, row := range rows {
 		if !strings.Contains(b.String(), row[2]) {
 			t.Errorf("--wide cut row %d:\n%s", i, b.String())

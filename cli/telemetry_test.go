@@ -64,7 +64,9 @@ func TestTracingSettings(t *testing.T) {
 func TestTracingProfile(t *testing.T) {
 	c := newCLI(t)
 	dir := filepath.Join(c.env["HOME"], ".config", "engram")
-	os.MkdirAll(dir, 0o755)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	conf := "[profiles.default.otel]\nendpoint = \"http://profile:4318\"\nservice_name = \"from-profile\"\n[profiles.default.trace]\nurl = \"https://tempo/{traceId}\"\n"
 	if err := os.WriteFile(filepath.Join(dir, "config.toml"), []byte(conf), 0o644); err != nil {
 		t.Fatal(err)

@@ -165,7 +165,9 @@ func TestFileBus(t *testing.T) {
 		t.Fatalf("first poll: %v %+v", err, ms)
 	}
 	f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
-	f.WriteString(`"}` + "\n")
+	if _, err := f.WriteString(`"}` + "\n"); err != nil {
+		t.Fatal(err)
+	}
 	f.Close()
 	ms, err = w.Poll(ctx)
 	if err != nil || len(ms) != 1 || ms[0].Key != "ev-cut" || ms[0].Offset != 8 || ms[0].Time.IsZero() {

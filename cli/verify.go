@@ -158,7 +158,7 @@ func pendingKeys(st *backends) (map[string]bool, error) {
 func printVerify(e *env, r *verify.Report, asJSON bool, where string) {
 	if asJSON {
 		b, _ := json.Marshal(r)
-		e.stdout.Write(append(model.SafeJSON(b), '\n'))
+		_, _ = e.stdout.Write(append(model.SafeJSON(b), '\n'))
 		return
 	}
 	fmt.Fprintf(e.stdout, "%s: %d archived objects, %d index documents (%s)\n",

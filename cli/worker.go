@@ -104,7 +104,7 @@ func openConsumer(ctx context.Context, cfg kafka.Config, conf *resolved) (*kafka
 		return nil, errors.New(conf.redact(err.Error()))
 	}
 	err = checkTopics(ctx, c, conf, cfg.Topics.Raw, cfg.Topics.Rejected)
-	c.Close()
+	_ = c.Close()
 	if err != nil {
 		return nil, err
 	}
@@ -141,12 +141,12 @@ func serveHealth(conf *resolved, m *worker.Metrics, e *env) (stop func(), err er
 		return nil, fmt.Errorf("health server on %s: %w (set HEALTH_PORT to a free port, or DISABLE_HEALTH_SERVER=true)", addr, err)
 	}
 	srv := &http.Server{Handler: m.Handler(), ReadHeaderTimeout: 5 * time.Second}
-	go srv.Serve(ln)
+	go func() { _ = srv.Serve(ln) }()
 	fmt.Fprintf(e.stderr, "engram worker: health on http://%s/health, metrics on /metrics\n", ln.Addr())
 	return func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
-		srv.Shutdown(ctx)
+		_ = srv.Shutdown(ctx)
 	}, nil
 }
 

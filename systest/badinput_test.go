@@ -21,10 +21,6 @@ type badCase struct {
 	want string // in the FILE:LINE: report of that line
 }
 
-func withField(good, field, value string) string {
-	return strings.Replace(good, `{"context"`, `{`+field+`:`+value+`,"context"`, 1)
-}
-
 var eventID = regexp.MustCompile(`"eventId":"[^"]*"`)
 
 var badCases = []badCase{
@@ -80,7 +76,7 @@ func TestBadInputCatalogue(t *testing.T) {
 	g := gen.New(gen.Config{Seed: 5, Prefix: "cat-"})
 	lineOf := map[string]int{}
 	line, good := 0, 0
-	emit := func(s string) { w.WriteString(s); w.WriteByte('\n'); line++ }
+	emit := func(s string) { _, _ = w.WriteString(s); _ = w.WriteByte('\n'); line++ }
 	first := string(g.Next())
 	emit(first)
 	good++
@@ -97,7 +93,7 @@ func TestBadInputCatalogue(t *testing.T) {
 	lineOf["same eventId, different content"] = line
 	// A truncated last line.
 	last := string(g.Next())
-	w.WriteString(last[:len(last)/2])
+	_, _ = w.WriteString(last[:len(last)/2])
 	line++
 	lineOf["truncated last line"] = line
 	if err := w.Flush(); err != nil {

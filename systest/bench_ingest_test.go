@@ -76,8 +76,12 @@ func daysInput(b *testing.B, dir string, round, n, days int) (string, []string) 
 				break
 			}
 			keys = append(keys, archiveKey(b, ev))
-			w.Write(ev)
-			w.WriteByte('\n')
+			if _, err := w.Write(ev); err != nil {
+				b.Fatal(err)
+			}
+			if err := w.WriteByte('\n'); err != nil {
+				b.Fatal(err)
+			}
 		}
 	}
 	// Synced, so that the first flush of the side that reads it does not
@@ -93,7 +97,7 @@ func daysInput(b *testing.B, dir string, round, n, days int) (string, []string) 
 func benchRounds() int {
 	rounds := 4
 	if v := os.Getenv("ENGRAM_BENCH_ROUNDS"); v != "" {
-		fmt.Sscan(v, &rounds)
+		_, _ = fmt.Sscan(v, &rounds)
 	}
 	return max(rounds, 1)
 }

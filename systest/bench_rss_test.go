@@ -22,7 +22,9 @@ import (
 func BenchmarkIngestMillionRSS(b *testing.B) {
 	n := 1_000_000
 	if v := os.Getenv("ENGRAM_BENCH_EVENTS"); v != "" {
-		fmt.Sscan(v, &n)
+		if _, err := fmt.Sscan(v, &n); err != nil {
+			b.Fatal(err)
+		}
 	}
 	dir := fsfloor.Dir(b)
 	path := filepath.Join(dir, "events.jsonl")
@@ -33,8 +35,12 @@ func BenchmarkIngestMillionRSS(b *testing.B) {
 	w := bufio.NewWriterSize(f, 1<<20)
 	g := gen.New(gen.Config{Seed: 99, Prefix: fmt.Sprintf("m%d-", time.Now().UnixNano())})
 	for range n {
-		w.Write(g.Next())
-		w.WriteByte('\n')
+		if _, err := w.Write(g.Next()); err != nil {
+			b.Fatal(err)
+		}
+		if err := w.WriteByte('\n'); err != nil {
+			b.Fatal(err)
+		}
 	}
 	w.Flush()
 	f.Close()

@@ -43,7 +43,7 @@ func startUITmux(b *testing.B) *uiTmux {
 	// A keep-alive session holds the server up between panes, so starting
 	// the binary never includes starting the server.
 	t.must("-f", "/dev/null", "new-session", "-d", "-s", "keep", "-x", "80", "-y", "24", "sleep 86400")
-	b.Cleanup(func() { exec.Command("tmux", "-S", t.sock, "kill-server").Run() })
+	b.Cleanup(func() { _ = exec.Command("tmux", "-S", t.sock, "kill-server").Run() })
 	t.must("set-option", "-g", "escape-time", "0")
 	t.must("set-option", "-g", "remain-on-exit", "on") // a crash stays readable
 	return t
@@ -96,7 +96,7 @@ func (t *uiTmux) pid(name string) int {
 // stop kills the session and waits for its process to be gone, so that
 // the next run does not share the CPU with it.
 func (t *uiTmux) stop(name string, pid int) {
-	t.cmd("kill-session", "-t", name)
+	_, _ = t.cmd("kill-session", "-t", name)
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
 		if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err != nil {
 			return
@@ -303,7 +303,9 @@ func BenchmarkFirstFrame(b *testing.B) {
 func BenchmarkFollowMillionRSS(b *testing.B) {
 	n := 1_000_000
 	if v := os.Getenv("ENGRAM_BENCH_FOLLOW_DOCS"); v != "" {
-		fmt.Sscan(v, &n)
+		if _, err := fmt.Sscan(v, &n); err != nil {
+			b.Fatal(err)
+		}
 	}
 	n = max(1000, n/1000*1000)
 	tm := startUITmux(b)

@@ -43,7 +43,7 @@ func engramBinary(t testing.TB) string {
 		binPath = filepath.Join(dir, "engram")
 		out, err := exec.Command("go", "build", "-o", binPath, "engram").CombinedOutput()
 		if err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+			buildErr = fmt.Errorf("go build: %w\n%s", err, out)
 		}
 	})
 	if buildErr != nil {
@@ -62,8 +62,12 @@ func writeEvents(t testing.TB, n int, prefix string) string {
 	w := bufio.NewWriter(f)
 	g := gen.New(gen.Config{Seed: 11, Prefix: prefix})
 	for range n {
-		w.Write(g.Next())
-		w.WriteByte('\n')
+		if _, err := w.Write(g.Next()); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.WriteByte('\n'); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := w.Flush(); err != nil {
 		t.Fatal(err)

@@ -116,8 +116,8 @@ func (c *cutter) open(t *testing.T) {
 			c.mu.Lock()
 			c.conns = append(c.conns, in, out)
 			c.mu.Unlock()
-			go func() { io.Copy(out, in); out.Close() }()
-			go func() { io.Copy(in, out); in.Close() }()
+			go func() { _, _ = io.Copy(out, in); out.Close() }()
+			go func() { _, _ = io.Copy(in, out); in.Close() }()
 		}
 	}()
 }

@@ -34,7 +34,9 @@ func TestTraceThroughKafka(t *testing.T) {
 	traceID, parent := fmt.Sprintf("%016x%016x", rand.Uint64(), rand.Uint64()), fmt.Sprintf("%016x", rand.Uint64())
 	event := strings.TrimSpace(string(mustRead(t, writeEvents(t, 1, fmt.Sprintf("tk%d-", time.Now().UnixNano())))))
 	var id struct{ EventID string }
-	json.Unmarshal([]byte(event), &id)
+	if err := json.Unmarshal([]byte(event), &id); err != nil {
+		t.Fatal(err)
+	}
 	c, err := kafka.New(kcfg)
 	if err != nil {
 		t.Fatal(err)

@@ -102,7 +102,7 @@ func (w *worker) ingested() int64 {
 	}
 	defer resp.Body.Close()
 	var h struct{ Events map[string]int64 }
-	json.NewDecoder(resp.Body).Decode(&h)
+	_ = json.NewDecoder(resp.Body).Decode(&h)
 	return h.Events["ingested"]
 }
 

@@ -145,8 +145,12 @@ func TestFollowFile(t *testing.T) {
 	}
 	f, _ := os.OpenFile(file, os.O_APPEND|os.O_WRONLY, 0)
 	b, _ := testEvent(2, testBase).ArchiveJSON()
-	f.Write(append(b, '\n'))
-	f.WriteString("{\"eventId\": \"bad\"}\n{\"partial\":")
+	if _, err := f.Write(append(b, '\n')); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString("{\"eventId\": \"bad\"}\n{\"partial\":"); err != nil {
+		t.Fatal(err)
+	}
 	f.Close()
 	send(t, m, followTickMsg{})
 	if n, _ := r.Count(m.c.Ctx); n != 3 {
@@ -251,7 +255,9 @@ func TestCopyAndExportSayWhat(t *testing.T) {
 	wd, _ := os.Getwd()
 	first := filepath.Join(wd, "engram-ev-000004.json")
 	mustContain(t, joined(screen(m)), "exported "+first)
-	os.WriteFile(first, []byte("mine"), 0o644)
+	if err := os.WriteFile(first, []byte("mine"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	press(t, m, "e")
 	if b, _ := os.ReadFile(first); string(b) != "mine" {
 		t.Fatal("a second e wrote over the first export")

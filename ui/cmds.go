@@ -75,7 +75,7 @@ func writeExcl(path string, out []byte) error {
 		return err
 	}
 	if _, err = f.Write(out); err != nil {
-		f.Close()
+		_ = f.Close()
 		return err
 	}
 	return f.Close()

@@ -37,10 +37,10 @@ func (m *Model) openCompare() tea.Cmd {
 	var open func() tea.Cmd
 	if key := m.listedTurn(); key != "" {
 		mark := m.compare.MarkedTurn()
-		switch {
-		case mark == "":
+		switch mark {
+		case "":
 			return uikit.StatusCmd("no turn marked: m marks a turn, then = on another compares the two", false)
-		case mark == key:
+		case key:
 			return uikit.StatusCmd("this is the marked turn: = on another one compares the two", false)
 		}
 		open = func() tea.Cmd { return m.compare.OpenTurns(mark, key) }

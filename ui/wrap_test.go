@@ -62,9 +62,13 @@ func TestFollowErrorClearsWhenTheFileComes(t *testing.T) {
 	send(t, m, followTickMsg{})
 	mustContain(t, joined(screen(m)), "agent-events-of-today.jsonl")
 	mustContain(t, joined(screen(m)), "no such file or directory")
-	os.MkdirAll(filepath.Dir(file), 0o755)
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	b, _ := testEvent(0, testBase).ArchiveJSON()
-	os.WriteFile(file, append(b, '\n'), 0o644)
+	if err := os.WriteFile(file, append(b, '\n'), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	send(t, m, followTickMsg{})
 	if n, _ := r.Count(m.c.Ctx); n != 1 {
 		t.Fatalf("%d docs once the file came, want 1", n)

@@ -49,7 +49,7 @@ func (v *Model) Mark(d *model.IndexDoc) { v.marked = d }
 // Marked is the marked event, nil before m.
 func (v *Model) Marked() *model.IndexDoc { return v.marked }
 
-// Opened: a comparison was asked for (Tab then reaches the view).
+// Opened reports whether a comparison was asked for (Tab then reaches the view).
 func (v *Model) Opened() bool { return v.left != nil || v.lturn != "" }
 
 // Current is the right event, the one = was pressed on.
@@ -73,7 +73,7 @@ func (v *Model) SetSize(w, h int) {
 	v.top = min(v.top, v.maxTop())
 }
 
-// Busy: the two events are being read.
+// Busy reports whether the two events are being read.
 func (v *Model) Busy() bool { return v.loading }
 
 // Open compares left with right: both read from the archive (the index

@@ -54,7 +54,7 @@ func (v *Model) maxTop() int {
 	return max(0, len(v.body())-v.bodyH())
 }
 
-// ShortHelp: the keys that work now.
+// ShortHelp returns the keys that work now.
 func (v *Model) ShortHelp() []key.Binding {
 	km := v.c.Keys
 	if v.diff == nil && v.tdiff == nil {
@@ -63,7 +63,7 @@ func (v *Model) ShortHelp() []key.Binding {
 	return []key.Binding{km.Move, km.PageDown, km.Mark, km.Compare, km.Back}
 }
 
-// FullHelp: every key of the view.
+// FullHelp returns every key of the view.
 func (v *Model) FullHelp() [][]key.Binding {
 	km := v.c.Keys
 	return [][]key.Binding{{km.Up, km.Down, km.PageUp, km.PageDown, km.HalfDown, km.Home, km.End}, {km.Mark, km.Compare, km.Back}}

@@ -58,11 +58,15 @@ func other(v any) any {
 // model.NewIndexDoc reads: changing one changes the index document.
 func TestIndexHeldIsWhatNewIndexDocReads(t *testing.T) {
 	var base map[string]any
-	json.Unmarshal([]byte(fixture.FullEvent), &base)
+	if err := json.Unmarshal([]byte(fixture.FullEvent), &base); err != nil {
+		t.Fatal(err)
+	}
 	want := fixture.IndexJSON(t, base)
 	leaves(base, "", func(path string, _ func()) {
 		var ev map[string]any
-		json.Unmarshal([]byte(fixture.FullEvent), &ev)
+		if err := json.Unmarshal([]byte(fixture.FullEvent), &ev); err != nil {
+			t.Fatal(err)
+		}
 		leaves(ev, "", func(p string, perturb func()) {
 			if p == path {
 				perturb()

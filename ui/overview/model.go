@@ -70,7 +70,7 @@ func (v *Model) Size() (w, h int) { return v.w, v.h }
 // SetSize gives the view its area.
 func (v *Model) SetSize(w, h int) { v.w, v.h = w, h }
 
-// Busy: an answer is on its way.
+// Busy reports whether an answer is on its way.
 func (v *Model) Busy() bool { return v.loading }
 
 // Shown starts following: a load now, then a look every followEvery.

@@ -305,7 +305,7 @@ func spanText(d time.Duration) string {
 	return d.String()
 }
 
-// ShortHelp: the keys that work now.
+// ShortHelp returns the keys that work now.
 func (v *Model) ShortHelp() []key.Binding {
 	if v.stats == nil || v.stats.All.Count == 0 {
 		return []key.Binding{keyZoomOu, keySplit}
@@ -313,7 +313,7 @@ func (v *Model) ShortHelp() []key.Binding {
 	return []key.Binding{keyBucket, keyGroup, keyOpen, keyZoomIn, keyZoomOu, keySplit}
 }
 
-// FullHelp: every key of the view.
+// FullHelp returns every key of the view.
 func (v *Model) FullHelp() [][]key.Binding {
 	return [][]key.Binding{{keyBucket, keyEnds, keyGroup}, {keyOpen, keyZoomIn, keyZoomOu, keySplit, keyReload}}
 }

@@ -133,7 +133,7 @@ func (v *Model) selected() *run {
 	return v.order[v.cur.Sel()]
 }
 
-// Busy: a run is still going through its stages.
+// Busy reports whether a run is still going through its stages.
 func (v *Model) Busy() bool {
 	for _, r := range v.order {
 		if r.trace == nil {

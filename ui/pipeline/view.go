@@ -91,7 +91,7 @@ func (v *Model) runLine(r *run, selected bool) string {
 	return line
 }
 
-// ShortHelp: the pipeline's keys that work now.
+// ShortHelp returns the pipeline's keys that work now.
 func (v *Model) ShortHelp() []key.Binding {
 	km := v.c.Keys
 	if len(v.order) == 0 {
@@ -105,7 +105,7 @@ func (v *Model) ShortHelp() []key.Binding {
 	return []key.Binding{km.Move, open}
 }
 
-// FullHelp: every key of the pipeline view.
+// FullHelp returns every key of the pipeline view.
 func (v *Model) FullHelp() [][]key.Binding {
 	return [][]key.Binding{v.c.Keys.ListKeys(), {v.c.Keys.Enter}}
 }

@@ -43,6 +43,7 @@ func New(c *uikit.Common, ch chan<- tea.Msg) *Model {
 // Size is the area SetSize gave.
 func (v *Model) Size() (w, h int) { return v.w, v.h }
 
+// SetSize gives the form the area it is drawn in.
 func (v *Model) SetSize(w, h int) { v.w, v.h = w, h }
 
 // traceW is the width of the stage trace beside the form.
@@ -53,7 +54,7 @@ func (v *Model) traceW() int {
 	return min(34, v.w/2)
 }
 
-// Busy: an event is being recorded.
+// Busy reports whether an event is being recorded.
 func (v *Model) Busy() bool {
 	return v.live != nil && v.live.running || v.sending != nil && v.sending.running()
 }

@@ -87,10 +87,11 @@ type archivedMsg struct {
 	err error
 }
 
-// HopTickMsg: time to look whether the hop awaited is overdue.
+// HopTickMsg says it is time to look whether the hop awaited is overdue.
 type HopTickMsg struct{ Run uint64 }
 
-// CanSend: the form can send its event to the deployment's raw topic.
+// CanSend reports whether the form can send its event to the deployment's
+// raw topic.
 func (v *Model) CanSend() bool { return v.c.Deps.Bus != nil && v.c.Deps.Bus.CanSend() }
 
 // rawTopic is the raw topic's name, for the labels.
@@ -189,7 +190,7 @@ func (v *Model) onFound(msg foundMsg) tea.Cmd {
 	return tea.Batch(fetchObject(s.ctx, v.c.Deps.Archive, msg.doc, s.run, v.c.Opts.ArchiveLimit), found)
 }
 
-// FoundMsg: the sent event is in the index. The root selects it in the
+// FoundMsg says the sent event is in the index. The root selects it in the
 // stream, as it does an event recorded in this process (DoneMsg).
 type FoundMsg struct{ ID string }
 

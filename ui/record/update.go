@@ -163,7 +163,7 @@ func (v *Model) Recorded(msg DoneMsg) bool {
 	return msg.Err == nil && t != nil && (t.Outcome == ingest.OutcomeIngested || t.Outcome == ingest.OutcomeDuplicate)
 }
 
-// DoneMsg: the form's event went through the pipeline (the root hands it
+// DoneMsg says the form's event went through the pipeline (the root hands it
 // to Recorded, and selects the event in the stream when it is in).
 type DoneMsg struct {
 	ID    string

@@ -30,7 +30,7 @@ func (v *Model) View() string {
 	return uikit.JoinH(left, sep, right)
 }
 
-// ShortHelp: the form's keys.
+// ShortHelp returns the form's keys.
 func (v *Model) ShortHelp() []key.Binding {
 	km := v.c.Keys
 	bs := []key.Binding{km.NextField, km.PrevField, km.Submit}
@@ -46,7 +46,7 @@ func (v *Model) ShortHelp() []key.Binding {
 	return append(bs, km.Back)
 }
 
-// FullHelp: every key of the form.
+// FullHelp returns every key of the form.
 func (v *Model) FullHelp() [][]key.Binding {
 	km := v.c.Keys
 	acts := []key.Binding{km.Submit}

@@ -43,10 +43,10 @@ func (v *Model) Size() (w, h int) { return v.w, v.h }
 // SetSize gives the view its area.
 func (v *Model) SetSize(w, h int) { v.w, v.h = w, h; v.follow() }
 
-// Busy: the session's turns are being read.
+// Busy reports whether the session's turns are being read.
 func (v *Model) Busy() bool { return v.loading }
 
-// Opened: a session was asked for (Tab then reaches the view).
+// Opened reports whether a session was asked for (Tab then reaches the view).
 func (v *Model) Opened() bool { return v.id != "" }
 
 // Open reads the turns of session id; at selects the turn holding event

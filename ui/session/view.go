@@ -260,7 +260,7 @@ func fmtMs(ms int64) string {
 	return fmt.Sprintf("%dd%02dh", int(d.Hours())/24, int(d.Hours())%24)
 }
 
-// ShortHelp: the keys that work now.
+// ShortHelp returns the keys that work now.
 func (v *Model) ShortHelp() []key.Binding {
 	km := v.c.Keys
 	if v.turns() == 0 {
@@ -269,7 +269,7 @@ func (v *Model) ShortHelp() []key.Binding {
 	return []key.Binding{km.Move, km.Enter, km.Back}
 }
 
-// FullHelp: every key of the view.
+// FullHelp returns every key of the view.
 func (v *Model) FullHelp() [][]key.Binding {
 	km := v.c.Keys
 	return [][]key.Binding{{km.Up, km.Down, km.PageUp, km.PageDown, km.Home, km.End}, {km.Enter, km.Back}}

@@ -58,7 +58,7 @@ func (v *Model) Open(d *model.IndexDoc) tea.Cmd {
 // Of is the event the list is of, nil before any.
 func (v *Model) Of() *model.IndexDoc { return v.of }
 
-// Busy: the neighbours are being looked for.
+// Busy reports whether the neighbours are being looked for.
 func (v *Model) Busy() bool { return v.loading }
 
 // Selected is the selected neighbour, nil when there is none.

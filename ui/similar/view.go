@@ -76,7 +76,7 @@ func (v *Model) position() string {
 	return pos
 }
 
-// ShortHelp: the keys that work now.
+// ShortHelp returns the keys that work now.
 func (v *Model) ShortHelp() []key.Binding {
 	km := v.c.Keys
 	if len(v.rows) == 0 {
@@ -85,7 +85,7 @@ func (v *Model) ShortHelp() []key.Binding {
 	return []key.Binding{km.Move, km.Enter, km.Back}
 }
 
-// FullHelp: every key of the list.
+// FullHelp returns every key of the list.
 func (v *Model) FullHelp() [][]key.Binding {
 	km := v.c.Keys
 	return [][]key.Binding{km.ListKeys(), {km.Enter, km.Back}}

@@ -37,7 +37,7 @@ type newerMsg struct {
 	err  error
 }
 
-// TickMsg: time to poll the tail.
+// TickMsg says it is time to poll the tail.
 type TickMsg struct{}
 
 // tailMsg is what the tail found. docs are the new documents, oldest first,
@@ -52,14 +52,14 @@ type tailMsg struct {
 	err  error
 }
 
-// SeekDoneMsg: a jump selected a row it had to page to (the detail, if
+// SeekDoneMsg says a jump selected a row it had to page to (the detail, if
 // open, follows the selection).
 type SeekDoneMsg struct{}
 
-// StartFailedMsg: the first load failed; the index cannot be read.
+// StartFailedMsg says the first load failed; the index cannot be read.
 type StartFailedMsg struct{ Err error }
 
-// FilterRefusedMsg: the index refused Expr (it parsed); the rows shown stay
+// FilterRefusedMsg says the index refused Expr (it parsed); the rows shown stay
 // those of the last expression that worked (Shown).
 type FilterRefusedMsg struct {
 	Expr string

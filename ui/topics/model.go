@@ -82,10 +82,10 @@ func (v *Model) topics() []uikit.BusTopic {
 	return v.c.Deps.Bus.Topics()
 }
 
-// Busy: the watch is starting.
+// Busy reports whether the watch is starting.
 func (v *Model) Busy() bool { return v.started && v.watch == nil && v.werr == nil }
 
-// Following: new messages show as they come.
+// Following reports whether new messages show as they come.
 func (v *Model) Following() bool { return v.following }
 
 // Back closes the open message (esc); it reports whether there was one.

@@ -15,7 +15,7 @@ import (
 	"engram/ui/widget/list"
 )
 
-// StartedMsg: a watch started (or could not).
+// StartedMsg says a watch started (or could not).
 type StartedMsg struct {
 	Gen   uint64
 	Watch uikit.BusWatch
@@ -36,7 +36,7 @@ type StatsMsg struct {
 	At    time.Time
 }
 
-// StatsTickMsg: time to ask for the stats again.
+// StatsTickMsg says it is time to ask for the stats again.
 type StatsTickMsg struct{}
 
 // retryMsg: time to start a watch that failed again.
@@ -189,7 +189,7 @@ func (v *Model) open() tea.Cmd {
 	return v.openJSON(*m)
 }
 
-// DocMissingMsg: a notification's event is not in the index; its
+// DocMissingMsg says a notification's event is not in the index; its
 // message is shown instead.
 type DocMissingMsg struct {
 	Msg uikit.BusMessage

@@ -52,7 +52,8 @@ const (
 	RoleFeedback = "feedback" // memory.feedback: the source system's judgements of memories
 )
 
-// Announces: the topic's messages are keyed by an indexed event's id.
+// Announces reports whether the topic's messages are keyed by an indexed
+// event's id.
 func (t BusTopic) Announces() bool {
 	return t.Role == RoleEnriched || t.Role == RoleIndexed || t.Role == RoleAudit
 }

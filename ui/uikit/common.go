@@ -41,5 +41,5 @@ func (c *Common) After(d time.Duration, msg tea.Msg) tea.Cmd {
 	return tea.Tick(d, func(time.Time) tea.Msg { return msg })
 }
 
-// CanWrite: recording and every other write are available.
+// CanWrite reports whether recording and every other write are available.
 func (c *Common) CanWrite() bool { return !c.Opts.ReadOnly && c.Deps.Recorder != nil }

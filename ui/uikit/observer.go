@@ -24,10 +24,12 @@ func (o Observer) send(m tea.Msg) {
 	}
 }
 
+// Stage sends a pipeline stage's event to the inspector.
 func (o Observer) Stage(e ingest.StageEvent) {
 	o.send(PipeMsg{Run: o.Run, Stage: &e, Record: o.Record})
 }
 
+// Done sends a finished run's trace to the inspector.
 func (o Observer) Done(t *ingest.Trace) { o.send(PipeMsg{Run: o.Run, Trace: t, Record: o.Record}) }
 
 // Outage shows, in the status line, that a server is not answering and the
@@ -39,7 +41,7 @@ func (o Observer) Outage(out ingest.Outage) {
 // Notice puts text in the status line (a follower's side work failing).
 func (o Observer) Notice(text string, isErr bool) { o.send(ObservedMsg{StatusMsg{text, isErr}}) }
 
-// Recovered: see Outage.
+// Recovered shows in the status line that stage s's server answers again.
 func (o Observer) Recovered(s ingest.Stage) {
 	o.send(ObservedMsg{StatusMsg{s.String() + ": server answering again, resuming", false}})
 }

@@ -188,6 +188,7 @@ func FormatLatency(ms *int64) string {
 	return FormatMillis(float64(*ms))
 }
 
+// FormatMillis writes a duration in milliseconds as 850ms, 1.2s or 3m.
 func FormatMillis(ms float64) string {
 	switch {
 	case ms < 1000:
@@ -198,6 +199,7 @@ func FormatMillis(ms float64) string {
 	return fmt.Sprintf("%.0fm", ms/60000)
 }
 
+// FormatDuration writes d as ingest.FormatDuration does.
 func FormatDuration(d time.Duration) string { return ingest.FormatDuration(d) }
 
 var eighths = []string{"", "▏", "▎", "▍", "▌", "▋", "▊", "▉"}
@@ -224,10 +226,11 @@ func SuccessMark(ok *bool) string {
 // Width is the display width of s (styles and wide characters counted).
 func Width(s string) int { return lipgloss.Width(s) }
 
-// Fixed parts of a row: the two-cell gutter (selection, archive missing),
-// the phase glyph and the success mark.
+// GutterW is the width of a row's two-cell gutter (selection, archive
+// missing); the phase glyph and the success mark are its other fixed parts.
 const GutterW = 2
 
+// SuccessStyle is the style of a success mark: muted for unknown.
 func SuccessStyle(st *Styles, ok *bool) lipgloss.Style {
 	switch {
 	case ok == nil:

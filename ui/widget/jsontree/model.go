@@ -55,6 +55,8 @@ type Model struct {
 	mi      int
 }
 
+// New is a tree view with no document yet; folds, shared with the
+// caller, holds the paths folded or unfolded.
 func New(c *uikit.Common, folds map[string]bool) *Model {
 	return &Model{c: c, folds: folds}
 }

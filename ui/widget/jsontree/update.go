@@ -9,13 +9,13 @@ import (
 // Move shifts the cursor by delta lines.
 func (j *Model) Move(delta int) { j.cur.Move(delta, len(j.lines)) }
 
-// scroll keeps the cursor line in sight.
 // Top puts the cursor on the first line (another document is shown).
 func (j *Model) Top() {
 	j.cur.Reset()
 	j.scroll()
 }
 
+// scroll keeps the cursor line in sight.
 func (j *Model) scroll() { j.cur.Scroll(len(j.lines)) }
 
 // container is the node folding acts on at the cursor: the line's own

@@ -45,7 +45,7 @@ func (in *Model) SetValue(s string) {
 // Focus shows the cursor; Blur hides it.
 func (in *Model) Focus() { in.focused = true }
 
-// Blur: see Focus.
+// Blur hides the cursor.
 func (in *Model) Blur() { in.focused = false }
 
 // Update edits the value; it reports whether the value changed.
