@@ -62,7 +62,7 @@ func commands() []command {
 			runStats, func(e *env) *flag.FlagSet { fs, _ := statsFlags(e); return fs }},
 		{"similar", "[flags] EVENT_ID", "list the events nearest to an event by embedding (cosine)",
 			runSimilar, func(e *env) *flag.FlagSet { fs, _ := similarFlags(e); return fs }},
-		{"recall", "[flags] TEXT [EXPR]", "what the memory would retrieve for a prompt, and why: the top K by a hybrid score, each factor's value and contribution; --explain ID says why an event is not among them (reads only)",
+		{"recall", "[flags] TEXT [EXPR]", "what the memory would retrieve for a prompt, and why: the top K by a hybrid score, each factor's value and contribution; --explain ID says why an event is not among them. Reads only: retrieval_count is not incremented",
 			runRecall, func(e *env) *flag.FlagSet { fs, _ := recallFlags(e); return fs }},
 		{"tail", "[flags] [EXPR]", "print events as they are indexed (only those matching EXPR when given), one JSON line each, until interrupted",
 			runTail, func(e *env) *flag.FlagSet { fs, _ := tailFlags(e); return fs }},

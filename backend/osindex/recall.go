@@ -70,6 +70,9 @@ func (r *Reader) Recall(ctx context.Context, q recall.Request) (recall.Answer, e
 		notes = append(notes, fmt.Sprintf("one hybrid request: the best %s hits of a match on summary or the %d nearest by embedding (k-NN)", query.Thousands(int64(window)), k))
 	} else {
 		notes = append(notes, fmt.Sprintf("the best %s hits of a match on summary (no k-NN for this prompt: similarity recomputed for them only)", query.Thousands(int64(window))))
+		if r.vector && len(q.Vector) > 0 {
+			notes = append(notes, fmt.Sprintf("the prompt's embedding has %d components, the index's %d: --embedder (and --embed-dim) choose the embedder that wrote them", len(q.Vector), r.dim))
+		}
 	}
 	if len(should) == 0 {
 		return recall.Answer{Note: "an empty prompt"}, nil

@@ -97,10 +97,17 @@ func (r *Reader) Recall(ctx context.Context, q recall.Request) (recall.Answer, e
 		return recall.Answer{}, err
 	}
 	ans := recall.Answer{Candidates: make([]recall.Candidate, 0, len(bySeq)), Note: strings.Join(notes, "; ")}
+	cosines := 0
 	for s, d := range bySeq {
 		c := recall.Candidate{Doc: d, BM25: bm[s]}
 		c.Cosine, c.HasCosine = recall.Cosine(q.Vector, d.Embedding)
+		if c.HasCosine {
+			cosines++
+		}
 		ans.Candidates = append(ans.Candidates, c)
+	}
+	if len(q.Vector) > 0 && cosines == 0 && len(ans.Candidates) > 0 {
+		ans.Note += fmt.Sprintf("; no candidate has an embedding of the prompt's %d components: --embedder (and --embed-dim) choose the embedder that wrote the index's", len(q.Vector))
 	}
 	return ans, nil
 }
