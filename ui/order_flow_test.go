@@ -55,6 +55,15 @@ func TestFlowOrderOldestAndTime(t *testing.T) {
 	waitScreen(t, p, "following the newest", sel("step 2 of turn 59"))
 	s.ingest(t, 180, 3)
 	waitScreen(t, p, "a new event placed by time", sel("step 2 of turn 60"))
+	// Paused, they are counted; home places them.
+	keys(tm, "space")
+	waitScreen(t, p, "paused", has("‖ paused"))
+	s.ingest(t, 183, 3)
+	waitScreen(t, p, "counted", has("3 new (home places them by time)"))
+	keys(tm, "home")
+	waitScreen(t, p, "placed", func(scr string) bool {
+		return sel("step 2 of turn 61")(scr) && !strings.Contains(scr, " new (home")
+	})
 
 	// The turns list in the same order.
 	keys(tm, "tab")
