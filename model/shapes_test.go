@@ -176,3 +176,16 @@ func TestCaseHubNewerShapes(t *testing.T) {
 		}
 	}
 }
+
+// TestShapeFixturesFastAndSlow: the fast decoder and Decode's own path
+// agree on every fixture of the newer shapes.
+func TestShapeFixturesFastAndSlow(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join("testdata", "shapes", "*.json"))
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Run(filepath.Base(f), func(t *testing.T) { agree(t, b) })
+	}
+}
