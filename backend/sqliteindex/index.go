@@ -193,7 +193,7 @@ func checkVersion(v int) error {
 // openReader opens the read pool: query_only connections that never create
 // the file (mode=rw lets them create the WAL index files if needed).
 func openReader(abs string, opts Options) (*sql.DB, error) {
-	r, err := sql.Open("sqlite", dsn(abs, "rw", opts, "query_only(1)"))
+	r, err := sql.Open("sqlite", dsn(abs, "rw", opts, "query_only(1)", "temp_store(MEMORY)"))
 	if err != nil {
 		return nil, err
 	}
@@ -226,7 +226,7 @@ func openReadOnly(abs string, opts Options) (*sql.DB, int, error) {
 // probeReader opens a read-only pool on abs and reads the schema version,
 // which is when SQLite first touches the file.
 func probeReader(abs string, opts Options, immutable bool) (*sql.DB, int, error) {
-	uri := dsn(abs, "ro", opts, "query_only(1)")
+	uri := dsn(abs, "ro", opts, "query_only(1)", "temp_store(MEMORY)")
 	if immutable {
 		uri += "&immutable=1"
 	}

@@ -1,8 +1,11 @@
 package sqliteindex
 
 import (
+	"cmp"
 	"context"
+	"database/sql"
 	"fmt"
+	"slices"
 	"strings"
 
 	"engram/query"
@@ -25,9 +28,11 @@ var groupSQL = map[string]string{
 	query.ByTag:     "coalesce(t.value, '" + query.GroupNone + "')",
 }
 
-// Stats aggregates in SQL: the top groups first, then every bucket and
-// group in one statement, the percentiles in a second (window functions,
-// exact). No document is read into Go.
+// Stats aggregates in SQL: the top groups first, then one statement that
+// groups the documents by bucket, group and latency, which is rolled up
+// here into every level with its exact percentiles. What comes back is at
+// most a row a distinct latency of each bucket and group, never a row a
+// document.
 func (r *Reader) Stats(ctx context.Context, q query.StatsQuery) (*query.Stats, error) {
 	q, err := q.Resolve(r.now())
 	if err != nil {
@@ -50,10 +55,7 @@ func (r *Reader) Stats(ctx context.Context, q query.StatsQuery) (*query.Stats, e
 	}
 	s := query.NewStats(q, groups)
 	m, margs := statsRows(from, args, q, groups)
-	if err := r.statsCounts(ctx, s, m, margs); err != nil {
-		return nil, err
-	}
-	return s, r.statsPercentiles(ctx, s, m, margs)
+	return s, r.statsCounts(ctx, s, m, margs)
 }
 
 // statsFrom is the FROM and WHERE of the documents of q, each with its
@@ -128,11 +130,11 @@ func statsRows(from string, args []any, q query.StatsQuery, groups []string) (st
 	// Split by tag, a document is a row a tag (two tags past the top: two
 	// rows of other, made one by DISTINCT), and m1 holds it once; else
 	// both are the documents, and m1 is m.
-	distinct, m1 := "", "m1 AS (SELECT * FROM m) "
+	distinct, materialized, m1 := "", "", "m1 AS (SELECT * FROM m) "
 	if q.By == query.ByTag {
-		distinct, m1 = "DISTINCT ", "m1 AS MATERIALIZED (SELECT DISTINCT seq, b, '' AS g, s, lat, rw, im FROM m) "
+		distinct, materialized, m1 = "DISTINCT ", "MATERIALIZED ", "m1 AS MATERIALIZED (SELECT DISTINCT seq, b, '' AS g, s, lat, rw, im FROM m) "
 	}
-	sql := "WITH m AS MATERIALIZED (SELECT " + distinct + "seq, (ts - ?) / ? AS b, " + g + " AS g, s, lat, rw, im FROM (" + from + ")), " + m1
+	sql := "WITH m AS " + materialized + "(SELECT " + distinct + "seq, (ts - ?) / ? AS b, " + g + " AS g, s, lat, rw, im FROM (" + from + ")), " + m1
 	return sql, append(append([]any{lo, every}, gargs...), args...)
 }
 
@@ -168,18 +170,35 @@ func agg(s *query.Stats, lvl int, b int64, g string) *query.Agg {
 	return nil
 }
 
+// binSums count the documents at or past each bin's lower edge but the
+// first: a comparison a bin is a third of what clamping the bin number
+// costs, and the bins are their differences (fromAtLeast). Edges are
+// compared as Bin computes them, col × DistBins against k.
 func binSums(col string) string {
 	var b strings.Builder
-	for i := range query.DistBins {
-		fmt.Fprintf(&b, ", sum(max(0, min(%d, CAST(%s * %d AS INTEGER))) = %d)", query.DistBins-1, col, query.DistBins, i)
+	for k := 1; k < query.DistBins; k++ {
+		fmt.Fprintf(&b, ", total(%s * %d >= %d)", col, query.DistBins, k)
 	}
 	return b.String()
 }
 
+// fromAtLeast turns binSums' counts (atLeast[k-1]: documents in bin k or
+// past it) of n documents into the bins' counts.
+func fromAtLeast(n int64, atLeast [query.DistBins - 1]float64) (bins [query.DistBins]int64) {
+	prev := n
+	for k := 1; k < query.DistBins; k++ {
+		bins[k-1] = prev - int64(atLeast[k-1])
+		prev = int64(atLeast[k-1])
+	}
+	bins[query.DistBins-1] = prev
+	return bins
+}
+
 // statsCounts sums in SQL only the finest level each document is counted
-// at once in: the coarser levels are sums of it, added up here over at
-// most buckets × groups rows. Split by tag a document may be in several
-// groups of a bucket, so the buckets' own rows come from m1.
+// at once in, by latency too: the coarser levels are sums of it, and each
+// level's latencies a histogram of exact values whose nearest ranks are
+// its percentiles. Split by tag a document may be in several groups of a
+// bucket, so the buckets' own rows come from m1.
 func (r *Reader) statsCounts(ctx context.Context, s *query.Stats, with string, args []any) error {
 	lvls := []int{lvlBucketGroup}
 	switch s.By {
@@ -191,7 +210,7 @@ func (r *Reader) statsCounts(ctx context.Context, s *query.Stats, with string, a
 	parts := make([]string, len(lvls))
 	for i, lvl := range lvls {
 		l := levels[lvl]
-		parts[i] = fmt.Sprintf("SELECT %d, %s, %s, count(*), total(s IS 0), total(rw), total(im)%s%s FROM %s GROUP BY %s",
+		parts[i] = fmt.Sprintf("SELECT %d, %s, %s, lat, count(*), total(s IS 0), total(rw), total(im)%s%s FROM %s GROUP BY %s, lat",
 			lvl, col(l.by, "b", "-1"), col(l.by, "g", "''"), binSums("rw"), binSums("im"), l.src, l.by)
 	}
 	rows, err := r.q.QueryContext(ctx, with+strings.Join(parts, " UNION ALL "), args...)
@@ -199,24 +218,31 @@ func (r *Reader) statsCounts(ctx context.Context, s *query.Stats, with string, a
 		return fmt.Errorf("sqlite: stats: %w", err)
 	}
 	defer rows.Close()
+	hist := map[*query.Agg][]latCount{}
 	for rows.Next() {
 		var lvl int
 		var b int64
 		var g string
+		var lat sql.NullFloat64
 		var c sums
-		dest := []any{&lvl, &b, &g, &c.n, &c.fails, &c.rw, &c.im}
-		for i := range c.rb {
-			dest = append(dest, &c.rb[i])
+		dest := []any{&lvl, &b, &g, &lat, &c.n, &c.fails, &c.rw, &c.im}
+		var rge, ige [query.DistBins - 1]float64
+		for i := range rge {
+			dest = append(dest, &rge[i])
 		}
-		for i := range c.ib {
-			dest = append(dest, &c.ib[i])
+		for i := range ige {
+			dest = append(dest, &ige[i])
 		}
 		if err := rows.Scan(dest...); err != nil {
 			return fmt.Errorf("sqlite: stats: %w", err)
 		}
+		c.rb, c.ib = fromAtLeast(c.n, rge), fromAtLeast(c.n, ige)
 		for _, up := range rollUp(s.By, lvl) {
 			if a := agg(s, up, b, g); a != nil {
 				c.addTo(a)
+				if lat.Valid {
+					hist[a] = append(hist[a], latCount{lat.Float64, c.n})
+				}
 			}
 		}
 	}
@@ -228,8 +254,42 @@ func (r *Reader) statsCounts(ctx context.Context, s *query.Stats, with string, a
 			a.Reward.Mean /= float64(a.Count)
 			a.Importance.Mean /= float64(a.Count)
 		}
+		a.Latency = percentiles(hist[a])
 	})
 	return nil
+}
+
+// latCount is how many documents of a set have one latency.
+type latCount struct {
+	lat float64
+	n   int64
+}
+
+// percentiles are the nearest-rank percentiles of a histogram of exact
+// values (a value may come more than once, from finer sets).
+func percentiles(h []latCount) query.Percentiles {
+	slices.SortFunc(h, func(x, y latCount) int { return cmp.Compare(x.lat, y.lat) })
+	var p query.Percentiles
+	for _, c := range h {
+		p.N += c.n
+	}
+	if p.N == 0 {
+		return p
+	}
+	targets := []struct {
+		rank int64
+		to   *float64
+	}{{query.Rank(50, p.N), &p.P50}, {query.Rank(95, p.N), &p.P95}, {query.Rank(99, p.N), &p.P99}}
+	var seen int64
+	t := 0
+	for _, c := range h {
+		seen += c.n
+		for t < len(targets) && targets[t].rank <= seen {
+			*targets[t].to = c.lat
+			t++
+		}
+	}
+	return p
 }
 
 // rollUp is every level a row of level lvl counts in.
@@ -282,50 +342,4 @@ func col(by, c, none string) string {
 		return c
 	}
 	return none
-}
-
-func (r *Reader) statsPercentiles(ctx context.Context, s *query.Stats, with string, args []any) error {
-	var parts []string
-	for lvl, l := range levels {
-		if s.By == "" && (lvl == lvlBucketGroup || lvl == lvlGroup) {
-			continue // no groups: the same rows as the buckets' and the whole's
-		}
-		parts = append(parts, fmt.Sprintf(`SELECT %d AS lvl, b, g, lat, rn, n FROM (SELECT %s AS b, %s AS g, lat,
-  row_number() OVER (PARTITION BY %s ORDER BY lat) AS rn, count(*) OVER (PARTITION BY %s) AS n
-  FROM %s WHERE lat IS NOT NULL)
- WHERE rn = max(1, (50*n+99)/100) OR rn = max(1, (95*n+99)/100) OR rn = max(1, (99*n+99)/100)`,
-			lvl, col(l.by, "b", "-1"), col(l.by, "g", "''"), l.by, l.by, l.src))
-	}
-	rows, err := r.q.QueryContext(ctx, with+strings.Join(parts, " UNION ALL "), args...)
-	if err != nil {
-		return fmt.Errorf("sqlite: stats: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var lvl int
-		var b, rn, n int64
-		var g string
-		var lat float64
-		if err := rows.Scan(&lvl, &b, &g, &lat, &rn, &n); err != nil {
-			return fmt.Errorf("sqlite: stats: %w", err)
-		}
-		a := agg(s, lvl, b, g)
-		if a == nil {
-			continue
-		}
-		a.Latency.N = n
-		if rn == query.Rank(50, n) {
-			a.Latency.P50 = lat
-		}
-		if rn == query.Rank(95, n) {
-			a.Latency.P95 = lat
-		}
-		if rn == query.Rank(99, n) {
-			a.Latency.P99 = lat
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("sqlite: stats: %w", err)
-	}
-	return nil
 }
