@@ -88,7 +88,7 @@ func openKafkaPublisher(ctx context.Context, cfg kafka.Config, conf *resolved) (
 		topics = append(topics, cfg.Topics.Audit)
 	}
 	if err := checkTopics(ctx, p.Client(), conf, topics...); err != nil {
-		p.Close()
+		_ = p.Close()
 		return nil, err
 	}
 	return p, nil

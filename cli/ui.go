@@ -76,7 +76,7 @@ func runUI(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 		defer stop()
-		fs.Set("data", dir)
+		_ = fs.Set("data", dir)
 	}
 	deps, closeAll := openUIDeps(ctx, o, fs, e)
 	defer closeAll()
@@ -104,7 +104,7 @@ func openUIDeps(ctx context.Context, o *uiOpts, fs *flag.FlagSet, e *env) (ui.De
 	closers := []func() error{}
 	closeAll := func() {
 		for i := len(closers) - 1; i >= 0; i-- {
-			closers[i]()
+			_ = closers[i]()
 		}
 	}
 	conf, err := o.common.resolve(fs, e.getenv)

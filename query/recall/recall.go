@@ -64,7 +64,7 @@ func ParseFactor(s string) (Factor, error) {
 // score divides them by their sum, so it stays in [0, 1].
 type Weights [NumFactors]float64
 
-// DefaultWeights: relevance to the prompt first (text and similarity, as
+// DefaultWeights puts relevance to the prompt first (text and similarity, as
 // hybrid BM25 + k-NN retrieval), then the policy signals the index keeps
 // for ranking (importance and recency, the source systems' salience),
 // reward and decay a little.

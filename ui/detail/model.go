@@ -130,7 +130,7 @@ func (v *Model) Close() {
 	}
 }
 
-// Busy: the archived event, or its turn, is being fetched.
+// Busy reports whether the archived event, or its turn, is being fetched.
 func (v *Model) Busy() bool { return v.fetching || v.archTurn.loading }
 
 // Shown is called when the view is focused. With no event it opens d (the
@@ -160,10 +160,10 @@ func (v *Model) Nav() uikit.Navigator { return v.nav }
 // Archived is the archived event of Doc, nil until it is fetched.
 func (v *Model) Archived() *query.Archived { return v.arch }
 
-// Searching: keys are typed into the search.
+// Searching reports whether keys are typed into the search.
 func (v *Model) Searching() bool { return v.searching }
 
-// Folded: the member at path is folded, in every event shown.
+// Folded reports whether the member at path is folded, in every event shown.
 func (v *Model) Folded(path string) bool { return v.folds[path] }
 
 // Panes are the JSON panes keys act on: one, or the index document and

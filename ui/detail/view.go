@@ -126,7 +126,7 @@ func (v *Model) matchCount() string {
 	return fmt.Sprintf("%d/%d", i+1, n)
 }
 
-// ShortHelp: the detail's keys that work now.
+// ShortHelp returns the detail's keys that work now.
 func (v *Model) ShortHelp() []key.Binding {
 	km := v.c.Keys
 	if v.searching {
@@ -152,12 +152,13 @@ func (v *Model) ShortHelp() []key.Binding {
 	return append(bs, km.Similar, km.Back)
 }
 
-// FullHelp: every key of the detail.
+// FullHelp returns every key of the detail.
 func (v *Model) FullHelp() [][]key.Binding {
 	km := v.c.Keys
 	return [][]key.Binding{
 		km.ListKeys(),
 		{km.Fold, km.Expand, km.Collapse, km.ExpandAll, km.CollapseAll},
-		{km.Search, km.NextMatch, km.PrevMatch, km.SideBySide, km.Retry, km.NextEvent, km.PrevEvent, km.Similar},
+		{km.Search, km.NextMatch, km.PrevMatch, km.SideBySide, km.Retry, km.NextEvent, km.PrevEvent, km.Similar,
+			uikit.Binding("1-9", "open the link of that number", "1")},
 	}
 }

@@ -54,6 +54,7 @@ func New(c *uikit.Common) *Model {
 // Size is the area SetSize gave.
 func (v *Model) Size() (w, h int) { return v.w, v.h }
 
+// SetSize gives the view the area it is drawn in.
 func (v *Model) SetSize(w, h int) {
 	v.w, v.h = w, h
 	v.chain.SetSize(w, h)
@@ -152,10 +153,10 @@ func (v *Model) SelectedKey() string {
 	return ""
 }
 
-// Busy: turns or a chain are loading.
+// Busy reports whether turns or a chain are loading.
 func (v *Model) Busy() bool { return v.loading || v.chain.loading }
 
-// LoadingOlder: the page below the last row is on its way.
+// LoadingOlder reports whether the page below the last row is on its way.
 func (v *Model) LoadingOlder() bool { return v.loadingOlder }
 
 // Rows is the window of turns held.
@@ -182,7 +183,7 @@ func (v *Model) Position() (top, sel int) { return v.cur.Top(), v.cur.Sel() }
 // OpenChain shows the causal chain of the turn with key (:turn).
 func (v *Model) OpenChain(key string) tea.Cmd { return v.chain.load(key) }
 
-// ChainOpen: a turn's chain is shown, not the list.
+// ChainOpen reports whether a turn's chain is shown, not the list.
 func (v *Model) ChainOpen() bool { return v.chain.open }
 
 // Back leaves the chain for the list; false when already on the list.
