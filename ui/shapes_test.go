@@ -85,7 +85,11 @@ func TestGoldenShapes(t *testing.T) {
 				openShaped(t, m, sc.open)
 			}
 			press(t, m, sc.keys...)
-			golden.RequireEqual(t, []byte(ansi.Strip(m.View().Content)))
+			out := ansi.Strip(m.View().Content)
+			if sc.open == "" { // the rows: the status and key lines are the stream's own goldens'
+				out = strings.Join(strings.Split(out, "\n")[:15], "\n")
+			}
+			golden.RequireEqual(t, []byte(out))
 		})
 	}
 }
