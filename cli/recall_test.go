@@ -64,6 +64,10 @@ func TestRecallCommand(t *testing.T) {
 	if !strings.Contains(out, `"retrieval_count": 0`) && !strings.Contains(out, `"retrieval_count":0`) {
 		t.Fatalf("retrieval_count changed: %s", out)
 	}
+	_, stderr, code = c.run("", "recall", "--recall-window", "2", recalltest.Prompt)
+	if code != 0 || !strings.Contains(stderr, "text: the newest 2 documents holding a word of the prompt (older ones were not considered)") {
+		t.Fatalf("a full window: %d %s", code, stderr)
+	}
 	if _, stderr, code := c.run("", "recall"); code != 2 || !strings.Contains(stderr, "usage: engram recall") {
 		t.Fatalf("no text: %d %s", code, stderr)
 	}
