@@ -387,7 +387,8 @@ func TestTurnFirstFields(t *testing.T) {
 	if err != nil || len(p.Turns) != 1 {
 		t.Fatalf("Turns = %+v, %v", p, err)
 	}
-	if got := p.Turns[0]; got.SessionID != "s2" || got.AgentID != "agent-x" || got.TenantID != "acme" || got.Events != 3 {
-		t.Errorf("row without f1 = %+v, want session s2, agent agent-x, tenant acme, 3 events", got)
+	// A filtered listing's row is the whole turn (the turns with a match).
+	if got := p.Turns[0]; got.SessionID != "s1" || got.AgentID != "agent-x" || got.TenantID != "acme" || got.Events != 4 {
+		t.Errorf("row of -id:f1 = %+v, want the whole turn: session s1, agent agent-x, tenant acme, 4 events", got)
 	}
 }
