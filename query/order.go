@@ -62,7 +62,7 @@ type SortedReader interface {
 	// SortIndexed it is Recent.
 	List(ctx context.Context, q ListQuery) (Page, error)
 	// ListTurns is one row per turn in q.Sort, as Turns sums them up
-	// (filtered, a row sums up the turn's matching documents); with
+	// (filtered, the turns with a match, each row the whole turn's); with
 	// SortIndexed it is Turns.
 	ListTurns(ctx context.Context, q ListQuery) (TurnPage, error)
 	// Seek is the cursor of the SortTime listings (List and ListTurns)

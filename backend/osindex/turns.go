@@ -100,8 +100,9 @@ type turnAcc struct {
 }
 
 // Turns is one row per turn, newest first (by the turn's latest matching
-// document in ingestion order). With a filter (or a tenant) a row sums up
-// the turn's matching documents only, and turns without one are left out.
+// document in ingestion order). With a filter the turns without a matching
+// document are left out, and a row is the whole turn (of the reader's
+// tenant): its totals count every event, not only the matching ones.
 //
 // It walks the matching documents newest first (turn key fields only),
 // collecting turn keys until it has limit+1 turns not shown on earlier

@@ -114,7 +114,7 @@ func (r *Reader) turnDetails(ctx context.Context, turns []query.TurnSummary) err
 
 func msTime(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
 
-// turnAcc sums up the matching documents of one turn.
+// turnAcc sums up one turn (sumTurns).
 type turnAcc struct {
 	query.TurnSummary
 	lastSeq int64
@@ -129,7 +129,7 @@ type turnAcc struct {
 // filteredTurns walks the matching documents newest first, collecting turn
 // keys until it has limit+1 turns not already shown (a turn was shown on an
 // earlier page when it has a matching document at or above before), then
-// sums up those turns over their matching documents. All its queries run
+// sums up those turns over all their documents. All its queries run
 // in one read transaction: one snapshot, however many chunks it reads.
 func (r *Reader) filteredTurns(ctx context.Context, p *plan, before int64, limit int) (query.TurnPage, error) {
 	if p.none {

@@ -12,9 +12,11 @@
 //   - A free word or phrase matches a summary holding its tokens side by
 //     side (case-insensitive); one without tokens matches nothing.
 //   - since: is inclusive, until: exclusive, to the millisecond.
-//   - Turns with a filter (or a tenant) sum up, per turn, only the matching
-//     (visible) documents, and leave out turns without one; rows are newest
-//     first by the turn's latest matching document; session, agent and
+//   - Turns with a filter list the turns with a matching document, newest
+//     first by the turn's latest matching document, each row summing up
+//     the whole turn over its visible documents (a tenant's reader sees
+//     its tenant's): events, failures and successes, total latency, the
+//     summary of its first document in causal order; session, agent and
 //     tenant come from the turn's first document (in ingestion order) that
 //     has one; First/Last are min/max timestamps to the millisecond.
 //   - Turn of a key no visible document has is backend.ErrNotFound, like
