@@ -111,3 +111,6 @@ func (v *Model) By() string { return splits[v.split] }
 
 // Span is the range the view covers, ending now.
 func (v *Model) Span() time.Duration { return spans[v.span] }
+
+// Err is why the last load failed, nil when it did not.
+func (v *Model) Err() error { return v.err }
