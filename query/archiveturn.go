@@ -18,7 +18,7 @@ import (
 // Bounds of an archive-backed turn (ArchiveTurns): the same session's
 // documents within DefaultTurnWindow either side of the selected event's
 // timestamp, at most DefaultTurnMaxEvents of them (the window is halved
-// until they fit), each one archived object read, DefaultTurnWorkers at a
+// until they fit), each one archived object read, defaultTurnWorkers at a
 // time. So one turn costs one index search (a few more when the session is
 // busy) and at most 256 archive GETs, whatever the size of the index; a turn
 // whose events lie farther apart than the window from the selected one is
@@ -47,7 +47,7 @@ type ArchiveTurns struct {
 	Reader  Reader
 	Archive ingest.ArchiveReader
 	// Window, MaxEvents and Workers default to DefaultTurnWindow,
-	// DefaultTurnMaxEvents and DefaultTurnWorkers when <= 0.
+	// DefaultTurnMaxEvents and defaultTurnWorkers when <= 0.
 	Window    time.Duration
 	MaxEvents int
 	Workers   int

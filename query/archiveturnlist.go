@@ -71,7 +71,7 @@ func decodeTurnsCursor(c Cursor) (turnsCursor, error) {
 // the archive groups them: the documents are walked newest first, and the
 // first one met of each turn finds the whole turn with Find (so a turn's
 // row counts all its events, filtered or not). limit is capped at
-// DefaultTurnsPage. A document whose archived event is missing is a turn of
+// defaultTurnsPage. A document whose archived event is missing is a turn of
 // its own, as the index has it.
 func (a *ArchiveTurns) Turns(ctx context.Context, src string, after Cursor, limit int) (TurnPage, error) {
 	cur, err := decodeTurnsCursor(after)

@@ -26,7 +26,7 @@ type Coverage struct {
 	// Plain is the number of them without ingested_at: written by the
 	// source system (or anything else without engram's extensions).
 	Plain int64
-	// Lacking is, per index field of ExtensionFields, how many of the
+	// Lacking is, per index field of extensionFields, how many of the
 	// documents lack it because they were written without the extensions:
 	// Plain documents without the field. (An engram document without tool
 	// is a user input, not a gap, so it is not counted.)
@@ -76,7 +76,7 @@ func CoverageWarnings(ctx context.Context, r Reader, src string) ([]string, erro
 	return c.Warnings(fields), nil
 }
 
-// ExtensionTerms are the filter fields of ExtensionFields that src tests,
+// ExtensionTerms are the filter fields of extensionFields that src tests,
 // once each, in their order; nil when src does not parse (its syntax
 // error is reported where it is applied).
 func ExtensionTerms(src string) []string {

@@ -79,7 +79,7 @@ type TurnSummary struct {
 	Summary string
 }
 
-// outcome is "failed" when an event of the turn failed, "ok" when some
+// Outcome is "failed" when an event of the turn failed, "ok" when some
 // succeeded and none failed, else "" (no result known).
 func (t TurnSummary) Outcome() string {
 	switch {
@@ -144,7 +144,7 @@ type Options struct {
 	// Tenant, when set, hides every document of other tenants.
 	Tenant string
 	// RankWindow bounds a ranked search to the newest RankWindow matching
-	// documents: 0 is DefaultRankWindow, a negative value ranks every
+	// documents: 0 is defaultRankWindow, a negative value ranks every
 	// match. (Where the index bounds the work itself, as OpenSearch's
 	// top-k retrieval does, it may be ignored: Page.Ranking says.)
 	RankWindow int

@@ -48,7 +48,7 @@ const DistBins = 5
 type StatsQuery struct {
 	Expr         string
 	Since, Until time.Time
-	// Every is the bucket width; 0 chooses one from the range (AutoEvery).
+	// Every is the bucket width; 0 chooses one from the range (autoEvery).
 	Every time.Duration
 	// By splits each bucket by a field of StatsFields; "" does not.
 	By string
@@ -130,7 +130,7 @@ type StatsReader interface {
 	Stats(ctx context.Context, q StatsQuery) (*Stats, error)
 }
 
-// everyLadder is the bucket widths AutoEvery chooses from.
+// everyLadder is the bucket widths autoEvery chooses from.
 var everyLadder = []time.Duration{
 	time.Minute, 5 * time.Minute, 15 * time.Minute, 30 * time.Minute, time.Hour,
 	3 * time.Hour, 6 * time.Hour, 12 * time.Hour, 24 * time.Hour, 7 * 24 * time.Hour,

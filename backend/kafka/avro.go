@@ -189,7 +189,7 @@ type failedLookup struct {
 }
 
 // NewAvroCodec makes a codec for the registry (URL empty: every Avro
-// message is a DecodeNoRegistry error).
+// message is a decodeNoRegistry error).
 func NewAvroCodec(reg SchemaRegistry) (*AvroCodec, error) {
 	if err := reg.validate(); err != nil {
 		return nil, err
@@ -238,7 +238,7 @@ func splitWire(value []byte) (id int, body []byte, err error) {
 	return id, body, nil
 }
 
-// Decode turns a wire-format value into the event's JSON (see AvroToJSON),
+// Decode turns a wire-format value into the event's JSON (see avroToJSON),
 // or explains in a *DecodeError why it cannot.
 func (c *AvroCodec) Decode(ctx context.Context, value []byte) (event []byte, schemaID int, err error) {
 	id, _, err := splitWire(value)

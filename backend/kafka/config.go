@@ -86,7 +86,7 @@ type Topics struct {
 	Indexed  string // default memory.indexed
 	// Audit receives a copy of every notification and rejection published,
 	// as {"originalTopic", "payload", "timestamp"}. Empty: no mirror. The
-	// default config (DefaultConfig, FromEnv) sets audit.events, as the
+	// default config (defaultConfig, FromEnv) sets audit.events, as the
 	// source system has its mirror on by default.
 	Audit    string
 	Rejected string // raw records the worker gave up on; default experience.raw.rejected

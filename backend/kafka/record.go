@@ -24,7 +24,7 @@ type Record struct {
 	// Control: a transaction marker (only with WatchOptions.KeepControl).
 	Control bool
 
-	// Format is how the value was written: FormatJSON (or any other text,
+	// Format is how the value was written: formatJSON (or any other text,
 	// as it is) or FormatAvro (the schema registry's wire format). An Avro
 	// value is decoded as it is read: Value is then the event's JSON, Wire
 	// the bytes as stored, SchemaID the schema's id; DecodeErr, when set,

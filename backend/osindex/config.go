@@ -40,7 +40,7 @@ type Config struct {
 	// naming the ones that exist, never created, and the mapping is left
 	// as it is. A reader must not turn a mistyped name into a new index.
 	ReadOnly bool
-	// Timeout bounds each request (DefaultTimeout, 60 s, when <= 0; the
+	// Timeout bounds each request (defaultTimeout, 60 s, when <= 0; the
 	// server's own _bulk timeout is 1 minute).
 	Timeout time.Duration
 
@@ -49,7 +49,7 @@ type Config struct {
 	// only to create an index with the k-NN plugin present.
 	Dimension int
 	// KNNEngine and SpaceType of the knn_vector of an index engram creates
-	// (DefaultKNNEngine, DefaultSpaceType when empty).
+	// (defaultKNNEngine, defaultSpaceType when empty).
 	KNNEngine string
 	SpaceType string
 	// Shards and Replicas of an index engram creates: 1 shard when <= 0,
@@ -70,7 +70,7 @@ type Config struct {
 	// empty), "true" or "wait_for".
 	Refresh string
 	// BatchDocs and BatchBytes bound one _bulk request
-	// (DefaultBatchDocs, DefaultBatchBytes when <= 0).
+	// (defaultBatchDocs, defaultBatchBytes when <= 0).
 	BatchDocs  int
 	BatchBytes int
 	// FlushInterval is not used by this package: Write sends what it is

@@ -33,7 +33,7 @@ type coverageCache struct {
 // (fields it does not declare), and one search of size 0 whose filters
 // aggregation counts, within the tenant scope, the documents without
 // ingested_at (written without the extensions) and, of those, the ones
-// that have each extension field. Cached for CoverageTTL.
+// that have each extension field. Cached for coverageTTL.
 func (r *Reader) Coverage(ctx context.Context) (query.Coverage, error) {
 	r.coverage.mu.Lock()
 	defer r.coverage.mu.Unlock()

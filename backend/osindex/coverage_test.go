@@ -11,7 +11,7 @@ import (
 
 // TestCoverage counts, on the source system's own index, what its
 // documents lack, then again once engram has written documents of its own
-// (after CoverageTTL: the answer is cached until then).
+// (after coverageTTL: the answer is cached until then).
 func TestCoverage(t *testing.T) {
 	u := osURL(t)
 	name := testIndex(t)

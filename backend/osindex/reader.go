@@ -19,8 +19,8 @@ import (
 	"engram/query/expr"
 )
 
-// Page sizes: a limit <= 0 asks for DefaultLimit; larger limits are cut to
-// maxLimit (MaxTailLimit for Tail, MaxTurnsLimit for Turns).
+// Page sizes: a limit <= 0 asks for defaultLimit; larger limits are cut to
+// maxLimit (maxTailLimit for Tail, maxTurnsLimit for Turns).
 const (
 	defaultLimit = 100
 	// maxLimit keeps a page and the one more document that tells whether

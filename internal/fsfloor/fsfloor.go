@@ -66,7 +66,7 @@ func procCPU(pid string) (time.Duration, error) {
 	return time.Duration(ticks(f[11])+ticks(f[12])) * (time.Second / 100), nil // USER_HZ is 100 on Linux
 }
 
-// EnvProcCPU is ProcCPU of the process whose pid the environment variable
+// EnvProcCPU is procCPU of the process whose pid the environment variable
 // env holds, -1 when it is not set.
 func EnvProcCPU(tb testing.TB, env string) time.Duration {
 	pid := os.Getenv(env)

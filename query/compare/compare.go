@@ -70,7 +70,7 @@ var measures = []struct{ Name, Path string }{
 }
 
 // textPaths are the fields always diffed word by word when they differ;
-// any other string is too once either side is longer than LongText runes
+// any other string is too once either side is longer than longText runes
 // or holds a line break.
 var textPaths = map[string]bool{
 	"input.text": true, "action.reasoning": true, "result.output": true,

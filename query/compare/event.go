@@ -21,14 +21,14 @@ const (
 // Event is one side of a comparison: an event as read.
 type Event struct {
 	ID string
-	// Source is SourceArchive (the truth layer), or SourceIndex when the
+	// Source is SourceArchive (the truth layer), or sourceIndex when the
 	// archive object could not be read; Note then says why and what the
 	// index document lacks.
 	Source string
 	Note   string
 	Doc    *model.IndexDoc
 	// Body is the JSON compared: the archived event, or the index
-	// document put in the event's shape (IndexAsEvent).
+	// document put in the event's shape (indexAsEvent).
 	Body []byte
 }
 

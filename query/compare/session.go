@@ -139,7 +139,7 @@ const gapAlways = 10 * time.Minute
 
 // markGaps marks the idle times that stand out: over a second, and over
 // four times the (lower) median idle time between the session's turns or
-// over GapAlways.
+// over gapAlways.
 func markGaps(ts []SessionTurn) {
 	if len(ts) < 2 {
 		return
