@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"math"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"engram/backend"
 	"engram/model"
 	"engram/query"
 	"engram/query/expr"
@@ -81,6 +83,14 @@ func runRecall(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer r.Close()
+	if o.explain != "" {
+		// An id the index does not hold is a mistake, not a reason.
+		if _, err := r.Document(ctx, o.explain); errors.Is(err, backend.ErrNotFound) {
+			return fmt.Errorf("--explain: no event %s in %s", model.Quote(o.explain), r.Describe())
+		} else if err != nil {
+			return err
+		}
+	}
 	eng, embNote, err := recallEngine(ctx, conf, r)
 	if err != nil {
 		return err

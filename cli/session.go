@@ -72,6 +72,9 @@ func readSession(ctx context.Context, r query.Reader, archived bool, tr query.Tu
 	if archived {
 		rd = tr
 	}
+	if id == "" { // session:"" is no expression: say what the user asked
+		return nil, fmt.Errorf("no session %s in %s", model.Quote(id), r.Describe())
+	}
 	src := `session:"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(id) + `"`
 	var sums []query.TurnSummary
 	var after query.Cursor

@@ -74,7 +74,7 @@ func DefaultWeights() Weights { return Weights{0.30, 0.30, 0.15, 0.15, 0.05, 0.0
 // every other one weighing 0 ("text=1" ranks by text alone).
 func ParseWeights(s string) (Weights, error) {
 	var w Weights
-	seen := false
+	seen, given := false, 0
 	for part := range strings.SplitSeq(s, ",") {
 		part = strings.TrimSpace(part)
 		if part == "" {
@@ -92,10 +92,17 @@ func ParseWeights(s string) (Weights, error) {
 		if err != nil || x < 0 || math.IsNaN(x) || math.IsInf(x, 0) {
 			return w, fmt.Errorf("weight %q: want a number of 0 or more", part)
 		}
+		if given&(1<<f) != 0 {
+			return w, fmt.Errorf("weight %q: %s is given twice", part, f)
+		}
+		given |= 1 << f
 		w[f], seen = x, true
 	}
 	if !seen || w.sum() == 0 {
 		return w, errors.New("weights: give at least one factor a weight above 0")
+	}
+	if math.IsInf(w.sum(), 0) {
+		return w, errors.New("weights: their sum overflows; they are relative, so smaller numbers weigh the same")
 	}
 	return w, nil
 }
