@@ -63,7 +63,9 @@ func searchHeap(t *testing.T, n int, asJSON bool) (uint64, *pagedReader) {
 	out := &countingWriter{w: io.Discard}
 	r := &pagedReader{n: n, out: out}
 	e := &env{strings.NewReader(""), out, new(bytes.Buffer), func(string) string { return "" }}
-	fetch := func(after query.Cursor, n int) (query.Page, error) { return r.Search(context.Background(), "x", after, n) }
+	fetch := func(after query.Cursor, n int) (query.Page, error) {
+		return r.Search(context.Background(), "x", after, n)
+	}
 	if err := searchAll(e, &queryOpts{json: asJSON}, fetch, "x"); err != nil {
 		t.Fatal(err)
 	}

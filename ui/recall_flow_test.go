@@ -30,7 +30,9 @@ func TestFlowRecall(t *testing.T) {
 	tm.Type("turn 7 logs")
 	waitScreen(t, p, "results with factor bars", has("Recall › turn 7 logs", "of 30 candidates", "txt", "sim", "█"))
 	keys(tm, "esc") // from the prompt to the results
-	waitScreen(t, p, "the first result selected", func(s string) bool { return selectedLine(strings.TrimLeft(s, " ")) != "" || strings.Contains(s, "›  1 ") })
+	waitScreen(t, p, "the first result selected", func(s string) bool {
+		return selectedLine(strings.TrimLeft(s, " ")) != "" || strings.Contains(s, "›  1 ")
+	})
 	keys(tm, "enter")
 	waitScreen(t, p, "the detail of a result", has("turn-0007"))
 }
