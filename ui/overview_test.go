@@ -9,6 +9,8 @@ import (
 	"github.com/charmbracelet/x/exp/golden"
 
 	"engram/query"
+	"engram/ui/overview"
+	"engram/ui/stream"
 )
 
 // toOverview focuses the Overview (shift+tab from the stream: the last tab
@@ -101,5 +103,31 @@ func TestOverviewGolden(t *testing.T) {
 			press(t, m, "down", "down")
 			golden.RequireEqual(t, []byte(ansi.Strip(m.View().Content)))
 		})
+	}
+}
+
+// A hidden Overview asks nothing: its follow stops when it loses the
+// focus, so the stream's frames pay nothing for it; shown again it loads.
+func TestOverviewHiddenCostsNothing(t *testing.T) {
+	r, a := world(30, testBase)
+	m := newTestModel(t, testDeps(r, a), testOpts(t), 100, 30)
+	toOverview(t, m)
+	calls := func() int { r.mu.Lock(); defer r.mu.Unlock(); return r.calls["Stats"] }
+	if calls() != 1 {
+		t.Fatalf("%d Stats calls on opening", calls())
+	}
+	press(t, m, "tab") // to Topics or round to the stream
+	for m.focus != viewStream {
+		press(t, m, "tab")
+	}
+	addEvents(r, a, 30, 6)
+	send(t, m, stream.TickMsg{})
+	m.overview.Update(overview.Tick())
+	if calls() != 1 {
+		t.Fatalf("%d Stats calls while hidden, want none after the first", calls())
+	}
+	toOverview(t, m)
+	if calls() != 2 || m.overview.Stats().All.Count != 36 {
+		t.Fatalf("shown again: %d calls, %d documents", calls(), m.overview.Stats().All.Count)
 	}
 }

@@ -26,6 +26,9 @@ type statsMsg struct {
 // tickMsg is the follow's look at whether to ask again.
 type tickMsg struct{}
 
+// Tick is the follow's message, for a test to send as the timer would.
+func Tick() tea.Msg { return tickMsg{} }
+
 // OpenStreamMsg asks the root to show the stream filtered by Expr; Note
 // says what the filter could not hold, if anything.
 type OpenStreamMsg struct {
