@@ -45,9 +45,10 @@ func TestTurnReaderOrder(t *testing.T) {
 	if p, err := sr.List(ctx, query.ListQuery{Sort: query.SortTime}); err != nil || p.Next != "n" {
 		t.Fatalf("List: %v %v", p, err)
 	}
-	sr.ListTurns(ctx, query.ListQuery{Sort: query.SortTime})
-	sr.Seek(ctx, time.Now())
-	sr.Oldest(ctx, query.ListQuery{})
+	// Only the calls that reach the reader are counted, not their answers.
+	_, _ = sr.ListTurns(ctx, query.ListQuery{Sort: query.SortTime})
+	_, _ = sr.Seek(ctx, time.Now())
+	_, _ = sr.Oldest(ctx, query.ListQuery{})
 	if got := len(s.calls); got != 4 {
 		t.Fatalf("calls %v, want List, ListTurns, Seek, Oldest", s.calls)
 	}

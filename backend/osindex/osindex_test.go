@@ -188,7 +188,9 @@ func TestDuplicateID(t *testing.T) {
 	if !res[0].Created || res[0].Err != nil || res[1].Created || res[1].Err != nil {
 		t.Errorf("same id twice in a batch: %+v", res)
 	}
-	ix.Refresh(ctx)
+	if err := ix.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
 	if n, _ := ix.Count(ctx); n != 3 {
 		t.Errorf("Count = %d, want 3", n)
 	}

@@ -98,7 +98,9 @@ func TestIndexDefinition(t *testing.T) {
 			Properties map[string]map[string]any `json:"properties"`
 		} `json:"mappings"`
 	}
-	json.Unmarshal(b, &got)
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
 	if s := got.Settings.Index; s["knn"] != true || s["knn.algo_param.ef_search"] != 100.0 || s["number_of_shards"] != 1.0 || s["number_of_replicas"] != 0.0 {
 		t.Errorf("settings %v", s)
 	}
@@ -110,10 +112,14 @@ func TestIndexDefinition(t *testing.T) {
 	// Without the k-NN plugin: no knn settings, embedding only stored.
 	cfg.Shards, cfg.Replicas = 3, 1
 	b, _ = json.Marshal(indexDefinition(cfg, false))
-	json.Unmarshal(b, &got)
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
 	got.Settings.Index = nil
 	got.Mappings.Properties = nil
-	json.Unmarshal(b, &got)
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
 	if s := got.Settings.Index; s["knn"] != nil || s["knn.algo_param.ef_search"] != nil || s["number_of_shards"] != 3.0 || s["number_of_replicas"] != 1.0 {
 		t.Errorf("settings without knn %v", s)
 	}

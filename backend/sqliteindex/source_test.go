@@ -62,7 +62,9 @@ func TestSourceUpgradeFrom8(t *testing.T) {
 		t.Fatal(err)
 	}
 	var v int
-	db.SQL().QueryRow("PRAGMA user_version").Scan(&v)
+	if err := db.SQL().QueryRow("PRAGMA user_version").Scan(&v); err != nil {
+		t.Fatal(err)
+	}
 	if v != SchemaVersion || SchemaVersion < 9 {
 		t.Fatalf("user_version %d", v)
 	}
@@ -74,7 +76,9 @@ func TestSourceUpgradeFrom8(t *testing.T) {
 	for rows.Next() {
 		var id string
 		var src sql.NullString
-		rows.Scan(&id, &src)
+		if err := rows.Scan(&id, &src); err != nil {
+			t.Fatal(err)
+		}
 		got[id] = src.String
 	}
 	rows.Close()
@@ -87,7 +91,9 @@ func TestSourceUpgradeFrom8(t *testing.T) {
 	// The upgrade kept the full-text and the turns whole (docs_au was
 	// dropped for it and is back).
 	var n int
-	db.SQL().QueryRow("SELECT count(*) FROM sqlite_master WHERE name = 'docs_au'").Scan(&n)
+	if err := db.SQL().QueryRow("SELECT count(*) FROM sqlite_master WHERE name = 'docs_au'").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
 	if n != 1 {
 		t.Error("docs_au not recreated")
 	}

@@ -16,4 +16,4 @@ func mapFile(f *os.File, size int) ([]byte, error) {
 	return syscall.Mmap(int(f.Fd()), 0, size, syscall.PROT_READ, syscall.MAP_SHARED)
 }
 
-func unmapFile(b []byte) { syscall.Munmap(b) }
+func unmapFile(b []byte) { _ = syscall.Munmap(b) }

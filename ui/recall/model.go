@@ -86,7 +86,7 @@ func (v *Model) SetSize(w, h int) {
 
 func (v *Model) rowsH() int { return max(1, v.h-4) }
 
-// Busy: a recall is running.
+// Busy reports whether a recall is running.
 func (v *Model) Busy() bool { return v.loading }
 
 // Typing reports whether the prompt takes the keys (the root then passes
@@ -102,7 +102,7 @@ func (v *Model) Settings() qrecall.Settings { return v.settings }
 // Results are the ranked candidates, best first.
 func (v *Model) Results() []qrecall.Result { return v.res }
 
-// Shown: the view took the focus; an empty prompt is typed into at once.
+// Shown is called when the view takes the focus; an empty prompt is typed into at once.
 func (v *Model) Shown() tea.Cmd {
 	if v.in.Value() == "" {
 		v.typing = true

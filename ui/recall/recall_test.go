@@ -223,7 +223,9 @@ func TestGolden(t *testing.T) {
 			}
 			path := filepath.Join("testdata", c.name+".golden")
 			if *update {
-				os.MkdirAll("testdata", 0o755)
+				if err := os.MkdirAll("testdata", 0o755); err != nil {
+					t.Fatal(err)
+				}
 				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
 					t.Fatal(err)
 				}

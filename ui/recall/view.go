@@ -107,8 +107,8 @@ func (v *Model) rows() string {
 			gut = "›"
 		}
 		var b strings.Builder
-		b.WriteString(fmt.Sprintf("%s%3d ", gut, r.Rank))
-		b.WriteString(fmt.Sprintf("%.3f ", r.Score))
+		fmt.Fprintf(&b, "%s%3d ", gut, r.Rank)
+		fmt.Fprintf(&b, "%.3f ", r.Score)
 		for f := range qrecall.NumFactors {
 			cell := qrecall.Bar(r.Parts[f]/scale, barW)
 			if v.wide() {
