@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/golden"
@@ -130,4 +131,26 @@ func TestOverviewHiddenCostsNothing(t *testing.T) {
 	if calls() != 2 || m.overview.Stats().All.Count != 36 {
 		t.Fatalf("shown again: %d calls, %d documents", calls(), m.overview.Stats().All.Count)
 	}
+}
+
+// c compares the selected bucket with the one before it: each measure's
+// change with its verdict; the first bucket has none before it.
+func TestOverviewComparesBuckets(t *testing.T) {
+	r, a := world(120, testNow.Add(-30*time.Minute)) // 11:30:00-11:31:59, a minute of 60 each
+	m := newTestModel(t, testDeps(r, a), testOpts(t), 160, 40)
+	toOverview(t, m)
+	press(t, m, "+", "+", "right", "c") // the last hour by minute; from 11:30 (kept from the day view) to 11:31
+	s := m.overview.Stats()
+	if s.Every != time.Minute {
+		t.Fatalf("every %s", s.Every)
+	}
+	scr := screen(m)
+	mustContain(t, scr, "vs the bucket before: ", "latency p95 ")
+	mustNotContain(t, scr, "too small")
+	press(t, m, "left")
+	mustContain(t, screen(m), "vs the bucket before: too small to compare: A has 0 events, under 20")
+	press(t, m, "home")
+	mustContain(t, screen(m), "c: no bucket before this one")
+	press(t, m, "c")
+	mustNotContain(t, screen(m), "bucket before")
 }

@@ -50,6 +50,10 @@ type Model struct {
 	at    time.Time
 	group int
 
+	// compare: a line says how the selection differs from the bucket
+	// before it.
+	compare bool
+
 	req     uint64
 	loading bool
 	shown   bool

@@ -41,14 +41,15 @@ var errNoStats = errors.New("this index cannot aggregate")
 
 // Keys of the view.
 var (
-	keyBucket = uikit.Binding("←/→", "bucket", "left", "h", "right", "l")
-	keyGroup  = uikit.Binding("↑/↓", "group", "up", "k", "down", "j")
-	keyZoomIn = uikit.Binding("+", "zoom in", "+")
-	keyZoomOu = uikit.Binding("-", "zoom out", "-")
-	keySplit  = uikit.Binding("b", "split by", "b")
-	keyOpen   = uikit.Binding("enter", "open in stream", "enter")
-	keyEnds   = uikit.Binding("home/end", "first/last bucket", "home", "end")
-	keyReload = uikit.Binding("r", "refresh", "r")
+	keyBucket  = uikit.Binding("←/→", "bucket", "left", "h", "right", "l")
+	keyGroup   = uikit.Binding("↑/↓", "group", "up", "k", "down", "j")
+	keyZoomIn  = uikit.Binding("+", "zoom in", "+")
+	keyZoomOu  = uikit.Binding("-", "zoom out", "-")
+	keySplit   = uikit.Binding("b", "split by", "b")
+	keyOpen    = uikit.Binding("enter", "open in stream", "enter")
+	keyEnds    = uikit.Binding("home/end", "first/last bucket", "home", "end")
+	keyReload  = uikit.Binding("r", "refresh", "r")
+	keyCompare = uikit.Binding("c", "compare with the bucket before", "c")
 )
 
 // Update handles the view's keys, its answers and its follow.
@@ -109,6 +110,8 @@ func (v *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		return v.load()
 	case key.Matches(msg, keyReload):
 		return v.load()
+	case key.Matches(msg, keyCompare):
+		v.compare = !v.compare
 	case key.Matches(msg, keyOpen):
 		return v.open()
 	case s == "left" || s == "h":

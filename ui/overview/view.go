@@ -27,11 +27,17 @@ func (v *Model) View() string {
 		lines = append(lines, st.Muted.Render(uikit.Fit(v.emptyText(), v.w)))
 	default:
 		tableH := len(s.Groups) + 2
+		if v.compare {
+			tableH++
+		}
 		chartH := max(3, v.h-len(lines)-tableH-3)
 		lines = append(lines, v.chart(chartH)...)
 		lines = append(lines, v.axis())
 		lines = append(lines, v.table()...)
 		lines = append(lines, uikit.Fit(v.selection(), v.w))
+		if v.compare {
+			lines = append(lines, uikit.Fit(v.comparison(), v.w))
+		}
 	}
 	return uikit.PadLines(strings.Join(lines, "\n"), v.w, v.h)
 }
@@ -243,6 +249,65 @@ func (v *Model) selection() string {
 	return v.c.Styles.Muted.Render(t + " · enter: open")
 }
 
+// comparison is how the selected bucket (and group) differs from the
+// bucket before it, measure by measure, worse and better said.
+func (v *Model) comparison() string {
+	s, i := v.stats, v.bucket()
+	if i < 1 {
+		return v.c.Styles.Muted.Render(" c: no bucket before this one to compare with")
+	}
+	pick := func(b query.Bucket) query.Agg {
+		if v.group >= 0 {
+			return b.Groups[v.group]
+		}
+		return b.All
+	}
+	changes, small := query.CompareAggs(pick(s.Buckets[i-1]), pick(s.Buckets[i]))
+	if small != "" {
+		return v.c.Styles.Muted.Render(" vs the bucket before: " + small)
+	}
+	parts := []string{}
+	for _, c := range changes {
+		if !c.Known || c.Delta == 0 || c.Measure == query.MeasureImportance || c.Measure == query.MeasureP50 {
+			continue
+		}
+		parts = append(parts, v.changeText(c))
+	}
+	if len(parts) == 0 {
+		return v.c.Styles.Muted.Render(" vs the bucket before: no change")
+	}
+	return v.c.Styles.Muted.Render(" vs the bucket before: ") + strings.Join(parts, v.c.Styles.Muted.Render(" · "))
+}
+
+// changeText is one change, its arrow coloured by its verdict (and named,
+// for NO_COLOR).
+func (v *Model) changeText(c query.Change) string {
+	st := v.c.Styles
+	arrow := "▲"
+	if c.Delta < 0 {
+		arrow = "▼"
+	}
+	var d string
+	switch {
+	case c.Measure == query.MeasureEvents:
+		d = fmt.Sprintf("%+.0f", c.Delta)
+	case c.Measure == query.MeasureFailureRate:
+		d = fmt.Sprintf("%+.1f pts", 100*c.Delta)
+	case strings.HasPrefix(c.Measure, "latency"):
+		d = fmt.Sprintf("%+.0fms", c.Delta)
+	default:
+		d = fmt.Sprintf("%+.2f", c.Delta)
+	}
+	t := c.Measure + " " + arrow + d
+	switch {
+	case c.Worse:
+		return st.Error.Render(t + " worse")
+	case c.Better:
+		return st.Success.Render(t + " better")
+	}
+	return st.Muted.Render(t)
+}
+
 // Sparkline draws counts scaled to their largest, one glyph each; an
 // empty bucket is a space, so gaps stand out.
 func Sparkline(vs []int64) string {
@@ -315,5 +380,5 @@ func (v *Model) ShortHelp() []key.Binding {
 
 // FullHelp returns every key of the view.
 func (v *Model) FullHelp() [][]key.Binding {
-	return [][]key.Binding{{keyBucket, keyEnds, keyGroup}, {keyOpen, keyZoomIn, keyZoomOu, keySplit, keyReload}}
+	return [][]key.Binding{{keyBucket, keyEnds, keyGroup}, {keyOpen, keyZoomIn, keyZoomOu, keySplit, keyCompare, keyReload}}
 }
