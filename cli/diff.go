@@ -59,7 +59,7 @@ func runDiff(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if fs.NArg() != 2 {
-		fmt.Fprintln(e.stderr, "usage: engram diff [--json] [--all] EVENT_ID EVENT_ID\n       engram diff --turn [--json] [--all] TURN_KEY TURN_KEY")
+		fmt.Fprintln(e.stderr, "usage: engram diff [--json] [--all] EVENT_ID EVENT_ID, or engram diff --turn [--json] [--all] TURN_KEY TURN_KEY")
 		return errUsage
 	}
 	r, ar, closeAll, err := compareStores(ctx, e, fs, &o.common)

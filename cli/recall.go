@@ -50,11 +50,7 @@ func recallFlags(e *env) (*flag.FlagSet, *recallOpts) {
 	return fs, o
 }
 
-const recallUsage = `usage: engram recall [flags] TEXT [EXPR]
-what the memory would retrieve for the prompt TEXT (one argument: quote it),
-among the events matching EXPR, and why: each result's factors (text, similarity,
-importance, recency, reward, decay) and their contributions to its score.
-Recall only reads: retrieval_count is not incremented. See docs/recall.md.`
+const recallUsage = "usage: engram recall [flags] TEXT [EXPR]: TEXT is the prompt, one argument (quote it); EXPR filters the events (engram help recall, docs/recall.md)"
 
 // runRecall ranks what the memory would retrieve for a prompt.
 func runRecall(ctx context.Context, e *env, args []string) error {
