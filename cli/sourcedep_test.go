@@ -26,7 +26,7 @@ import (
 // set, as the archive holds it: NewIndexDoc of it gives the document back.
 func archivedEvent(d *model.IndexDoc) []byte {
 	ctx := map[string]any{"sessionId": d.SessionID}
-	for k, v := range map[string]string{"userId": d.UserID, "agentId": d.AgentID, "turnId": d.TurnID, "traceId": d.TraceID, "tenantId": d.TenantID} {
+	for k, v := range map[string]string{"userId": d.UserID, "agentId": d.AgentID, "turnId": d.TurnID, "traceId": d.TraceID, "tenantId": d.TenantID, "source": d.Source} {
 		if v != "" {
 			ctx[k] = v
 		}
