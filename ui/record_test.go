@@ -229,3 +229,18 @@ func TestRecordFormConventions(t *testing.T) {
 		t.Fatal("ctrl+r did not clear the form")
 	}
 }
+
+// ctrl+r clears the form and the stage trace beside it.
+func TestRecordResetClearsTheTrace(t *testing.T) {
+	m, _, _ := recordModel(t, 3)
+	press(t, m, "R")
+	typeText(t, m, "sess-1")
+	press(t, m, "down", "down", "down", "down")
+	typeText(t, m, "what the user said")
+	press(t, m, "ctrl+s")
+	mustContain(t, screen(m), "✓ archive", "ingested in")
+	press(t, m, "ctrl+r")
+	s := screen(m)
+	mustContain(t, s, "the form and its trace are cleared")
+	mustNotContain(t, s, "✓ archive", "ingested in", "what the user said")
+}

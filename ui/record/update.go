@@ -41,7 +41,7 @@ func (v *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		return v.send()
 	case key.Matches(msg, km.Reset):
 		v.reset()
-		return uikit.StatusCmd("the form is cleared", false)
+		return uikit.StatusCmd("the form and its trace are cleared", false)
 	case msg.String() == "enter":
 		v.setFocus(v.focus + 1)
 	case key.Matches(msg, km.NextField):
@@ -83,8 +83,13 @@ func (v *Model) touch() {
 }
 
 // reset empties the form (R keeps the last values, to record variations).
+// reset clears the form and the trace beside it: a send still following
+// its hops is stopped, a recording still running is no longer drawn.
 func (v *Model) reset() {
-	v.f, v.copyOf, v.again, v.sent = newForm(), "", false, ""
+	if v.sending != nil && v.sending.cancel != nil {
+		v.sending.cancel()
+	}
+	v.f, v.copyOf, v.again, v.sent, v.live, v.sending = newForm(), "", false, "", nil, nil
 	v.setFocus(fSession)
 }
 
