@@ -226,7 +226,7 @@ func (f *fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			Mappings json.RawMessage `json:"mappings"`
 		}
 		body, _ := io.ReadAll(r.Body)
-		json.Unmarshal(body, &def)
+		_ = json.Unmarshal(body, &def) // a fake server: a bad body shows as a wrong mapping
 		f.mapping = `{"experience_events":{"mappings":` + string(def.Mappings) + `}}`
 		io.WriteString(w, `{"acknowledged":true}`)
 	case strings.HasSuffix(r.URL.Path, "/_mapping"):
@@ -243,7 +243,7 @@ func (f *fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 						ID string `json:"_id"`
 					} `json:"create"`
 				}
-				json.Unmarshal(sc.Bytes(), &a)
+				_ = json.Unmarshal(sc.Bytes(), &a)
 				ids = append(ids, a.Create.ID)
 			}
 		}
