@@ -299,12 +299,12 @@ func (r *Reader) recallIDs(ctx context.Context, q recall.Request, sc *scorer, bm
 	for rows.Next() {
 		var s int64
 		if err := rows.Scan(&s); err != nil {
-			rows.Close()
+			_ = rows.Close()
 			return nil, fmt.Errorf("sqlite: %w", err)
 		}
 		seqs = append(seqs, s)
 	}
-	rows.Close()
+	_ = rows.Close()
 	if seqs, err = r.matchSeqs(ctx, q.Expr, seqs); err != nil || sc == nil || len(seqs) == 0 {
 		return seqs, err
 	}
