@@ -339,3 +339,15 @@ func TestStreamHeaderShowsAStalledFollow(t *testing.T) {
 	settle(t, m, poll)
 	mustContain(t, screen(m), "● following")
 }
+
+// A filter that matches nothing says how to clear it.
+func TestStreamEmptyFilterSaysHowToClear(t *testing.T) {
+	r, a := world(10, testBase)
+	m := newTestModel(t, testDeps(r, a), testOpts(t), 100, 24)
+	press(t, m, "/")
+	typeText(t, m, "agent:nobody")
+	press(t, m, "enter")
+	mustContain(t, screen(m), "no rows match the filter: esc clears it")
+	press(t, m, "esc")
+	mustContain(t, screen(m), "row 1 of 10 loaded")
+}

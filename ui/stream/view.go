@@ -48,7 +48,10 @@ func (v *Model) layout() streamCols {
 func (v *Model) position() string {
 	n := v.buf.Len()
 	s := fmt.Sprintf(" row %s of %s loaded", uikit.Thousands(int64(v.cur.Sel()+1)), uikit.Thousands(int64(n)))
-	if n == 0 {
+	switch {
+	case n == 0 && v.good != "" && !v.loadingHead:
+		s = " no rows match the filter: esc clears it"
+	case n == 0:
 		s = " no rows"
 	}
 	if !v.buf.End() {
