@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -289,9 +290,5 @@ func TestNewCommandsOnReadOnlyMedia(t *testing.T) {
 }
 
 func errorsAs(err error, ee **exec.ExitError) bool {
-	e, ok := err.(*exec.ExitError)
-	if ok {
-		*ee = e
-	}
-	return ok
+	return errors.As(err, ee)
 }
