@@ -15,6 +15,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/term"
 
+	"engram/backend/sqliteindex"
 	"engram/model"
 	"engram/query"
 	"engram/query/expr"
@@ -29,6 +30,8 @@ type queryOpts struct {
 	limit int
 	topic string // tail --topic: a Kafka topic instead of the index
 	sort  string // search, turns, tail --sort: indexed or time
+	// similar's filters: event types (comma-separated) and a time range.
+	types, since, until string
 }
 
 // sortFlag binds --sort; usage says what it orders.
@@ -93,7 +96,35 @@ func searchFlags(e *env) (*flag.FlagSet, *queryOpts) {
 }
 
 func similarFlags(e *env) (*flag.FlagSet, *queryOpts) {
-	return queryFlags("similar", e, false, 10, "neighbours to list")
+	fs, o := queryFlags("similar", e, false, 10, "neighbours to list")
+	fs.StringVar(&o.types, "type", "", "only neighbours of these event types (comma-separated); embedded index only")
+	fs.StringVar(&o.since, "since", "", "only neighbours from this time on: a duration back from now (24h, 7d) or a time (2026-05-08, 2026-05-08T10:00:00Z); embedded index only")
+	fs.StringVar(&o.until, "until", "", "only neighbours before this time, as --since; embedded index only")
+	return fs, o
+}
+
+// similarFilter is similar's --type, --since and --until at now.
+func (o *queryOpts) similarFilter(now time.Time) (sqliteindex.SimilarFilter, error) {
+	var f sqliteindex.SimilarFilter
+	for _, t := range strings.Split(o.types, ",") {
+		if t = strings.TrimSpace(t); t != "" {
+			f.Types = append(f.Types, t)
+		}
+	}
+	for _, b := range []struct {
+		flag, v string
+		to      *time.Time
+	}{{"since", o.since, &f.From}, {"until", o.until, &f.To}} {
+		if b.v == "" {
+			continue
+		}
+		t, err := expr.ParseTime(b.v)
+		if err != nil {
+			return f, fmt.Errorf("similar: --%s %w", b.flag, err)
+		}
+		*b.to = t.Resolve(now)
+	}
+	return f, nil
 }
 
 func tailFlags(e *env) (*flag.FlagSet, *queryOpts) {
@@ -392,12 +423,25 @@ func writePage(e *env, asJSON bool, page []*model.IndexDoc, width int, first boo
 
 func runSimilar(ctx context.Context, e *env, args []string) error {
 	fs, o := similarFlags(e)
-	r, err := openCommandReader(e, fs, o, args, func(n int) bool { return n == 1 }, "usage: engram similar [--data DIR] [--json] [--limit N] EVENT_ID", false)
+	r, err := openCommandReader(e, fs, o, args, func(n int) bool { return n == 1 }, "usage: engram similar [--data DIR] [--json] [--limit N] [--type T,...] [--since T] [--until T] EVENT_ID", false)
 	if err != nil {
 		return err
 	}
 	defer r.Close()
-	res, err := r.Similar(ctx, fs.Arg(0), o.limit)
+	f, err := o.similarFilter(time.Now())
+	if err != nil {
+		return err
+	}
+	var res []query.Scored
+	if f.Types != nil || !f.From.IsZero() || !f.To.IsZero() {
+		sr, ok := r.(*sqliteindex.Reader)
+		if !ok {
+			return errors.New("similar: --type, --since and --until work on the embedded index only")
+		}
+		res, err = sr.SimilarIn(ctx, fs.Arg(0), o.limit, f)
+	} else {
+		res, err = r.Similar(ctx, fs.Arg(0), o.limit)
+	}
 	if err != nil {
 		return err
 	}

@@ -67,6 +67,24 @@ func TestQueryCommands(t *testing.T) {
 	if near := jsonDocs(t, out); code != 0 || len(near) != 4 {
 		t.Fatalf("similar: code %d, %d results, %s", code, len(near), stderr)
 	}
+	// Filtered: the nearest outcomes in a time range, each one an outcome
+	// (the filters applied before the neighbours are chosen, so there are
+	// as many as asked for).
+	out, stderr, code = c.run("", "similar", "--json", "--limit", "4", "--type", "outcome",
+		"--since", "2026-05-01", "--until", "2026-06-01", events[0]["event_id"].(string))
+	near := jsonDocs(t, out)
+	if code != 0 || len(near) != 4 {
+		t.Fatalf("similar --type outcome: code %d, %d results, %s", code, len(near), stderr)
+	}
+	for _, n := range near {
+		d, _ := n["document"].(map[string]any)
+		if d["event_type"] != "outcome" {
+			t.Fatalf("similar --type outcome gave %v", d["event_type"])
+		}
+	}
+	if _, stderr, code = c.run("", "similar", "--since", "soon", events[0]["event_id"].(string)); code == 0 || !strings.Contains(stderr, "--since") {
+		t.Fatalf("similar --since soon: code %d, %s", code, stderr)
+	}
 	if _, stderr, code = c.run("", "search", "importance>=high"); code != 2 || !strings.Contains(stderr, "^") {
 		t.Fatalf("bad expression: code %d, stderr %s", code, stderr)
 	}
