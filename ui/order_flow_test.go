@@ -44,6 +44,8 @@ func TestFlowOrderOldestAndTime(t *testing.T) {
 	waitScreen(t, p, "the moment", func(scr string) bool {
 		return sel("step 0 of turn 20:")(scr) && has("by event time", "newer above")(scr)
 	})
+	keys(tm, "up")
+	waitScreen(t, p, "up at a jump's first row says how back", has("home goes back to the newest"))
 	keys(tm, ":")
 	tm.Type("time tomorrow")
 	keys(tm, "enter")

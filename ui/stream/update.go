@@ -97,6 +97,9 @@ func (v *Model) move(delta int) tea.Cmd {
 	if n == 0 {
 		return nil
 	}
+	if delta < 0 && v.jumped && v.buf.AtHead() && v.cur.Sel() == 0 {
+		return uikit.StatusCmd("the rows start where G or :time went: home goes back to the newest", false)
+	}
 	v.cur.Move(delta, n)
 	if v.cur.Sel() > 0 || !v.buf.AtHead() {
 		v.following = false
