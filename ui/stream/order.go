@@ -132,11 +132,12 @@ func (v *Model) SeekTime(at time.Time) tea.Cmd {
 	if !ok {
 		return uikit.StatusCmd("time: "+errNoTimeOrder.Error(), true)
 	}
-	v.order = query.SortTime
 	v.seq++
 	v.seeking = nil
 	v.loadingHead = true
-	r, expr, seq, n, ctx := v.reader(), v.expr, v.seq, v.c.Opts.PageSize, v.c.Ctx
+	// The order changes when the page lands (onJump): refused, the rows
+	// and their order stay.
+	r, expr, seq, n, ctx := ordered{v.c.Deps.Reader, query.SortTime}, v.expr, v.seq, v.c.Opts.PageSize, v.c.Ctx
 	what := at.In(v.c.Opts.Location).Format("2006-01-02 15:04:05")
 	return func() tea.Msg {
 		msg := jumpMsg{seq: seq, order: query.SortTime, what: what}
