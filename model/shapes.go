@@ -321,7 +321,7 @@ func memoryOf(md map[string]string) *Memory {
 		QualitySignal:   md[AttrQualitySignal],
 		Insight:         md[AttrInsight],
 		ReflectionLevel: md[AttrReflectionLevel],
-		SourceMemoryIDs: SplitIDs(md[AttrSourceMemoryIDs]),
+		SourceMemoryIDs: splitIDs(md[AttrSourceMemoryIDs]),
 		SubThoughtCount: md[AttrSubThoughtCount],
 	}
 	byN := map[int]*SubThought{}
@@ -379,9 +379,9 @@ func subThoughtKey(k string) (n int, field string, ok bool) {
 	return 0, "", false
 }
 
-// SplitIDs reads a list of ids written as one attribute: comma- or
+// splitIDs reads a list of ids written as one attribute: comma- or
 // space-separated, or a JSON array of strings.
-func SplitIDs(s string) []string {
+func splitIDs(s string) []string {
 	s = strings.TrimSpace(s)
 	if s == "" {
 		return nil

@@ -11,13 +11,13 @@ import (
 // Limits on one event. They keep a hostile input from exhausting memory or
 // the index; docs/commands.md (Limits) states them.
 const (
-	MaxEventIDLen = 200
-	// MaxEventIDBytes keeps <eventId>.json, the last part of the archive
+	maxEventIDLen = 200
+	// maxEventIDBytes keeps <eventId>.json, the last part of the archive
 	// key, within the 255 bytes a file name (and most stores' key part)
 	// may hold, so the limit is met at validation, not at the archive.
-	MaxEventIDBytes = 255 - len(".json")
-	MaxTags         = 1000
-	MaxTagLen       = 256
+	maxEventIDBytes = 255 - len(".json")
+	maxTags         = 1000
+	maxTagLen       = 256
 )
 
 // CheckEventID says whether id is usable as a document id and as the last
@@ -27,12 +27,12 @@ func CheckEventID(id string) error {
 	switch {
 	case n == 0:
 		return fmt.Errorf("required")
-	case n > MaxEventIDLen:
-		return fmt.Errorf("%d characters, at most %d allowed", n, MaxEventIDLen)
+	case n > maxEventIDLen:
+		return fmt.Errorf("%d characters, at most %d allowed", n, maxEventIDLen)
 	case !utf8.ValidString(id):
 		return fmt.Errorf("not valid UTF-8")
-	case len(id) > MaxEventIDBytes:
-		return fmt.Errorf("%d bytes in UTF-8, at most %d allowed (<eventId>.json is a file name, at most 255 bytes)", len(id), MaxEventIDBytes)
+	case len(id) > maxEventIDBytes:
+		return fmt.Errorf("%d bytes in UTF-8, at most %d allowed (<eventId>.json is a file name, at most 255 bytes)", len(id), maxEventIDBytes)
 	case strings.ContainsAny(id, `/\`):
 		return fmt.Errorf("%s must not contain / or \\ (it is the last part of an object key)", Quote(id))
 	case strings.Contains(id, ".."):
@@ -152,15 +152,15 @@ func (e *Event) validateBlocks(ps *Problems) {
 }
 
 func (e *Event) validateTags(ps *Problems) {
-	if len(e.Tags) > MaxTags {
-		ps.add("tags", fmt.Sprintf("%d tags, at most %d allowed", len(e.Tags), MaxTags))
+	if len(e.Tags) > maxTags {
+		ps.add("tags", fmt.Sprintf("%d tags, at most %d allowed", len(e.Tags), maxTags))
 		return
 	}
 	for i, t := range e.Tags {
 		if t == "" {
 			ps.add(fmt.Sprintf("tags[%d]", i), "empty tag")
-		} else if n := utf8.RuneCountInString(t); n > MaxTagLen {
-			ps.add(fmt.Sprintf("tags[%d]", i), fmt.Sprintf("%d characters, at most %d allowed", n, MaxTagLen))
+		} else if n := utf8.RuneCountInString(t); n > maxTagLen {
+			ps.add(fmt.Sprintf("tags[%d]", i), fmt.Sprintf("%d characters, at most %d allowed", n, maxTagLen))
 		}
 	}
 }

@@ -23,8 +23,8 @@ import (
 	"engram/model"
 )
 
-// IngestedAtLayout is the format of ingested_at: RFC 3339, UTC, milliseconds.
-const IngestedAtLayout = "2006-01-02T15:04:05.000Z"
+// ingestedAtLayout is the format of ingested_at: RFC 3339, UTC, milliseconds.
+const ingestedAtLayout = "2006-01-02T15:04:05.000Z"
 
 // Options tune Open and OpenReadOnly; the zero value is good.
 type Options struct {
@@ -470,7 +470,7 @@ func (e *encoded) Docs() []*model.IndexDoc { return e.docs }
 // write lock: the row arguments, the document JSON and the quantized
 // vectors are made here, not in the writer's turn.
 func (db *DB) Encode(docs []*model.IndexDoc) ingest.Encoded {
-	e := &encoded{docs: docs, now: time.Now().UTC().Format(IngestedAtLayout), res: make([]ingest.IndexResult, len(docs))}
+	e := &encoded{docs: docs, now: time.Now().UTC().Format(ingestedAtLayout), res: make([]ingest.IndexResult, len(docs))}
 	e.args, e.vecs, e.bits = prepare(docs, e.now, e.res)
 	return e
 }

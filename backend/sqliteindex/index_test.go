@@ -162,7 +162,7 @@ func TestRoundTrip(t *testing.T) {
 	mustWrite(t, db, in, bare)
 	for _, want := range []*model.IndexDoc{in, bare} {
 		ia, err := time.Parse(time.RFC3339, want.IngestedAt)
-		if err != nil || ia.Before(before) || len(want.IngestedAt) != len(IngestedAtLayout) {
+		if err != nil || ia.Before(before) || len(want.IngestedAt) != len(ingestedAtLayout) {
 			t.Fatalf("IngestedAt %q: %v", want.IngestedAt, err)
 		}
 		got, err := db.Get(ctx, want.EventID)

@@ -19,15 +19,15 @@ import (
 	"engram/query/expr"
 )
 
-// Page sizes: a limit <= 0 asks for DefaultLimit; larger limits than
-// MaxLimit are cut to it.
+// Page sizes: a limit <= 0 asks for defaultLimit; larger limits than
+// maxLimit are cut to it.
 const (
-	DefaultLimit = 100
-	MaxLimit     = 10000
-	// MaxTurnsLimit caps a page of turns.
-	MaxTurnsLimit = 1000
-	// DefaultK is the number of neighbours of Similar when k <= 0.
-	DefaultK = 10
+	defaultLimit = 100
+	maxLimit     = 10000
+	// maxTurnsLimit caps a page of turns.
+	maxTurnsLimit = 1000
+	// defaultK is the number of neighbours of Similar when k <= 0.
+	defaultK = 10
 )
 
 // Reader is a query.Reader over a sqlindex database. Its methods are safe
@@ -69,7 +69,7 @@ func (r *Reader) Close() error { return r.db.Close() }
 
 func pageLimit(limit, max int) int {
 	if limit <= 0 {
-		return min(DefaultLimit, max)
+		return min(defaultLimit, max)
 	}
 	return min(limit, max)
 }
@@ -106,7 +106,7 @@ func (r *Reader) bySeq(ctx context.Context, p *plan, after query.Cursor, limit i
 	if err != nil {
 		return query.Page{}, err
 	}
-	limit = pageLimit(limit, MaxLimit)
+	limit = pageLimit(limit, maxLimit)
 	if err := r.boundTime(ctx, r.q, p); err != nil {
 		return query.Page{}, err
 	}
@@ -256,7 +256,7 @@ func (r *Reader) Tail(ctx context.Context, after query.Cursor, limit int) (query
 	if err != nil {
 		return query.Page{}, err
 	}
-	limit = pageLimit(limit, MaxLimit)
+	limit = pageLimit(limit, maxLimit)
 	w, args := r.tenantWhere()
 	q := "SELECT d.seq, " + r.db.DocColumns(ctx) + " FROM docs d WHERE " + w + " AND d.seq > ? ORDER BY d.seq LIMIT ?"
 	docs, seqs, _, err := r.docs(ctx, q, append(args, from, limit)...)

@@ -26,7 +26,7 @@ func (r *Reader) Search(ctx context.Context, s string, after query.Cursor, limit
 		return r.bySeq(ctx, newPlan(e, r.now(), r.tenant, false), after, limit)
 	}
 	p := newPlan(e, r.now(), r.tenant, true)
-	limit = pageLimit(limit, MaxLimit)
+	limit = pageLimit(limit, maxLimit)
 	if r.window > 0 {
 		return r.searchWindow(ctx, p, after, limit)
 	}

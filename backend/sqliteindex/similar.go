@@ -58,9 +58,9 @@ func (f SimilarFilter) where() (string, []any) {
 // exactly: the k nearest of those, not the nearest k filtered.
 func (r *Reader) SimilarIn(ctx context.Context, eventID string, k int, f SimilarFilter) ([]query.Scored, error) {
 	if k <= 0 {
-		k = DefaultK
+		k = defaultK
 	}
-	k = min(k, MaxLimit)
+	k = min(k, maxLimit)
 	seq, dim, target, err := r.embeddingOf(ctx, eventID)
 	if err != nil {
 		return nil, err
@@ -270,16 +270,16 @@ func (r *Reader) Embedder(ctx context.Context, dim int) (string, error) {
 	return name, nil
 }
 
-// StubNote is what a list of similar events says when the stub embedder
+// stubNote is what a list of similar events says when the stub embedder
 // wrote their vectors.
-const StubNote = "stub embedder: scores are not semantic"
+const stubNote = "stub embedder: scores are not semantic"
 
 // ScoresNote is one line to show beside similarity scores between
-// vectors of dim components: StubNote when the stub embedder wrote them,
+// vectors of dim components: stubNote when the stub embedder wrote them,
 // else "".
 func (r *Reader) ScoresNote(ctx context.Context, dim int) string {
 	if name, err := r.Embedder(ctx, dim); err == nil && name == "stub" {
-		return StubNote
+		return stubNote
 	}
 	return ""
 }

@@ -69,7 +69,7 @@ func (r *Reader) List(ctx context.Context, q query.ListQuery) (query.Page, error
 	if err != nil {
 		return query.Page{}, err
 	}
-	limit := pageLimit(q.Limit, MaxLimit)
+	limit := pageLimit(q.Limit, maxLimit)
 	p := newPlan(e, r.now(), r.tenant, false)
 	if p.none {
 		return query.Page{}, nil
@@ -181,7 +181,7 @@ func (r *Reader) Oldest(ctx context.Context, q query.ListQuery) (query.Cursor, e
 	if err != nil {
 		return "", err
 	}
-	limit := pageLimit(q.Limit, MaxLimit)
+	limit := pageLimit(q.Limit, maxLimit)
 	p := newPlan(e, r.now(), r.tenant, false)
 	if p.none {
 		return "", nil
@@ -225,7 +225,7 @@ func (r *Reader) ListTurns(ctx context.Context, q query.ListQuery) (query.TurnPa
 	if err != nil {
 		return query.TurnPage{}, err
 	}
-	limit := pageLimit(q.Limit, MaxTurnsLimit)
+	limit := pageLimit(q.Limit, maxTurnsLimit)
 	p := newPlan(e, r.now(), r.tenant, false)
 	if p.none {
 		return query.TurnPage{}, nil

@@ -42,7 +42,7 @@ func (r *Reader) Turns(ctx context.Context, s string, after query.Cursor, limit 
 	if err != nil {
 		return query.TurnPage{}, err
 	}
-	limit = pageLimit(limit, MaxTurnsLimit)
+	limit = pageLimit(limit, maxTurnsLimit)
 	if e.Empty() && r.tenant == "" {
 		return r.allTurns(ctx, before, limit)
 	}

@@ -235,7 +235,7 @@ func TestStubNote(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	if note := r.ScoresNote(context.Background(), 8); note != StubNote {
+	if note := r.ScoresNote(context.Background(), 8); note != stubNote {
 		t.Errorf("ScoresNote = %q", note)
 	}
 	if note := r.ScoresNote(context.Background(), 16); note != "" {

@@ -15,17 +15,17 @@ import (
 const (
 	TenantA = "acme"
 	TenantB = "globex"
-	// SharedTrace is the turn key of a turn with one TenantA document and
+	// sharedTrace is the turn key of a turn with one TenantA document and
 	// one document without a tenant (source-system shaped).
-	SharedTrace = "trace-shared"
-	// TopWord appears in a handful of summaries, three times in one of
+	sharedTrace = "trace-shared"
+	// topWord appears in a handful of summaries, three times in one of
 	// them (TopWordDoc), once in the others.
-	TopWord = "lantern"
-	// UniqueWord appears in exactly one summary.
-	UniqueWord = "zephyr"
-	// Phrase is two words that some summaries hold side by side and some
+	topWord = "lantern"
+	// uniqueWord appears in exactly one summary.
+	uniqueWord = "zephyr"
+	// phrase is two words that some summaries hold side by side and some
 	// apart.
-	Phrase = "falcon harbor"
+	phrase = "falcon harbor"
 )
 
 // vocabulary of summaries: distinct English stems, no stop words, so that
@@ -134,9 +134,9 @@ func Generate(now time.Time, n int) []*model.IndexDoc {
 	mid := &turns[len(turns)/2]
 	base, _ := model.ParseTimestamp(mid.docs[0].Timestamp)
 	a := newDoc(rng, nextID(), base, model.TypeUserInput, "sess-shared", "agent-a")
-	a.TraceID, a.TenantID = SharedTrace, TenantA
+	a.TraceID, a.TenantID = sharedTrace, TenantA
 	b := newDoc(rng, nextID(), base.Add(-time.Second), model.TypeToolResult, "sess-shared", "")
-	b.TraceID = SharedTrace
+	b.TraceID = sharedTrace
 	mid.docs = append(mid.docs, a, b)
 
 	// Interleave: up to three turns in flight, each written in an order of
@@ -191,20 +191,20 @@ func Generate(now time.Time, n int) []*model.IndexDoc {
 	return out
 }
 
-// SystemSession is the session of the source-system shaped documents
+// systemSession is the session of the source-system shaped documents
 // markSources moves to a system session: no source field, so that
 // source:system finds them by their session id alone.
-const SystemSession = "system:consolidation"
+const systemSession = "system:consolidation"
 
 // markSources gives some of engram's documents a source (context.source)
 // and moves a few source-system shaped ones (no extensions) into
-// SystemSession, by position, drawing nothing from the generator, so
+// systemSession, by position, drawing nothing from the generator, so
 // that the rest of the data set is what it was before sources.
 func markSources(docs []*model.IndexDoc) {
 	for i, d := range docs {
 		switch {
 		case d.IngestedAt == "" && d.TurnID == "" && d.TenantID == "" && i%9 == 4:
-			d.SessionID = SystemSession
+			d.SessionID = systemSession
 		case d.TurnID == "":
 		case i%7 == 1:
 			d.Source = model.SourceSession

@@ -65,7 +65,7 @@ func (s *suite) testOrder(t *testing.T) {
 			return r.List(s.ctx, q)
 		}
 	}
-	exprs := []string{"", "tag:demo", "memory", "-type:user_input success:false", "session:sess-2", "turn:" + SharedTrace, TopWord + " since:2d", "since:1d"}
+	exprs := []string{"", "tag:demo", "memory", "-type:user_input success:false", "session:sess-2", "turn:" + sharedTrace, topWord + " since:2d", "since:1d"}
 	for i, src := range exprs {
 		e := mustParse(t, src)
 		limits := []int{7, 1000}
@@ -164,7 +164,7 @@ func (s *suite) testOrder(t *testing.T) {
 	}
 
 	// Turns in time order, paged.
-	for i, src := range []string{"", "tag:demo", "success:false", TopWord, "-tenant:" + TenantA, "since:1d", "turn:" + SharedTrace} {
+	for i, src := range []string{"", "tag:demo", "success:false", topWord, "-tenant:" + TenantA, "since:1d", "turn:" + sharedTrace} {
 		limits := []int{4, 1000}
 		if i < 2 {
 			limits = append(limits, 1)

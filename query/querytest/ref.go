@@ -16,8 +16,8 @@ import (
 // brute force over the documents in ingestion order: what every backend
 // must agree with.
 
-// Tokens is the reference analyzer: runs of letters and digits, lower-cased.
-func Tokens(s string) []string {
+// tokens is the reference analyzer: runs of letters and digits, lower-cased.
+func tokens(s string) []string {
 	return strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
 		return !unicode.IsLetter(r) && !unicode.IsNumber(r)
 	})
@@ -58,7 +58,7 @@ func Match(e *expr.Expr, d *model.IndexDoc, now time.Time) bool {
 func termMatch(t expr.Term, d *model.IndexDoc, now time.Time) bool {
 	switch t.Kind {
 	case expr.KindText:
-		return containsPhrase(Tokens(d.Summary), Tokens(t.Value))
+		return containsPhrase(tokens(d.Summary), tokens(t.Value))
 	case expr.KindField:
 		var v string
 		switch t.Field {

@@ -28,7 +28,7 @@ func (s *suite) testStats(t *testing.T) {
 		{Since: until.Add(-48 * time.Hour), Until: until, Every: 90 * time.Minute, By: query.ByType, Top: 3},
 		{Since: until.Add(-72 * time.Hour), Until: until, By: query.ByTool, Expr: "success:false"},
 		{Since: until.Add(-72 * time.Hour), Until: until, By: query.BySession, Expr: "agent:agent-a latency>=0"},
-		{Since: until.Add(-72 * time.Hour), Until: until, By: query.ByTenant, Expr: TopWord},
+		{Since: until.Add(-72 * time.Hour), Until: until, By: query.ByTenant, Expr: topWord},
 		{Since: until.Add(-72 * time.Hour), Until: until, Every: 6 * time.Hour, By: query.ByAgent, Expr: "-tag:demo importance>=0.3"},
 		{Since: until.Add(-30 * time.Minute), Until: until, Expr: "type:nothing_at_all_matches"},
 	}

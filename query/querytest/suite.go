@@ -371,8 +371,8 @@ func (s *suite) checkTurns(t *testing.T, r query.Reader, docs []*model.IndexDoc,
 }
 
 func (s *suite) testTurns(t *testing.T) {
-	for _, src := range []string{"", "tag:demo", "success:false", "agent:agent-a importance>=0.5", TopWord,
-		"-tenant:" + TenantA, "since:1d", "type:" + model.TypeToolResult, "turn:" + SharedTrace} {
+	for _, src := range []string{"", "tag:demo", "success:false", "agent:agent-a importance>=0.5", topWord,
+		"-tenant:" + TenantA, "since:1d", "type:" + model.TypeToolResult, "turn:" + sharedTrace} {
 		for _, limit := range []int{1, 4, 1000} {
 			s.checkTurns(t, s.all, s.docs, src, limit)
 		}
@@ -405,7 +405,7 @@ func (s *suite) searchExprs() []string {
 	d := s.docs[len(s.docs)/3]
 	var turnDoc, sourceDoc, traced *model.IndexDoc
 	for _, x := range s.docs {
-		if x.TraceID != "" && x.TraceID != SharedTrace && traced == nil {
+		if x.TraceID != "" && x.TraceID != sharedTrace && traced == nil {
 			traced = x
 		}
 		if x.TurnID != "" && turnDoc == nil {
@@ -417,14 +417,14 @@ func (s *suite) searchExprs() []string {
 	}
 	return []string{
 		"",
-		"memory", "Memory", "memory agent", "MEMORY -agent", `"` + Phrase + `"`, Phrase, `-"` + Phrase + `"`,
-		"-memory", UniqueWord, TopWord, "nosuchword", `"!!!"`, `-"!!!"`, `"Falcon, HARBOR!"`,
+		"memory", "Memory", "memory agent", "MEMORY -agent", `"` + phrase + `"`, phrase, `-"` + phrase + `"`,
+		"-memory", uniqueWord, topWord, "nosuchword", `"!!!"`, `-"!!!"`, `"Falcon, HARBOR!"`,
 		"type:" + model.TypeToolResult, "type:" + model.TypeObservation, "-type:" + model.TypeUserInput,
 		"session:sess-2", "-session:sess-2",
-		"turn:" + turnDoc.TurnKey(), "turn:" + sourceDoc.EventID, "turn:" + SharedTrace,
+		"turn:" + turnDoc.TurnKey(), "turn:" + sourceDoc.EventID, "turn:" + sharedTrace,
 		"agent:agent-a", "-agent:agent-a",
 		"tenant:" + TenantA, "-tenant:" + TenantA, "tenant:nobody",
-		"trace:" + SharedTrace, "trace:" + traced.TraceID, "-trace:" + SharedTrace,
+		"trace:" + sharedTrace, "trace:" + traced.TraceID, "-trace:" + sharedTrace,
 		`tool:"web search"`, "tool:search", "-tool:search",
 		"tag:demo", "-tag:demo", "tag:demo tag:prod", "tag:demo -tag:prod",
 		"id:" + d.EventID, "-id:" + d.EventID,
@@ -438,7 +438,7 @@ func (s *suite) searchExprs() []string {
 		"since:" + now.Add(-24*time.Hour).Format(time.DateOnly),
 		"until:" + now.Add(-20*time.Hour).In(time.FixedZone("", 3*3600)).Format(time.RFC3339),
 		"memory since:2d tag:demo", "agent:agent-b type:" + model.TypeAction + " -success:false",
-		TopWord + " importance>=0.5", "planner -tag:demo tenant:" + TenantB,
+		topWord + " importance>=0.5", "planner -tag:demo tenant:" + TenantB,
 	}
 }
 
@@ -502,7 +502,7 @@ func (s *suite) testRanking(t *testing.T) {
 	top := ""
 	n := 0
 	for _, d := range s.docs {
-		if c := strings.Count(d.Summary, TopWord); c == 3 {
+		if c := strings.Count(d.Summary, topWord); c == 3 {
 			top = d.EventID
 		} else if c > 0 {
 			n++
@@ -511,7 +511,7 @@ func (s *suite) testRanking(t *testing.T) {
 	if top == "" || n == 0 {
 		t.Fatal("the data set lacks its ranking documents")
 	}
-	for _, src := range []string{TopWord, strings.ToUpper(TopWord), TopWord + " -nosuchword"} {
+	for _, src := range []string{topWord, strings.ToUpper(topWord), topWord + " -nosuchword"} {
 		p, err := s.all.Search(s.ctx, src, "", 3)
 		if err != nil {
 			t.Fatal(err)
@@ -520,14 +520,14 @@ func (s *suite) testRanking(t *testing.T) {
 			t.Errorf("Search(%q) top hit = %v, want %s (the summary with the word three times)", src, ids(p.Docs), top)
 		}
 	}
-	p, err := s.all.Search(s.ctx, UniqueWord, "", 10)
-	if err != nil || len(p.Docs) != 1 || !strings.Contains(p.Docs[0].Summary, UniqueWord) || p.Next != "" {
-		t.Errorf("Search(%q) = %v, %v; want the one document", UniqueWord, ids(p.Docs), err)
+	p, err := s.all.Search(s.ctx, uniqueWord, "", 10)
+	if err != nil || len(p.Docs) != 1 || !strings.Contains(p.Docs[0].Summary, uniqueWord) || p.Next != "" {
+		t.Errorf("Search(%q) = %v, %v; want the one document", uniqueWord, ids(p.Docs), err)
 	}
 	// A ranked search says what it ranked; here every match (the data set
 	// is smaller than any window), so nothing was cut.
 	if p.Ranking == nil || p.Ranking.Cut || p.Ranking.Window > 0 && p.Ranking.Ranked != 1 {
-		t.Errorf("Search(%q) ranking = %+v; want one of every match, not cut", UniqueWord, p.Ranking)
+		t.Errorf("Search(%q) ranking = %+v; want one of every match, not cut", uniqueWord, p.Ranking)
 	}
 	if p, err := s.all.Search(s.ctx, "type:"+model.TypeToolResult, "", 3); err != nil || p.Ranking != nil {
 		t.Errorf("Search without words: ranking %+v, %v; want none (newest first)", p.Ranking, err)
@@ -593,7 +593,7 @@ func (s *suite) testTenant(t *testing.T) {
 	if d := diff(got, ids(reversed(vis))); d != "" {
 		t.Errorf("Recent: %s", d)
 	}
-	for _, src := range []string{"tenant:" + TenantB, "-tenant:" + TenantA, "memory", "tag:demo", "-tag:demo", "trace:" + SharedTrace} {
+	for _, src := range []string{"tenant:" + TenantB, "-tenant:" + TenantA, "memory", "tag:demo", "-tag:demo", "trace:" + sharedTrace} {
 		got := pages(t, "Search", 13, func(after query.Cursor, limit int) (query.Page, error) { return r.Search(s.ctx, src, after, limit) })
 		if d := diff(sorted(got), sorted(ids(filter(vis, mustParse(t, src), time.Now())))); d != "" {
 			t.Errorf("Search(%q): %s", src, d)
@@ -606,12 +606,12 @@ func (s *suite) testTenant(t *testing.T) {
 	if d := diff(ids(p.Docs), ids(vis)); d != "" {
 		t.Errorf("Tail: %s", d)
 	}
-	for _, src := range []string{"", "success:false", "turn:" + SharedTrace} {
+	for _, src := range []string{"", "success:false", "turn:" + sharedTrace} {
 		s.checkTurns(t, r, vis, src, 6)
 	}
-	shared, err := r.Turn(s.ctx, SharedTrace)
+	shared, err := r.Turn(s.ctx, sharedTrace)
 	if err != nil || len(shared) != 1 || shared[0].TenantID != TenantA {
-		t.Errorf("Turn(%s) = %d docs, %v; want its one %s document", SharedTrace, len(shared), err, TenantA)
+		t.Errorf("Turn(%s) = %d docs, %v; want its one %s document", sharedTrace, len(shared), err, TenantA)
 	}
 	for _, d := range s.docs {
 		if d.TenantID == TenantA {
@@ -623,7 +623,7 @@ func (s *suite) testTenant(t *testing.T) {
 		if _, err := r.Similar(s.ctx, d.EventID, 3); !errors.Is(err, backend.ErrNotFound) {
 			t.Fatalf("Similar(%s of tenant %q) = %v, want ErrNotFound", d.EventID, d.TenantID, err)
 		}
-		if d.TenantID == TenantB && d.TurnKey() != SharedTrace {
+		if d.TenantID == TenantB && d.TurnKey() != sharedTrace {
 			if _, err := r.Turn(s.ctx, d.TurnKey()); !errors.Is(err, backend.ErrNotFound) {
 				t.Fatalf("Turn(%s of tenant %q) = %v, want ErrNotFound", d.TurnKey(), d.TenantID, err)
 			}

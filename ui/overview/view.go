@@ -209,7 +209,7 @@ func (v *Model) table() []string {
 			uikit.Thousands(a.Count), 100*a.FailureRate(), latText(a, a.Latency.P50), latText(a, a.Latency.P95),
 			latText(a, a.Latency.P99), a.Reward.Mean, a.Importance.Mean)
 		if room := v.w - uikit.Width(line); room >= 4 { // the newest buckets that fit
-			line += Sparkline(counts[max(0, len(counts)-room):])
+			line += sparkline(counts[max(0, len(counts)-room):])
 		}
 		line = uikit.Fit(line, v.w)
 		if g == v.group {
@@ -308,9 +308,9 @@ func (v *Model) changeText(c query.Change) string {
 	return st.Muted.Render(t)
 }
 
-// Sparkline draws counts scaled to their largest, one glyph each; an
+// sparkline draws counts scaled to their largest, one glyph each; an
 // empty bucket is a space, so gaps stand out.
-func Sparkline(vs []int64) string {
+func sparkline(vs []int64) string {
 	blocks := []rune("▁▂▃▄▅▆▇█")
 	var top int64
 	for _, v := range vs {

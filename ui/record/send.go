@@ -65,8 +65,8 @@ func (s *sent) before(h uikit.Hop) time.Time {
 // running: hops are still awaited.
 func (s *sent) running() bool { return s.err == nil && !s.stuck && s.next() < uikit.NumHops }
 
-// HopMsg is a hop of a sent event (or the end of its Send).
-type HopMsg struct {
+// hopMsg is a hop of a sent event (or the end of its Send).
+type hopMsg struct {
 	Run  uint64
 	Msg  uikit.BusMessage
 	Done bool  // Send returned
@@ -123,7 +123,7 @@ func (v *Model) send() tea.Cmd {
 	ctx, cancel := context.WithCancel(v.c.Ctx)
 	v.sending = &sent{run: v.runs, id: ev.EventID, start: v.c.Deps.Now(), ctx: ctx, cancel: cancel}
 	v.live = nil
-	hops := make(chan HopMsg, 8)
+	hops := make(chan hopMsg, 8)
 	return tea.Batch(sendCmd(ctx, v.c.Deps.Bus, ev, hops, v.runs), waitHop(hops), v.c.After(hopTick, HopTickMsg{Run: v.runs}))
 }
 
@@ -132,7 +132,7 @@ const hopTick = 250 * time.Millisecond
 
 // onHop updates the sent event's hops; the index and the archive are
 // looked at once memory.indexed has told of it.
-func (v *Model) onHop(msg HopMsg) tea.Cmd {
+func (v *Model) onHop(msg hopMsg) tea.Cmd {
 	s := v.sending
 	if s == nil || msg.Run != s.run {
 		return nil
@@ -233,22 +233,22 @@ func (v *Model) onHopTick(msg HopTickMsg) tea.Cmd {
 
 // sendCmd runs the bus's Send, its hops to hops; hops closes after the
 // last word.
-func sendCmd(ctx context.Context, bus uikit.Bus, ev *model.Event, hops chan<- HopMsg, run uint64) tea.Cmd {
+func sendCmd(ctx context.Context, bus uikit.Bus, ev *model.Event, hops chan<- hopMsg, run uint64) tea.Cmd {
 	return func() tea.Msg {
 		err := bus.Send(ctx, ev, func(m uikit.BusMessage) {
 			select {
-			case hops <- HopMsg{Run: run, Msg: m}:
+			case hops <- hopMsg{Run: run, Msg: m}:
 			case <-ctx.Done():
 			}
 		})
-		hops <- HopMsg{Run: run, Done: true, Err: err}
+		hops <- hopMsg{Run: run, Done: true, Err: err}
 		close(hops)
 		return nil
 	}
 }
 
 // waitHop is the next hop of a send; it re-arms itself until the send ends.
-func waitHop(hops <-chan HopMsg) tea.Cmd {
+func waitHop(hops <-chan hopMsg) tea.Cmd {
 	return func() tea.Msg {
 		m, ok := <-hops
 		if !ok {
@@ -260,7 +260,7 @@ func waitHop(hops <-chan HopMsg) tea.Cmd {
 
 // hopBatch is a hop with the command that waits for the next one.
 type hopBatch struct {
-	HopMsg
+	hopMsg
 	next tea.Cmd
 }
 

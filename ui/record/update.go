@@ -21,7 +21,7 @@ func (v *Model) Update(msg tea.Msg) tea.Cmd {
 	case uikit.PipeMsg:
 		v.onStage(msg)
 	case hopBatch:
-		return tea.Batch(v.onHop(msg.HopMsg), msg.next)
+		return tea.Batch(v.onHop(msg.hopMsg), msg.next)
 	case foundMsg:
 		return v.onFound(msg)
 	case archivedMsg:

@@ -17,8 +17,8 @@ import (
 	"engram/ui/uikit"
 )
 
-// MaxTurns is how many turns of a session are read (the newest).
-const MaxTurns = 500
+// maxTurns is how many turns of a session are read (the newest).
+const maxTurns = 500
 
 // Model is the Session view.
 type Model struct {
@@ -77,7 +77,7 @@ type loadedMsg struct {
 	err  error
 }
 
-// load lists the session's turns (the newest MaxTurns), reads each one's
+// load lists the session's turns (the newest maxTurns), reads each one's
 // chain and lays them out.
 func load(ctx context.Context, r uikit.Reader, id, at string, req uint64) tea.Cmd {
 	return func() tea.Msg {
@@ -86,7 +86,7 @@ func load(ctx context.Context, r uikit.Reader, id, at string, req uint64) tea.Cm
 		var after query.Cursor
 		cut := false
 		for {
-			p, err := r.Turns(ctx, src, after, min(query.MaxPage, MaxTurns-len(sums)))
+			p, err := r.Turns(ctx, src, after, min(query.MaxPage, maxTurns-len(sums)))
 			if err != nil {
 				return loadedMsg{req: req, err: err}
 			}
@@ -94,7 +94,7 @@ func load(ctx context.Context, r uikit.Reader, id, at string, req uint64) tea.Cm
 			if p.Next == "" {
 				break
 			}
-			if len(sums) >= MaxTurns {
+			if len(sums) >= maxTurns {
 				cut = true
 				break
 			}

@@ -187,7 +187,7 @@ func (v *Model) View() string {
 	out = append(out, v.steps()...)
 	pos := fmt.Sprintf(" turn %d of %d", v.sel+1, len(s.Turns))
 	if s.Cut {
-		pos += fmt.Sprintf(" · only the newest %d turns", MaxTurns)
+		pos += fmt.Sprintf(" · only the newest %d turns", maxTurns)
 	}
 	return uikit.PadLines(strings.Join(out, "\n"), v.w, v.h-1) + "\n" + st.Muted.Render(uikit.Fit(pos, v.w))
 }

@@ -155,10 +155,10 @@ func trim(ms []uikit.BusMessage) []uikit.BusMessage {
 	return ms
 }
 
-// RateWindow is how far back a topic's rate looks: long enough that a
+// rateWindow is how far back a topic's rate looks: long enough that a
 // pipeline announcing in batches (a batch every second or two) shows its
 // mean rate, not 0.0 between two batches and a burst at each.
-const RateWindow = 10 * time.Second
+const rateWindow = 10 * time.Second
 
 // endAt is a topic's end offset (the sum of its partitions') at a time.
 type endAt struct {
@@ -167,7 +167,7 @@ type endAt struct {
 }
 
 // onStats takes a stats answer, keeping each topic's end offsets of the
-// last RateWindow for its rate.
+// last rateWindow for its rate.
 func (v *Model) onStats(s uikit.BusStats, err error, at time.Time) {
 	v.loading = false
 	v.serr = err
@@ -187,8 +187,8 @@ func (v *Model) onStats(s uikit.BusStats, err error, at time.Time) {
 			ends = ends[:n-1] // a clock that did not move: the newer end only
 		}
 		ends = append(ends, endAt{at, t.End})
-		// The oldest kept is the newest at least RateWindow old.
-		for len(ends) > 2 && at.Sub(ends[1].at) >= RateWindow {
+		// The oldest kept is the newest at least rateWindow old.
+		for len(ends) > 2 && at.Sub(ends[1].at) >= rateWindow {
 			ends = ends[1:]
 		}
 		v.ends[t.Name] = ends
@@ -196,7 +196,7 @@ func (v *Model) onStats(s uikit.BusStats, err error, at time.Time) {
 	v.stats = s
 }
 
-// rate is a topic's messages per second over the last RateWindow (or
+// rate is a topic's messages per second over the last rateWindow (or
 // since the view was first shown); false before two stats.
 func (v *Model) rate(topic string) (float64, bool) {
 	ends := v.ends[topic]

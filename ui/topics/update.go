@@ -15,15 +15,15 @@ import (
 	"engram/ui/widget/list"
 )
 
-// StartedMsg says a watch started (or could not).
-type StartedMsg struct {
+// startedMsg says a watch started (or could not).
+type startedMsg struct {
 	Gen   uint64
 	Watch uikit.BusWatch
 	Err   error
 }
 
-// PolledMsg is what one poll of the watch read.
-type PolledMsg struct {
+// polledMsg is what one poll of the watch read.
+type polledMsg struct {
 	Gen  uint64
 	Msgs []uikit.BusMessage
 	Err  error
@@ -36,8 +36,8 @@ type StatsMsg struct {
 	At    time.Time
 }
 
-// StatsTickMsg says it is time to ask for the stats again.
-type StatsTickMsg struct{}
+// statsTickMsg says it is time to ask for the stats again.
+type statsTickMsg struct{}
 
 // retryMsg: time to start a watch that failed again.
 type retryMsg struct{ gen uint64 }
@@ -65,9 +65,9 @@ func (v *Model) askStats() tea.Cmd {
 // Update takes the answers of the view's commands and its keys.
 func (v *Model) Update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
-	case StartedMsg:
+	case startedMsg:
 		return v.onStarted(msg)
-	case PolledMsg:
+	case polledMsg:
 		return v.onPolled(msg)
 	case retryMsg:
 		if msg.gen == v.gen {
@@ -75,10 +75,10 @@ func (v *Model) Update(msg tea.Msg) tea.Cmd {
 		}
 	case StatsMsg:
 		v.onStats(msg.Stats, msg.Err, msg.At)
-		return v.c.After(statsPoll, StatsTickMsg{})
-	case StatsTickMsg:
+		return v.c.After(statsPoll, statsTickMsg{})
+	case statsTickMsg:
 		return v.askStats()
-	case DocMissingMsg:
+	case docMissingMsg:
 		return v.onDocMissing(msg)
 	case tea.MouseWheelMsg:
 		v.move(map[bool]int{true: -3, false: 3}[msg.Button == tea.MouseWheelUp])
@@ -91,7 +91,7 @@ func (v *Model) Update(msg tea.Msg) tea.Cmd {
 	return nil
 }
 
-func (v *Model) onStarted(msg StartedMsg) tea.Cmd {
+func (v *Model) onStarted(msg startedMsg) tea.Cmd {
 	if msg.Gen != v.gen {
 		if msg.Watch != nil {
 			msg.Watch.Close()
@@ -106,7 +106,7 @@ func (v *Model) onStarted(msg StartedMsg) tea.Cmd {
 	return poll(v.c.Ctx, v.watch, v.gen)
 }
 
-func (v *Model) onPolled(msg PolledMsg) tea.Cmd {
+func (v *Model) onPolled(msg polledMsg) tea.Cmd {
 	if msg.Gen != v.gen {
 		return nil
 	}
@@ -189,15 +189,15 @@ func (v *Model) open() tea.Cmd {
 	return v.openJSON(*m)
 }
 
-// DocMissingMsg says a notification's event is not in the index; its
+// docMissingMsg says a notification's event is not in the index; its
 // message is shown instead.
-type DocMissingMsg struct {
+type docMissingMsg struct {
 	Msg uikit.BusMessage
 	Err error
 }
 
 // onDocMissing shows the message whose event the index does not hold.
-func (v *Model) onDocMissing(msg DocMissingMsg) tea.Cmd {
+func (v *Model) onDocMissing(msg docMissingMsg) tea.Cmd {
 	return tea.Batch(v.openJSON(msg.Msg), uikit.StatusCmd("event "+uikit.Clean(msg.Msg.Key)+": "+uikit.ErrorText(msg.Err)+"; showing its message", true))
 }
 
@@ -271,7 +271,7 @@ func messageJSON(m uikit.BusMessage) []byte {
 func start(ctx context.Context, bus uikit.Bus, gen uint64) tea.Cmd {
 	return func() tea.Msg {
 		w, err := bus.Watch(ctx, backlog)
-		return StartedMsg{Gen: gen, Watch: w, Err: err}
+		return startedMsg{Gen: gen, Watch: w, Err: err}
 	}
 }
 
@@ -281,7 +281,7 @@ func poll(ctx context.Context, w uikit.BusWatch, gen uint64) tea.Cmd {
 		if ctx.Err() != nil {
 			return nil
 		}
-		return PolledMsg{Gen: gen, Msgs: ms, Err: err}
+		return polledMsg{Gen: gen, Msgs: ms, Err: err}
 	}
 }
 
@@ -306,7 +306,7 @@ func loadDoc(ctx context.Context, r uikit.Reader, m uikit.BusMessage) tea.Cmd {
 			if !errors.Is(err, backend.ErrNotFound) {
 				err = errors.New(uikit.ErrorText(err))
 			}
-			return DocMissingMsg{Msg: m, Err: err}
+			return docMissingMsg{Msg: m, Err: err}
 		}
 		return uikit.OpenDetailMsg{Doc: d}
 	}

@@ -277,7 +277,7 @@ func (v *Model) HelpNote() string {
 		return ""
 	}
 	return v.c.Deps.Bus.TimeNote() + ".\n" + fmt.Sprintf("rate/s: messages per second over the last %s (end offsets read every %s); — until two readings.",
-		uikit.FormatDuration(RateWindow), uikit.FormatDuration(statsPoll))
+		uikit.FormatDuration(rateWindow), uikit.FormatDuration(statsPoll))
 }
 
 // retryKey is r while the watch could not start.

@@ -149,26 +149,26 @@ func Note(key, path, text string, isErr, spin bool) *Node {
 // Rekey sets a node's member name and re-roots every path under path.
 func Rekey(n *Node, key, path string) *Node {
 	n.key = key
-	var Walk func(n *Node, p string)
-	Walk = func(n *Node, p string) {
+	var walk func(n *Node, p string)
+	walk = func(n *Node, p string) {
 		n.path = p
 		for _, k := range n.kids {
 			if k.idx >= 0 {
-				Walk(k, fmt.Sprintf("%s[%d]", p, k.idx))
+				walk(k, fmt.Sprintf("%s[%d]", p, k.idx))
 			} else {
-				Walk(k, joinPath(p, k.key))
+				walk(k, joinPath(p, k.key))
 			}
 		}
 	}
-	Walk(n, path)
+	walk(n, path)
 	return n
 }
 
-// Walk visits n and every node below it in document order.
-func Walk(n *Node, fn func(*Node)) {
+// walk visits n and every node below it in document order.
+func walk(n *Node, fn func(*Node)) {
 	fn(n)
 	for _, k := range n.kids {
-		Walk(k, fn)
+		walk(k, fn)
 	}
 }
 

@@ -12,7 +12,7 @@ func TestParseJSONKeepsOrderAndDepthLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	var paths []string
-	Walk(n, func(n *Node) { paths = append(paths, n.path) })
+	walk(n, func(n *Node) { paths = append(paths, n.path) })
 	if got := strings.Join(paths, " "); got != "r r.b r.a r.a[0] r.a[1] r.a[2] r.c" {
 		t.Fatalf("paths %s", got)
 	}

@@ -53,7 +53,7 @@ func (j *Model) FoldAll(f bool) {
 	if j.root == nil {
 		return
 	}
-	Walk(j.root, func(n *Node) {
+	walk(j.root, func(n *Node) {
 		if n.container() && n != j.root {
 			j.folds[n.path] = f
 		}
@@ -88,7 +88,7 @@ func (j *Model) searchAgain() {
 	if j.term == "" || j.root == nil {
 		return
 	}
-	Walk(j.root, func(n *Node) {
+	walk(j.root, func(n *Node) {
 		if containsFold(uikit.Clean(n.key), j.term) || !n.container() && containsFold(uikit.Clean(n.text), j.term) {
 			j.matches = append(j.matches, n)
 		}
