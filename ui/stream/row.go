@@ -43,10 +43,16 @@ func layoutStream(w int, rows []*model.IndexDoc, today func(string) bool) stream
 	if w >= 120 {
 		c.imp = 5
 	}
+	// Narrower windows drop the importance bar first (the detail has the
+	// number), then the turn, then the agent: the turn tells rows of one
+	// agent apart, the bar only ranks them.
 	if w < 72 {
-		c.turn = 0
+		c.imp = 0
 	}
 	if w < 60 {
+		c.turn = 0
+	}
+	if w < 54 {
 		c.agent = 0
 	}
 	if w < 48 {
@@ -62,8 +68,8 @@ func layoutStream(w int, rows []*model.IndexDoc, today func(string) bool) stream
 // used is every shown column but the summary, each with the space that
 // separates it from the next: gutter, time, phase, type, imp, success.
 func (c streamCols) used() int {
-	used := uikit.GutterW + 1 + c.time + 1 + 1 + 1 + c.typ + 1 + c.imp + 1 + 1 + 1
-	for _, x := range []int{c.agent, c.turn, c.lat} {
+	used := uikit.GutterW + 1 + c.time + 1 + 1 + 1 + c.typ + 1 + 1 + 1
+	for _, x := range []int{c.agent, c.turn, c.imp, c.lat} {
 		if x > 0 {
 			used += x + 1
 		}
@@ -100,7 +106,11 @@ func streamHead(c streamCols) string {
 	if c.turn > 0 {
 		parts = append(parts, uikit.Fit("turn", c.turn))
 	}
-	parts = append(parts, uikit.Fit("summary", c.summary), uikit.Fit("imp", c.imp), "✓")
+	parts = append(parts, uikit.Fit("summary", c.summary))
+	if c.imp > 0 {
+		parts = append(parts, uikit.Fit("imp", c.imp))
+	}
+	parts = append(parts, "✓")
 	if c.lat > 0 {
 		title := "latency"
 		if c.lat < len(title) {
@@ -153,11 +163,11 @@ func (v *Model) streamRow(d *model.IndexDoc, c streamCols, selected bool, now ti
 	if v.find != "" && !selected { // the selected row is drawn in one style
 		summary = uikit.Highlight(summary, v.find, st.Match)
 	}
-	parts = append(parts,
-		summary,
-		paint(uikit.Bar(d.ImportanceScore, c.imp), st.Accent),
-		paint(uikit.SuccessMark(d.Success), uikit.SuccessStyle(st, d.Success)),
-	)
+	parts = append(parts, summary)
+	if c.imp > 0 {
+		parts = append(parts, paint(uikit.Bar(d.ImportanceScore, c.imp), st.Accent))
+	}
+	parts = append(parts, paint(uikit.SuccessMark(d.Success), uikit.SuccessStyle(st, d.Success)))
 	if c.lat > 0 {
 		parts = append(parts, paint(uikit.FitRight(uikit.FormatLatency(d.LatencyMs), c.lat), st.Muted))
 	}
