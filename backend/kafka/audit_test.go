@@ -11,7 +11,7 @@ import (
 )
 
 // The audit value put together around a notification is byte for byte
-// what json.Marshal of the AuditRecord gives.
+// what json.Marshal of the auditRecord gives.
 func TestAuditValueAsMarshalled(t *testing.T) {
 	payloads := []any{
 		model.Enriched{EventID: "e<1>&\u2028", ObjectStorageKey: "tab\there \"quoted\" ünïcode", ImportanceScore: 0.125, Tags: []string{"a", "<b>"}},

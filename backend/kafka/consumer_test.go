@@ -320,7 +320,7 @@ func TestReject(t *testing.T) {
 	if at, err := time.Parse(time.RFC3339, firstOr(h[headerRejectedAt])); err != nil || time.Since(at) > time.Minute {
 		t.Errorf("header %s = %q", headerRejectedAt, h[headerRejectedAt])
 	}
-	var a AuditRecord
+	var a auditRecord
 	if err := json.Unmarshal(got[cfg.Topics.Audit][0].Value, &a); err != nil {
 		t.Fatal(err)
 	}

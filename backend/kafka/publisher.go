@@ -162,8 +162,8 @@ func record(topic, key string, v any, headers []kgo.RecordHeader) (*kgo.Record, 
 	return &kgo.Record{Topic: topic, Key: []byte(key), Value: b, Headers: headers}, nil
 }
 
-// AuditRecord is the value of an audit mirror record.
-type AuditRecord struct {
+// auditRecord is the value of an audit mirror record.
+type auditRecord struct {
 	OriginalTopic string          `json:"originalTopic"`
 	Payload       json.RawMessage `json:"payload"`
 	Timestamp     string          `json:"timestamp"` // ISO-8601, UTC, milliseconds
@@ -205,7 +205,7 @@ func auditValue(kr *kgo.Record, ts string, compact bool) ([]byte, error) {
 			// A rejected raw record need not be JSON: mirror it as a string.
 			payload, _ = json.Marshal(string(kr.Value))
 		}
-		return json.Marshal(AuditRecord{OriginalTopic: kr.Topic, Payload: payload, Timestamp: ts})
+		return json.Marshal(auditRecord{OriginalTopic: kr.Topic, Payload: payload, Timestamp: ts})
 	}
 	topic, err := json.Marshal(kr.Topic)
 	if err != nil {

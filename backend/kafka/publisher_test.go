@@ -105,7 +105,7 @@ func TestPublishReadBack(t *testing.T) {
 	}
 	seen := map[string]int{}
 	for _, r := range audit {
-		var a AuditRecord
+		var a auditRecord
 		if err := json.Unmarshal(r.Value, &a); err != nil {
 			t.Fatalf("audit value %s: %v", r.Value, err)
 		}

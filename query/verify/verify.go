@@ -54,10 +54,10 @@ type Options struct {
 	Held   func() (map[string]bool, error)
 }
 
-// DocGetter is a DocScanner that can also look one document up: verify
+// docGetter is a DocScanner that can also look one document up: verify
 // asks it again about an event the scan did not see, which an ingest
 // running meanwhile may have indexed after the scan passed its key.
-type DocGetter interface {
+type docGetter interface {
 	Get(ctx context.Context, eventID string) (*model.IndexDoc, error)
 }
 
@@ -162,7 +162,7 @@ func Run(ctx context.Context, ar ingest.ArchiveReader, ix DocScanner, opt Option
 	from, to := KeyRange(opt.Since, opt.Until)
 	c := &collector{rep: &Report{Counts: map[string]int64{}}, max: opt.MaxDiffs, progress: opt.Progress,
 		start: start, pending: opt.Pending}
-	c.getter, _ = ix.(DocGetter)
+	c.getter, _ = ix.(docGetter)
 	if len(opt.Topics) > 0 {
 		c.indexed = map[string]string{}
 	}
@@ -247,7 +247,7 @@ type collector struct {
 	progress func(Progress)
 	start    time.Time
 	pending  map[string]bool
-	getter   DocGetter         // nil when the index cannot look one up
+	getter   docGetter         // nil when the index cannot look one up
 	indexed  map[string]string // event id to key; nil: notifications not checked
 }
 
