@@ -100,7 +100,13 @@ func (o *statsOpts) statsQuery(src string, now time.Time) (query.StatsQuery, err
 		return q, fmt.Errorf("stats: --top %d: want 1 or more", o.top)
 	}
 	if q, err = q.Resolve(now); err != nil {
-		return q, errors.New(strings.Replace(err.Error(), "stats: by ", "stats: --by ", 1))
+		msg := strings.Replace(err.Error(), "stats: by ", "stats: --by ", 1)
+		if every := "stats: every " + q.Every.String() + " "; o.every != "" {
+			msg = strings.Replace(msg, every, "stats: --every "+o.every+" ", 1)
+		} else {
+			msg = strings.Replace(msg, every, "stats: the default bucket "+spanText(q.Every)+" ", 1)
+		}
+		return q, errors.New(msg)
 	}
 	return q, nil
 }

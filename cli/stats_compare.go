@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -58,14 +59,30 @@ func (o *statsOpts) compareSides(q query.StatsQuery, now time.Time) (a, b side, 
 			return a, b, fmt.Errorf("stats: --compare %q: want FROM/TO, each a time (2026-05-08T10:00:00Z) or a duration back from now (48h)", spec)
 		}
 		a.q.Since, a.q.Until, a.q.Every = f.Resolve(now), t.Resolve(now), 0
+		if !a.q.Since.Before(a.q.Until) {
+			return a, b, fmt.Errorf("stats: --compare %q: the range is empty (%s is not before %s)", spec, a.q.Since.UTC().Format(time.RFC3339), a.q.Until.UTC().Format(time.RFC3339))
+		}
 		a.Label, b.Label = "from/to", "range"
 	case strings.Contains(spec, ","):
 		field := statsFieldTerm[q.By]
 		if field == nil {
 			return a, b, fmt.Errorf("stats: --compare %q: two values compare groups of --by agent, type, tool, tag, session, tenant or outcome", spec)
 		}
-		va, vb, _ := strings.Cut(spec, ",")
+		vs := strings.Split(spec, ",")
+		if len(vs) != 2 || vs[0] == "" || vs[1] == "" {
+			return a, b, fmt.Errorf("stats: --compare %q: want two values A,B of --by %s", spec, q.By)
+		}
+		va, vb := vs[0], vs[1]
 		ta, tb := field(va), field(vb)
+		for _, v := range vs {
+			if q.By == query.ByOutcome && v != query.OutcomeOK && v != query.OutcomeFailed {
+				return a, b, fmt.Errorf("stats: --compare %q: outcome %q: want %s or %s", spec, v, query.OutcomeOK, query.OutcomeFailed)
+			}
+			var se *expr.SyntaxError
+			if _, err := expr.Parse(field(v)); errors.As(err, &se) {
+				return a, b, fmt.Errorf("stats: --compare %q: %s", spec, se.Msg)
+			}
+		}
 		a.q.Expr, b.q.Expr = strings.TrimSpace(q.Expr+" "+ta), strings.TrimSpace(q.Expr+" "+tb)
 		a.Group, b.Group, a.Label, b.Label = va, vb, va, vb
 	default:
