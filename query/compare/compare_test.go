@@ -272,7 +272,7 @@ func reasoningPair(size int, frac float64, seed int64) (a, b string, changed int
 
 // BenchmarkWords100KB diffs two 100 KB reasoning texts: a revision (1% and
 // 5% of the words changed) and two unrelated texts, whose diff the
-// deadline (TextTimeout) bounds.
+// deadline (textTimeout) bounds.
 func BenchmarkWords100KB(b *testing.B) {
 	for _, c := range []struct {
 		name string
