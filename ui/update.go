@@ -53,8 +53,8 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		return m.record.Update(msg)
 	case m.focus == viewDetail && m.detail.Searching():
 		return m.detail.Update(msg)
-	case m.focus == viewRecall && m.recall.Typing():
-		return m.recall.Update(msg) // the prompt takes typed keys; esc and enter leave it
+	case m.focus == viewRecall && m.recall.Typing() && !key.Matches(msg, km.NextView, km.PrevView):
+		return m.recall.Update(msg) // the prompt takes typed keys (not tab: views); esc and enter leave it
 	}
 	return m.onGlobalKey(msg)
 }

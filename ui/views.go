@@ -17,11 +17,11 @@ const (
 	viewRecord
 	viewPipeline
 	viewOverview
+	viewRecall
 	viewTopics
 	viewSimilar
 	viewCompare
 	viewSession
-	viewRecall
 	numViews
 )
 
