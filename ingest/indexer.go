@@ -2,7 +2,9 @@ package ingest
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"syscall"
 	"time"
 
 	"engram/model"
@@ -182,9 +184,19 @@ func (p *Pipeline) gather(in <-chan *work, out chan<- []*work) {
 // readyBatch makes the batch's archive entries durable and, meanwhile,
 // holds its notifications in the outbox: both must be on disk before its
 // index write commits.
+//
+// A full disk under the outbox is waited out like an outage (retried
+// within the retry policy: a worker's is unbounded), not a failure of the
+// batch: failed, a worker's events went to the rejected topic with their
+// offsets committed, archived but never indexed (the journal that would
+// have recorded them is on the same full disk). A failed append leaves no
+// partial line (AppendLines cuts it back), so holding again is safe.
 func (p *Pipeline) readyBatch(ctx context.Context, batch []*work) error {
 	held := make(chan error, 1)
-	go func() { held <- p.hold(batch) }()
+	go func() {
+		oo, _ := p.cfg.Observer.(OutageObserver)
+		held <- Retrier{p.cfg.Retry, func(err error) bool { return isDiskFull(err) || p.transient(err) }, oo}.Do(ctx, StageIndex, func() error { return p.hold(batch) })
+	}()
 	err := p.retry(ctx, StageArchive, func() error { return p.syncArchive(ctx) })
 	return firstNonNil(err, <-held)
 }
@@ -306,6 +318,12 @@ func (p *Pipeline) publishGroup(ctx context.Context, group []indexedBatch) {
 			p.conclude(w, b.results[i])
 		}
 	}
+}
+
+// isDiskFull: the file system has no room (or the quota is spent) now;
+// freeing some lets the same write succeed.
+func isDiskFull(err error) bool {
+	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)
 }
 
 // hold puts the batch's notifications in the outbox before its index write:
