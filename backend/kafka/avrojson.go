@@ -66,13 +66,17 @@ func avroToJSON(schema avro.Schema, body []byte) ([]byte, error) {
 		d.err = d.r.Error
 	}
 	if d.err != nil {
-		if errors.Is(d.err, errAvroEOF) || strings.Contains(d.err.Error(), "EOF") {
-			return nil, fmt.Errorf("the body ends before the value does (%d bytes)", len(body))
+		at := d.at
+		if at == "" {
+			at = "(the event)"
 		}
-		return nil, d.err
+		if errors.Is(d.err, errAvroEOF) || strings.Contains(d.err.Error(), "EOF") {
+			return nil, fmt.Errorf("%s: the body ends before the value does (%d bytes)", at, len(body))
+		}
+		return nil, fmt.Errorf("%s: %w", at, d.err)
 	}
 	if d.r.Peek(); d.r.Error == nil {
-		return nil, errors.New("bytes left over after the value: not written with this schema")
+		return nil, errors.New("(the event): bytes left over after the value: not written with this schema")
 	}
 	return d.out.Bytes(), nil
 }
@@ -84,17 +88,65 @@ type avroDecoder struct {
 	out   bytes.Buffer
 	items int
 	err   error
+	path  []avroStep // where the value being read is
+	at    string     // the path where err was met
 }
 
-func (d *avroDecoder) fail(format string, a ...any) {
+// avroStep is one step of a path into the value: a record's field or a
+// map's key (name, index -1), or an array's item (index).
+type avroStep struct {
+	name  string
+	index int
+}
+
+func (d *avroDecoder) setErr(err error) {
 	if d.err == nil {
-		d.err = fmt.Errorf(format, a...)
+		d.err = err
+		d.at = stepsPath(d.path)
 	}
 }
 
+// stepsPath is the path as jsonToAvro's errors write it (input.text,
+// tags[1]); a key that is no plain name is quoted in brackets.
+func stepsPath(steps []avroStep) string {
+	var b strings.Builder
+	for _, st := range steps {
+		switch {
+		case st.index >= 0:
+			fmt.Fprintf(&b, "[%d]", st.index)
+		case plainKey(st.name):
+			if b.Len() > 0 {
+				b.WriteByte('.')
+			}
+			b.WriteString(st.name)
+		default:
+			k := st.name
+			if len(k) > 40 {
+				k = k[:40] + "…"
+			}
+			fmt.Fprintf(&b, "[%+q]", k)
+		}
+	}
+	return b.String()
+}
+
+func plainKey(k string) bool {
+	if len(k) > 64 {
+		return false
+	}
+	for _, c := range k {
+		if !(c == '_' || c == '-' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+func (d *avroDecoder) fail(format string, a ...any) { d.setErr(fmt.Errorf(format, a...)) }
+
 func (d *avroDecoder) ok() bool {
 	if d.err == nil && d.r.Error != nil {
-		d.err = d.r.Error
+		d.setErr(d.r.Error)
 	}
 	if d.err == nil && d.out.Len() > avroMaxJSON {
 		d.fail("the value decodes to more than %d MiB of JSON", avroMaxJSON>>20)
@@ -129,10 +181,12 @@ func (d *avroDecoder) value(s avro.Schema, depth int) {
 			writeJSONString(&d.out, f.Name())
 			d.out.WriteByte(':')
 			start := d.out.Len()
+			d.path = append(d.path, avroStep{name: f.Name(), index: -1})
 			d.value(f.Type(), depth+1)
 			if !d.ok() {
 				return
 			}
+			d.path = d.path[:len(d.path)-1]
 			if string(d.out.Bytes()[start:]) == "null" {
 				d.out.Truncate(mark) // an absent member, as in JSON
 				continue
@@ -169,8 +223,12 @@ func (d *avroDecoder) value(s avro.Schema, depth int) {
 			if n > 0 {
 				d.out.WriteByte(',')
 			}
+			d.path = append(d.path, avroStep{index: n})
 			n++
 			d.value(s.Items(), depth+1)
+			if d.ok() {
+				d.path = d.path[:len(d.path)-1]
+			}
 		})
 		d.out.WriteByte(']')
 	case *avro.MapSchema:
@@ -187,7 +245,11 @@ func (d *avroDecoder) value(s avro.Schema, depth int) {
 			}
 			writeJSONString(&d.out, k)
 			d.out.WriteByte(':')
+			d.path = append(d.path, avroStep{name: k, index: -1})
 			d.value(s.Values(), depth+1)
+			if d.ok() {
+				d.path = d.path[:len(d.path)-1]
+			}
 		})
 		d.out.WriteByte('}')
 	case *avro.FixedSchema:
