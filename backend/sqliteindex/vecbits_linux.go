@@ -1,0 +1,5 @@
+package sqliteindex
+
+import "syscall"
+
+const mapPopulate = syscall.MAP_POPULATE

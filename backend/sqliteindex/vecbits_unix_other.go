@@ -1,0 +1,5 @@
+//go:build unix && !linux
+
+package sqliteindex
+
+const mapPopulate = 0
