@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -299,4 +300,100 @@ func TestNewCommandsOnReadOnlyMedia(t *testing.T) {
 
 func errorsAs(err error, ee **exec.ExitError) bool {
 	return errors.As(err, ee)
+}
+
+// TestBadInputNewShapes ingests each invalid fixture of the newer event
+// shapes (model/testdata/shapes), one a line among good ones, through the
+// real binary: exit 1, a FILE:LINE: report naming each problem's JSON
+// path, every good line ingested; then the same file with --dry-run
+// writes nothing.
+func TestBadInputNewShapes(t *testing.T) {
+	bin := engramBinary(t)
+	want := map[string][]string{
+		"invalid-source.json":             {`context.source: "daemon" is not one of session, ambient, system`},
+		"invalid-content-link.json":       {"result.content[1].uri: required"},
+		"invalid-content-shape.json":      {"result.content: expected an array of content blocks"},
+		"invalid-signal.json":             {"payload.severity: required", "payload.affectedServices[1]: expected a non-empty string", "payload.correlationEmbedding[1]: not a finite number"},
+		"invalid-casehub-confidence.json": {"confidence: 1.5 is outside [0, 1]"},
+		"invalid-casehub-subthought.json": {"metadata.sub-thought-1-confidence: 1.2 is outside [0, 1]", "metadata.sub-thought-2-type: sub-thought 2 given, but sub-thought-count is 1"},
+		"invalid-casehub-timestamp.json":  {"timestamp: expected an RFC 3339 string or a number"},
+		// Built here: wrong types of the newer members.
+		"isError not a boolean":        {"result.isError: expected a boolean"},
+		"signal payload not an object": {"payload: expected an object"},
+	}
+	inline := map[string]string{
+		"isError not a boolean":        `{"eventId":"bad-5","timestamp":"2026-05-08T10:00:00Z","type":"tool_result","context":{"sessionId":"s"},"input":{"text":"x"},"result":{"output":"o","isError":"yes"}}`,
+		"signal payload not an object": `{"eventId":"bad-6","timestamp":"2026-05-08T10:00:00Z","type":"environmental_observation","subtype":"OperationalSignal","context":{"sessionId":"s"},"input":{"text":"x"},"payload":[1]}`,
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "shapes.jsonl")
+	var b bytes.Buffer
+	lineOf := map[string]int{}
+	line, good := 0, 0
+	goods, err := filepath.Glob("../model/testdata/shapes/valid-*.json")
+	if err != nil || len(goods) == 0 {
+		t.Fatalf("no valid fixtures: %v", err)
+	}
+	emit := func(raw []byte) {
+		var c bytes.Buffer
+		if err := json.Compact(&c, raw); err != nil {
+			t.Fatal(err)
+		}
+		b.Write(c.Bytes())
+		b.WriteByte('\n')
+		line++
+	}
+	names := make([]string, 0, len(want))
+	for name := range want {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for i, name := range names {
+		raw, ok := []byte(inline[name]), inline[name] != ""
+		if !ok {
+			if raw, err = os.ReadFile(filepath.Join("../model/testdata/shapes", name)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		emit(raw)
+		lineOf[name] = line
+		if i < len(goods) {
+			g, err := os.ReadFile(goods[i])
+			if err != nil {
+				t.Fatal(err)
+			}
+			emit(g)
+			good++
+		}
+	}
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(dir, "data")
+
+	// --dry-run first: the same report, nothing written.
+	out, _ := exec.Command(bin, "ingest", "--dry-run", "--data", data, path).CombinedOutput()
+	if _, err := os.Stat(data); !os.IsNotExist(err) {
+		t.Errorf("ingest --dry-run wrote %s (%v)", data, err)
+	}
+	for _, dry := range []bool{true, false} {
+		if !dry {
+			cmd := exec.Command(bin, "ingest", "--data", data, path)
+			out, _ = cmd.CombinedOutput()
+			if code := cmd.ProcessState.ExitCode(); code != 1 {
+				t.Fatalf("ingest: exit %d, want 1:\n%s", code, tail(out))
+			}
+			if s := fmt.Sprintf("ingested %d, duplicates 0, rejected %d, failed 0", good, len(want)); !strings.Contains(string(out), s) {
+				t.Errorf("summary: want %q in\n%s", s, tail(out))
+			}
+		}
+		for _, name := range names {
+			prefix := fmt.Sprintf("%s:%d: ", path, lineOf[name])
+			for _, w := range want[name] {
+				if !containsLine(string(out), prefix, w) {
+					t.Errorf("dry-run %v: %s: no line %q…%q in\n%s", dry, name, prefix, w, tail(out))
+				}
+			}
+		}
+	}
 }
