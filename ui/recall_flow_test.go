@@ -23,8 +23,9 @@ func TestFlowRecall(t *testing.T) {
 		if strings.Contains(p.screen(), "Recall ›") {
 			break
 		}
+		before := p.screen()
 		keys(tm, "tab")
-		waitScreen(t, p, "a view after tab", func(string) bool { return true })
+		waitScreen(t, p, "a view after tab", func(s string) bool { return s != before })
 	}
 	waitScreen(t, p, "the Recall view", has("Recall ›", "Type a prompt"))
 	tm.Type("turn 7 logs")
