@@ -14,6 +14,8 @@ import (
 	"syscall"
 
 	"github.com/minio/minio-go/v7"
+
+	"engram/ingest"
 )
 
 // Error is a failure to reach or use the bucket, explained on one line
@@ -21,10 +23,17 @@ import (
 type Error struct {
 	Msg string
 	Err error
+	// outage: the server, known to answer, closed a connection without
+	// answering (it went away mid-request): worth retrying.
+	outage bool
 }
 
 func (e *Error) Error() string { return e.Msg }
 func (e *Error) Unwrap() error { return e.Err }
+
+// Transient is true for an outage, else what ingest.IsTransient says of
+// the underlying error.
+func (e *Error) Transient() bool { return e.outage || ingest.IsTransient(e.Err) }
 
 // s3Code returns the S3 error code and HTTP status of err, if it is a
 // server's error answer.
@@ -92,6 +101,13 @@ func (s *Store) explain(err error) error {
 	case errors.As(err, &recordErr), strings.Contains(err.Error(), "malformed HTTP response"),
 		strings.Contains(err.Error(), "HTTP request to an HTTPS server"):
 		return msg("%s did not answer plain HTTP (it may speak HTTPS): use --s3-endpoint / S3_ENDPOINT=https://%s", ep, ep)
+	case s.answered.Load() && (errors.Is(err, io.EOF) || strings.Contains(err.Error(), "Connection closed by foreign host")):
+		// A server that answered before and now hangs up without an
+		// answer is going away (killed, restarting, a proxy in front
+		// dropping it): retried, where "it may speak HTTPS" would fail
+		// the event for good (a worker sent it to the rejected topic,
+		// archived or not, never indexed).
+		return &Error{Msg: where + ": " + oneLine(fmt.Sprintf("%s closed the connection without answering (the server went away mid-request)", ep)), Err: err, outage: true}
 	case !s.secure && (errors.Is(err, io.EOF) || strings.Contains(err.Error(), "Connection closed by foreign host")):
 		return msg("%s closed the connection without answering (it may speak HTTPS): if so, use --s3-endpoint / S3_ENDPOINT=https://%s", ep, ep)
 	case errors.Is(err, context.DeadlineExceeded) || isTimeout(err):

@@ -67,6 +67,10 @@ type Store struct {
 
 	mode         atomic.Int32
 	fallbackOnce sync.Once
+	// answered: the server has answered a request (Check passed), so it
+	// speaks what the endpoint says; a connection it closes without an
+	// answer later is an outage, not a wrong scheme.
+	answered atomic.Bool
 }
 
 var (
@@ -192,6 +196,7 @@ func (s *Store) Check(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return s.explain(err)
 	}
+	s.answered.Store(true)
 	if s.mode.Load() != condUnknown {
 		return nil
 	}
