@@ -426,6 +426,11 @@ func (c *common) applyFile(r *resolved, getenv func(string) string) error {
 		return fmt.Errorf("config %s: %w", path, err)
 	}
 	r.file = path
+	for _, k := range keys(raw) {
+		if k != "profile" && k != "profiles" { // else silently ignored
+			return fmt.Errorf("config %s: top-level key %q: settings go in a profile, as [profiles.default] %s", path, k, k)
+		}
+	}
 	profile := c.profile
 	if profile == "" {
 		profile, _ = raw["profile"].(string)

@@ -15,6 +15,7 @@ import (
 	"engram/query"
 	"engram/themes"
 	"engram/ui"
+	"engram/ui/uikit"
 )
 
 // uiOpts are the flags of the inspector (engram with no command).
@@ -80,7 +81,7 @@ func runUI(ctx context.Context, e *env, args []string) error {
 	}
 	deps, closeAll := openUIDeps(ctx, o, fs, e)
 	defer closeAll()
-	return ui.Run(ctx, deps, ui.Options{
+	return ui.Run(ctx, deps, uikit.Options{
 		ReadOnly: o.readonly, Demo: o.demo, Mouse: o.mouse, Theme: o.theme, NoColor: e.getenv("NO_COLOR") != "",
 		Follow: o.follow, BufferRows: o.buffer, HopTimeout: o.hopTimeout, In: e.stdin, Out: e.stdout,
 	})
@@ -99,8 +100,8 @@ func needTerminal(e *env) error {
 
 // openUIDeps opens the reader, the archive and (unless read-only) the
 // pipeline the record form and --follow write through.
-func openUIDeps(ctx context.Context, o *uiOpts, fs *flag.FlagSet, e *env) (ui.Deps, func()) {
-	d := ui.Deps{Backend: "embedded", Profile: "default", NewID: decodeOptions().NewID}
+func openUIDeps(ctx context.Context, o *uiOpts, fs *flag.FlagSet, e *env) (uikit.Deps, func()) {
+	d := uikit.Deps{Backend: "embedded", Profile: "default", NewID: decodeOptions().NewID}
 	closers := []func() error{}
 	closeAll := func() {
 		for i := len(closers) - 1; i >= 0; i-- {

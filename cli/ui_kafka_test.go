@@ -14,6 +14,7 @@ import (
 	"github.com/charmbracelet/x/exp/teatest/v2"
 
 	"engram/ui"
+	"engram/ui/uikit"
 )
 
 // screenProbe keeps the inspector's last frame, colours stripped, for a
@@ -69,7 +70,7 @@ func TestInspectorOnKafka(t *testing.T) {
 	workerDone, werr := startWorker(wctx, data, kargs)
 	defer func() { stopWorker(); <-workerDone }()
 
-	p := &screenProbe{Model: ui.New(deps, ui.Options{Theme: "dark", Location: time.UTC})}
+	p := &screenProbe{Model: ui.New(deps, uikit.Options{Theme: "dark", Location: time.UTC})}
 	tm := teatest.NewTestModel(t, p, teatest.WithInitialTermSize(120, 40))
 	defer tm.Quit()
 	wait := func(what string, ok func(string) bool) {

@@ -8,7 +8,7 @@ import (
 
 	"engram/ingest"
 	"engram/ingest/publish"
-	"engram/ui"
+	"engram/ui/uikit"
 )
 
 // rejectingRecorder is the inspector's pipeline keeping the lines --follow
@@ -16,11 +16,11 @@ import (
 // does. The record form's events are checked as they are typed and are not
 // kept there.
 type rejectingRecorder struct {
-	ui.Recorder
+	uikit.Recorder
 	rejects *publish.Rejects
 }
 
-func newRejectingRecorder(p ui.Recorder, data string) rejectingRecorder {
+func newRejectingRecorder(p uikit.Recorder, data string) rejectingRecorder {
 	name := time.Now().UTC().Format("20060102T150405.000Z") + "-follow.jsonl"
 	return rejectingRecorder{p, publish.NewRejects(filepath.Join(data, "rejects", name))}
 }

@@ -17,6 +17,7 @@ import (
 	"engram/ingest/embed"
 	"engram/ingest/gen"
 	"engram/query"
+	"engram/ui/uikit"
 )
 
 // BenchmarkDetailOpenInProcess is Enter on a stream row until the archived
@@ -64,7 +65,7 @@ func BenchmarkDetailOpenInProcess(b *testing.B) {
 
 	o := testOpts(b)
 	o.PageSize, o.BufferRows = 200, 10000
-	deps := Deps{Reader: r, Archive: archive, Backend: "sqlite + dir", Profile: "bench", Now: time.Now}
+	deps := uikit.Deps{Reader: r, Archive: archive, Backend: "sqlite + dir", Profile: "bench", Now: time.Now}
 	m := newTestModel(b, deps, o, 160, 48)
 	if m.count != n {
 		b.Fatalf("the stream counts %d documents, want %d", m.count, n)

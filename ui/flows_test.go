@@ -49,7 +49,7 @@ func (p *probe) screen() string {
 }
 
 // flow starts the program; the tail polls every 20ms.
-func flow(t *testing.T, d Deps) (*teatest.TestModel, *probe) {
+func flow(t *testing.T, d uikit.Deps) (*teatest.TestModel, *probe) {
 	t.Helper()
 	o := testOpts(t)
 	o.Poll = 20 * time.Millisecond
@@ -130,7 +130,7 @@ func (s *realStore) config() ingest.Config {
 	return ingest.Config{Archive: s.archive, Index: s.index, Embedder: embed.Stub{}, BatchWait: time.Millisecond}
 }
 
-func (s *realStore) deps() Deps {
+func (s *realStore) deps() uikit.Deps {
 	d := testDeps(s.reader, nil)
 	d.Archive = s.archive
 	d.Recorder = PipelineRecorder{Config: s.config()}

@@ -30,7 +30,7 @@ func followError(name string, err error) string {
 
 // followRound reads the new complete lines of f and runs them through the
 // pipeline, reporting stages to ch.
-func followRound(ctx context.Context, rec Recorder, f follow.File, ch chan<- tea.Msg, run uint64) tea.Cmd {
+func followRound(ctx context.Context, rec uikit.Recorder, f follow.File, ch chan<- tea.Msg, run uint64) tea.Cmd {
 	return func() tea.Msg {
 		next, sum, err := f.Next(ctx, func(ctx context.Context, items <-chan ingest.Item) ingest.Summary {
 			return rec.Ingest(ctx, items, uikit.Observer{Ctx: ctx, Ch: ch, Run: run})

@@ -57,7 +57,7 @@ func TestGolden(t *testing.T) {
 	scenes := []struct {
 		name  string
 		setup func(t *testing.T, m *Model)
-		deps  func(d *Deps)
+		deps  func(d *uikit.Deps)
 	}{
 		{"stream", func(t *testing.T, m *Model) { press(t, m, "down", "down") }, nil},
 		{"stream_paused", func(t *testing.T, m *Model) {
@@ -79,7 +79,7 @@ func TestGolden(t *testing.T) {
 			typeText(t, m, "s")
 			press(t, m, "backspace", "down", "down", "down", "down", "down", "down", "down", "down", "down")
 			typeText(t, m, "slow")
-		}, func(d *Deps) { d.Recorder = PipelineRecorder{} }},
+		}, func(d *uikit.Deps) { d.Recorder = PipelineRecorder{} }},
 		{"pipeline", func(t *testing.T, m *Model) {
 			send(t, m, uikit.PipeMsg{Run: 1, Trace: fixedTrace(1, "ev-a", -1)})
 			send(t, m, uikit.PipeMsg{Run: 1, Trace: fixedTrace(2, "ev-b", ingest.StageArchive)})
@@ -92,8 +92,8 @@ func TestGolden(t *testing.T) {
 			typeText(t, m, "agent:coder colour:red")
 			press(t, m, "enter")
 		}, nil},
-		{"empty", nil, func(d *Deps) { d.Reader, d.Archive = &memReader{}, &memArchive{} }},
-		{"fatal", nil, func(d *Deps) {
+		{"empty", nil, func(d *uikit.Deps) { d.Reader, d.Archive = &memReader{}, &memArchive{} }},
+		{"fatal", nil, func(d *uikit.Deps) {
 			d.Err = fmt.Errorf("open index /data/engram/index.db: database disk image is malformed")
 			d.Hint = "Move the damaged index aside and rebuild it from the archive, or point --data at another directory."
 		}},

@@ -66,12 +66,12 @@ func TestKeysShownWorkWhereShown(t *testing.T) {
 func TestPipelineEmptyTextFitsTheSession(t *testing.T) {
 	cases := []struct {
 		name       string
-		opts       func(*Options)
+		opts       func(*uikit.Options)
 		want, nots []string
 	}{
-		{"demo", func(o *Options) { o.Demo = true }, []string{"simulated agent", "Stream"}, []string{"No ingestion has run"}},
-		{"follow", func(o *Options) { o.Follow = []string{"/tmp/agent.jsonl"} }, []string{"/tmp/agent.jsonl"}, []string{"--follow FILE"}},
-		{"readonly", func(o *Options) { o.ReadOnly = true }, []string{"read-only"}, []string{"(R)", "--follow"}},
+		{"demo", func(o *uikit.Options) { o.Demo = true }, []string{"simulated agent", "Stream"}, []string{"No ingestion has run"}},
+		{"follow", func(o *uikit.Options) { o.Follow = []string{"/tmp/agent.jsonl"} }, []string{"/tmp/agent.jsonl"}, []string{"--follow FILE"}},
+		{"readonly", func(o *uikit.Options) { o.ReadOnly = true }, []string{"read-only"}, []string{"(R)", "--follow"}},
 	}
 	for _, c := range cases {
 		r, a := world(3, testBase)

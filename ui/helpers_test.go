@@ -11,6 +11,8 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
+
+	"engram/ui/uikit"
 )
 
 var (
@@ -19,9 +21,9 @@ var (
 )
 
 // testDeps are deps over the fakes with a fixed clock.
-func testDeps(r Reader, a *memArchive) Deps {
+func testDeps(r uikit.Reader, a *memArchive) uikit.Deps {
 	n := 0
-	return Deps{
+	return uikit.Deps{
 		Reader: r, Archive: a, Backend: "memory", Profile: "test",
 		Now:   func() time.Time { return testNow },
 		NewID: func() string { n++; return fmt.Sprintf("new-%03d", n) },
@@ -29,8 +31,8 @@ func testDeps(r Reader, a *memArchive) Deps {
 }
 
 // testOpts never fire the tail on their own: tests send stream.TickMsg.
-func testOpts(t testing.TB) Options {
-	return Options{Theme: "dark", Location: time.UTC, Poll: time.Hour, ExportDir: t.TempDir(), PageSize: 50, BufferRows: 200}
+func testOpts(t testing.TB) uikit.Options {
+	return uikit.Options{Theme: "dark", Location: time.UTC, Poll: time.Hour, ExportDir: t.TempDir(), PageSize: 50, BufferRows: 200}
 }
 
 // harness drives a model as a program would: commands run in their own
@@ -83,7 +85,7 @@ func (h *harness) run(cmd tea.Cmd) {
 }
 
 // newTestModel builds the inspector at w×h and lets its first loads land.
-func newTestModel(t testing.TB, deps Deps, opts Options, w, h int) *Model {
+func newTestModel(t testing.TB, deps uikit.Deps, opts uikit.Options, w, h int) *Model {
 	t.Helper()
 	m := New(deps, opts)
 	m.c.Ctx = context.WithValue(m.c.Ctx, parkKey{}, new(atomic.Int64)) // before any command exists

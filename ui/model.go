@@ -86,7 +86,7 @@ type Model struct {
 }
 
 // New builds the inspector over deps. Run it with tea.NewProgram, or use Run.
-func New(deps Deps, opts Options) *Model {
+func New(deps uikit.Deps, opts uikit.Options) *Model {
 	deps, opts = deps.WithDefaults(), opts.WithDefaults()
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &uikit.Common{Keys: uikit.DefaultKeyMap(), Deps: deps, Opts: opts, Ctx: ctx, Missing: map[string]bool{}}
@@ -122,7 +122,7 @@ func New(deps Deps, opts Options) *Model {
 
 // applyTheme sets the styles from the options; it reports whether the
 // theme is fixed (else the terminal background decides).
-func (m *Model) applyTheme(o Options) bool {
+func (m *Model) applyTheme(o uikit.Options) bool {
 	p := themes.Dark()
 	fixed := true
 	switch {

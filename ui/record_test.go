@@ -14,7 +14,7 @@ import (
 )
 
 // recorderFor is the real pipeline writing into the fakes.
-func recorderFor(r *memReader, a *memArchive) Recorder {
+func recorderFor(r *memReader, a *memArchive) uikit.Recorder {
 	return PipelineRecorder{Config: ingest.Config{
 		Archive: memStore{a}, Index: memIndex{r}, Embedder: embed.Stub{}, BatchWait: 1,
 	}}

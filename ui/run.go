@@ -8,10 +8,11 @@ import (
 	"github.com/charmbracelet/colorprofile"
 
 	"engram/ingest/inprocess"
+	"engram/ui/uikit"
 )
 
 // Run shows the inspector on the terminal until the user quits or ctx ends.
-func Run(ctx context.Context, deps Deps, opts Options) error {
+func Run(ctx context.Context, deps uikit.Deps, opts uikit.Options) error {
 	m := New(deps, opts)
 	popts := []tea.ProgramOption{tea.WithContext(ctx)}
 	if opts.NoColor {

@@ -15,6 +15,7 @@ import (
 
 	"engram/model"
 	"engram/query"
+	"engram/ui/uikit"
 )
 
 // sourceReader is an index the source system wrote: its documents lack
@@ -53,7 +54,7 @@ func sourceShaped(d *model.IndexDoc) *model.IndexDoc {
 // sourceWorld is world's events, their full events archived and their
 // documents source-shaped, read as the inspector reads such an index
 // (query.TurnReader, as cli opens it).
-func sourceWorld(n int) (Reader, *memReader, *memArchive) {
+func sourceWorld(n int) (uikit.Reader, *memReader, *memArchive) {
 	full, a := world(n, testBase)
 	src := &memReader{}
 	for _, d := range full.docs {
