@@ -101,9 +101,10 @@ func (s *Store) explain(err error) error {
 	case errors.As(err, &recordErr), strings.Contains(err.Error(), "malformed HTTP response"),
 		strings.Contains(err.Error(), "HTTP request to an HTTPS server"):
 		return msg("%s did not answer plain HTTP (it may speak HTTPS): use --s3-endpoint / S3_ENDPOINT=https://%s", ep, ep)
-	case s.answered.Load() && (errors.Is(err, io.EOF) || strings.Contains(err.Error(), "Connection closed by foreign host")):
+	case s.answered.Load() && (errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) || strings.Contains(err.Error(), "Connection closed by foreign host")):
 		// A server that answered before and now hangs up without an
-		// answer is going away (killed, restarting, a proxy in front
+		// answer (or mid-body: "use of closed network connection") is
+		// going away (killed, restarting, a proxy in front
 		// dropping it): retried, where "it may speak HTTPS" would fail
 		// the event for good (a worker sent it to the rejected topic,
 		// archived or not, never indexed).

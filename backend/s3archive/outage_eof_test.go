@@ -3,6 +3,7 @@ package s3archive
 import (
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -17,11 +18,16 @@ import (
 type hangUp struct {
 	next http.RoundTripper
 	cut  atomic.Bool
+	with error // io.EOF by default
 }
 
 func (h *hangUp) RoundTrip(r *http.Request) (*http.Response, error) {
 	if h.cut.Load() {
-		return nil, fmt.Errorf("%s %s: %w", r.Method, r.URL, io.EOF)
+		err := h.with
+		if err == nil {
+			err = io.EOF
+		}
+		return nil, fmt.Errorf("%s %s: %w", r.Method, r.URL, err)
 	}
 	return h.next.RoundTrip(r)
 }
@@ -43,6 +49,12 @@ func TestHangUpAfterAnAnswerIsAnOutage(t *testing.T) {
 	_, err := s.Put(testCtx(t), key, body)
 	if err == nil || !ingest.IsTransient(err) || !strings.Contains(err.Error(), "went away") {
 		t.Fatalf("Put after the server hung up: %v (transient %v); want a transient outage", err, ingest.IsTransient(err))
+	}
+	// Hung up while the body was being sent: the soak saw "readfrom tcp
+	// …: write tcp …: use of closed network connection".
+	h.with = &net.OpError{Op: "write", Net: "tcp", Err: net.ErrClosed}
+	if _, err = s.Put(testCtx(t), key, body); err == nil || !ingest.IsTransient(err) {
+		t.Fatalf("Put after a hang-up mid-body: %v (transient %v); want a transient outage", err, ingest.IsTransient(err))
 	}
 	h.cut.Store(false)
 	if _, err := s.Put(testCtx(t), key, body); err != nil {
