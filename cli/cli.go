@@ -118,11 +118,18 @@ func run(ctx context.Context, e *env, args []string) int {
 
 func exitCode(e *env, err error) int {
 	var ee exitError
+	var fe flagError
+	var hr helpRequest
 	switch {
 	case err == nil:
 		return 0
 	case errors.As(err, &ee):
 		return ee.code
+	case errors.As(err, &hr):
+		return exitCode(e, runHelp(context.Background(), e, []string{hr.cmd}))
+	case errors.As(err, &fe):
+		fmt.Fprintf(e.stderr, "engram: %s\n", safeLine(fe.Error()))
+		return 2
 	case errors.Is(err, errUsage):
 		return 2
 	}

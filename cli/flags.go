@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,9 +12,26 @@ import (
 
 func newFlagSet(name string, e *env) *flag.FlagSet {
 	fs := flag.NewFlagSet("engram "+name, flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
+	// parseArgs says what was wrong in one line, and -h prints engram help
+	// NAME: not the flag package's own line followed by every flag.
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
 	return fs
 }
+
+// flagError is a flag the flag package refused: one line, exit 2.
+type flagError struct{ cmd, msg string }
+
+func (e flagError) Error() string {
+	return fmt.Sprintf("%s: %s; run 'engram help %s'", e.cmd, e.msg, e.cmd)
+}
+
+func (e flagError) Is(target error) bool { return target == errUsage }
+
+// helpRequest is -h or --help given to a command: exit 0 after its help.
+type helpRequest struct{ cmd string }
+
+func (h helpRequest) Error() string { return "help for " + h.cmd }
 
 // parse parses args, turning -h and bad flags into a usage error (the flag
 // package has already said what was wrong). Flags may come after the
@@ -62,10 +80,11 @@ func parseArgs(fs *flag.FlagSet, args []string, exprs bool) error {
 			n = 2
 		}
 		if err := fs.Parse(args[i : i+n]); err != nil {
+			cmd := strings.TrimPrefix(fs.Name(), "engram ")
 			if errors.Is(err, flag.ErrHelp) {
-				return exitError{0}
+				return helpRequest{cmd}
 			}
-			return errUsage
+			return flagError{cmd, strings.Replace(err.Error(), " -"+name, " --"+name, 1)}
 		}
 		i += n
 	}

@@ -25,8 +25,7 @@ type cliBadCase struct {
 	code int
 	want string
 	// lines is how many lines stderr may have: 1 unless the form is
-	// another's (a bad expression is shown with a caret under it; the flag
-	// package prints the flags after its own line).
+	// another's (a bad expression is shown with a caret under it).
 	lines int
 }
 
@@ -55,7 +54,7 @@ var cliBadCases = []cliBadCase{
 	{args: []string{"stats", "--by", ""}, code: 0},
 	{args: []string{"stats", "--top", "0"}, code: 1, want: "stats: --top 0: want 1 or more"},
 	{args: []string{"stats", "--top", "-3"}, code: 1, want: "stats: --top -3: want 1 or more"},
-	{args: []string{"stats", "--top", "abc"}, code: 2, want: `invalid value "abc" for flag -top`, lines: -1},
+	{args: []string{"stats", "--top", "abc"}, code: 2, want: `engram: stats: invalid value "abc" for flag --top: parse error; run 'engram help stats'`},
 	{args: []string{"stats", "--compare", "bogus"}, code: 1, want: `stats: --compare "bogus": want previous, FROM/TO or (with --by) A,B`},
 	{args: []string{"stats", "--compare", "2026-01-01/"}, code: 1, want: `stats: --compare "2026-01-01/": want FROM/TO`},
 	{args: []string{"stats", "--compare", "/2026-01-01"}, code: 1, want: `stats: --compare "/2026-01-01": want FROM/TO`},
@@ -72,7 +71,7 @@ var cliBadCases = []cliBadCase{
 	{args: []string{"stats", "--by", "agent", "--compare", "agent-a,agent-b"}, code: 0},
 	{args: []string{"stats", "--since", "2026-05-09", "--until", "2026-05-08"}, code: 1, want: "stats: the range is empty (since 2026-05-09T00:00:00Z is not before until 2026-05-08T00:00:00Z)"},
 	{args: []string{"stats", "--since", "2026-05-08", "--until", "2026-05-08"}, code: 1, want: "stats: the range is empty"},
-	{args: []string{"stats", "--nosuch"}, code: 2, want: "flag provided but not defined: -nosuch", lines: -1},
+	{args: []string{"stats", "--nosuch"}, code: 2, want: "engram: stats: flag provided but not defined: --nosuch; run 'engram help stats'"},
 	{args: []string{"stats", "type:("}, code: 2, want: `invalid expression: column 6: unknown type "("`, lines: 3},
 	{args: []string{"stats", "foo:bar"}, code: 2, want: `invalid expression: column 1: unknown field "foo"`, lines: 3},
 	{args: []string{"stats", "source:daemon"}, code: 2, want: `invalid expression: column 8: unknown source "daemon"`, lines: 3},
@@ -86,7 +85,7 @@ var cliBadCases = []cliBadCase{
 	{args: []string{"diff", demoEvent, demoEvent2, "x"}, code: 2, want: "usage: engram diff"},
 	{args: []string{"diff", "--turn", demoTurn}, code: 2, want: "usage: engram diff"},
 	{args: []string{"diff", "--turn", demoTurn, demoTurn, "x"}, code: 2, want: "usage: engram diff"},
-	{args: []string{"diff", "--nosuch", demoEvent, demoEvent2}, code: 2, want: "flag provided but not defined: -nosuch", lines: -1},
+	{args: []string{"diff", "--nosuch", demoEvent, demoEvent2}, code: 2, want: "engram: diff: flag provided but not defined: --nosuch"},
 	{args: []string{"diff", "nosuch", demoEvent}, code: 1, want: `no event "nosuch" in sqlite`},
 	{args: []string{"diff", demoEvent, "nosuch"}, code: 1, want: `no event "nosuch" in sqlite`},
 	{args: []string{"diff", "nosuch-1", "nosuch-2"}, code: 1, want: `no event "nosuch-1" in sqlite {data}/index.db; no event "nosuch-2"`},
@@ -102,7 +101,7 @@ var cliBadCases = []cliBadCase{
 	{args: []string{"session", "nosuch"}, code: 1, want: `no session "nosuch" in sqlite`},
 	{args: []string{"session", ""}, code: 1, want: `no session "" in sqlite`},
 	{args: []string{"session", `a"b\`}, code: 1, want: `no session "a\"b\\" in sqlite`},
-	{args: []string{"session", "--limit", "abc", demoSession}, code: 2, want: `invalid value "abc" for flag -limit`, lines: -1},
+	{args: []string{"session", "--limit", "abc", demoSession}, code: 2, want: `engram: session: invalid value "abc" for flag --limit`},
 
 	// recall.
 	{args: []string{"recall"}, code: 2, want: "usage: engram recall [flags] TEXT [EXPR]"},
@@ -124,7 +123,8 @@ var cliBadCases = []cliBadCase{
 	{args: []string{"recall", "--half-life", "-1h", "vector"}, code: 1, want: "(flag --half-life): want a duration above zero"},
 	{args: []string{"recall", "--recall-window", "0", "vector"}, code: 1, want: "(flag --recall-window): want a positive whole number"},
 	{args: []string{"recall", "--recall-window", "-5", "vector"}, code: 1, want: "(flag --recall-window)"},
-	{args: []string{"recall", "--limit", "abc", "vector"}, code: 2, want: `invalid value "abc" for flag -limit`, lines: -1},
+	{args: []string{"recall", "--limit", "abc", "vector"}, code: 2, want: `engram: recall: invalid value "abc" for flag --limit`},
+	{args: []string{"recall", "--weights"}, code: 2, want: "engram: recall: flag needs an argument: --weights"},
 }
 
 // TestBadInputNewCommands runs each case against the real binary on a
