@@ -25,7 +25,7 @@ type countingTransport struct {
 
 func (c *countingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := c.rt.RoundTrip(req)
-	if err == nil && resp.StatusCode < 500 {
+	if err == nil && resp.StatusCode < 300 {
 		c.n.Add(1)
 	}
 	return resp, err
