@@ -80,6 +80,9 @@ func (o *statsOpts) statsQuery(src string, now time.Time) (query.StatsQuery, err
 		return q, fmt.Errorf("stats: --since %w", err)
 	}
 	q.Since = since.Resolve(now)
+	if q.Since.IsZero() { // the query's "not given"
+		return q, fmt.Errorf("stats: --since %q: want a time after 0001-01-01T00:00:00Z", o.since)
+	}
 	q.Until = now
 	if o.until != "" {
 		until, err := expr.ParseTime(o.until)
@@ -87,6 +90,9 @@ func (o *statsOpts) statsQuery(src string, now time.Time) (query.StatsQuery, err
 			return q, fmt.Errorf("stats: --until %w", err)
 		}
 		q.Until = until.Resolve(now)
+		if q.Until.IsZero() {
+			return q, fmt.Errorf("stats: --until %q: want a time after 0001-01-01T00:00:00Z", o.until)
+		}
 	}
 	if o.every != "" {
 		if q.Every, err = expr.ParseDuration(o.every); err != nil {

@@ -59,6 +59,9 @@ func (o *statsOpts) compareSides(q query.StatsQuery, now time.Time) (a, b side, 
 			return a, b, fmt.Errorf("stats: --compare %q: want FROM/TO, each a time (2026-05-08T10:00:00Z) or a duration back from now (48h)", spec)
 		}
 		a.q.Since, a.q.Until, a.q.Every = f.Resolve(now), t.Resolve(now), 0
+		if a.q.Since.IsZero() || a.q.Until.IsZero() { // the query's "not given"
+			return a, b, fmt.Errorf("stats: --compare %q: want times after 0001-01-01T00:00:00Z", spec)
+		}
 		if !a.q.Since.Before(a.q.Until) {
 			return a, b, fmt.Errorf("stats: --compare %q: the range is empty (%s is not before %s)", spec, a.q.Since.UTC().Format(time.RFC3339), a.q.Until.UTC().Format(time.RFC3339))
 		}

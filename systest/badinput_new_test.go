@@ -42,6 +42,8 @@ var cliBadCases = []cliBadCase{
 	{args: []string{"stats", "--since", "bogus"}, code: 1, want: `stats: --since "bogus": expected a duration`},
 	{args: []string{"stats", "--since", "1e400h"}, code: 1, want: `stats: --since "1e400h"`},
 	{args: []string{"stats", "--since", ""}, code: 1, want: `stats: --since`},
+	{args: []string{"stats", "--since", "0001-01-01", "--until", "2026-05-09"}, code: 1, want: `stats: --since "0001-01-01": want a time after 0001-01-01T00:00:00Z`},
+	{args: []string{"stats", "--compare", "0001-01-01/2026-05-09"}, code: 1, want: `stats: --compare "0001-01-01/2026-05-09": want times after`},
 	{args: []string{"stats", "--until", "bogus"}, code: 1, want: `stats: --until "bogus"`},
 	{args: []string{"stats", "--until", "2026-13-45"}, code: 1, want: `stats: --until "2026-13-45"`},
 	{args: []string{"stats", "--every", "0"}, code: 1, want: "stats: --every 0: want a duration above zero"},
