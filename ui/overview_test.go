@@ -154,3 +154,23 @@ func TestOverviewComparesBuckets(t *testing.T) {
 	press(t, m, "c")
 	mustNotContain(t, screen(m), "bucket before")
 }
+
+// TestFlowOverviewBucketToStream drives a real program (teatest): the
+// Overview opens on the day by outcome, b b splits it by agent, ↓ selects
+// the first group and enter opens the stream filtered to the bucket and
+// that agent, listing exactly the documents the Overview counted.
+func TestFlowOverviewBucketToStream(t *testing.T) {
+	r, a := world(30, testBase)
+	tm, p := flow(t, testDeps(r, a))
+	waitScreen(t, p, "the stream", has("30 docs", "Overview"))
+	keys(tm, "shift+tab")
+	waitScreen(t, p, "the Overview by outcome", has("split by outcome", "all", "unknown"))
+	keys(tm, "b")
+	waitScreen(t, p, "by type", has("split by type"))
+	keys(tm, "b")
+	waitScreen(t, p, "by agent", has("split by agent", "planner"))
+	keys(tm, "down")
+	waitScreen(t, p, "the first group selected", has("· planner: 12 events"))
+	keys(tm, "enter")
+	waitScreen(t, p, "the stream filtered to the bucket and agent", has("since:2026-05-08T10:00:00Z", "row 1 of 12 loaded")) // planner has 12 of the 30
+}
