@@ -33,6 +33,8 @@ func FuzzStatsFlags(f *testing.F) {
 		{"100000d", "", "", "", 5, ","},
 		{"30d", "", "1s", "type", 5, "foo,bar"},
 		{"1e400h", "1w", "1ns", "tag", 5, "2026-05-09/2026-05-08"},
+		{"0001-01-01", "2026-05-09", "", "", 5, "0001-01-01/2026-05-09"},
+		{"0001-01-01T00:00:01Z", "0001-01-02", "1h", "", 5, ""},
 	} {
 		f.Add(c.since, c.until, c.every, c.by, c.top, c.compare)
 	}
@@ -45,6 +47,26 @@ func FuzzStatsFlags(f *testing.F) {
 			return
 		}
 		checkResolved(t, o, q)
+		// The range is the one the flags say: an absolute --since is the
+		// start (to the bucket), an absolute --until the end.
+		for _, c := range []struct {
+			flag, v string
+			got     time.Time
+			trunc   bool
+		}{{"--since", since, q.Since, true}, {"--until", until, q.Until, false}} {
+			pt, err := expr.ParseTime(c.v)
+			if err != nil || c.v == "" {
+				continue
+			}
+			if at := pt.Resolve(now); at.Equal(pt.Resolve(now.Add(time.Hour))) {
+				if c.trunc {
+					at = at.Truncate(q.Every)
+				}
+				if !c.got.Equal(at) {
+					t.Fatalf("%+v: %s %q is %s, the range has %s", o, c.flag, c.v, at, c.got)
+				}
+			}
+		}
 		if every != "" {
 			if d, err := expr.ParseDuration(every); err != nil || d != q.Every {
 				t.Fatalf("%+v: --every %q made buckets of %s", o, every, q.Every)
