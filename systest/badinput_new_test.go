@@ -125,6 +125,8 @@ var cliBadCases = []cliBadCase{
 	{args: []string{"recall", "--half-life", "-1h", "vector"}, code: 1, want: "(flag --half-life): want a duration above zero"},
 	{args: []string{"recall", "--recall-window", "0", "vector"}, code: 1, want: "(flag --recall-window): want a positive whole number"},
 	{args: []string{"recall", "--recall-window", "-5", "vector"}, code: 1, want: "(flag --recall-window)"},
+	{args: []string{"recall", "--embedder", "http", "vector"}, code: 1, want: "embedder http: no endpoint (embedder.endpoint, --embedder-endpoint)"},
+	{args: []string{"recall", "--embedder", "bogus", "vector"}, code: 1, want: `embedder.kind = "bogus" (flag --embedder): want stub, hashed, http`},
 	{args: []string{"recall", "--limit", "abc", "vector"}, code: 2, want: `engram: recall: invalid value "abc" for flag --limit`},
 	{args: []string{"recall", "--weights"}, code: 2, want: "engram: recall: flag needs an argument: --weights"},
 }

@@ -72,8 +72,13 @@ type embedReply struct {
 
 // NewHTTP checks cfg and returns the embedder.
 func NewHTTP(cfg HTTPConfig) (*HTTP, error) {
-	if cfg.Endpoint == "" || cfg.Model == "" || cfg.Dimension <= 0 {
-		return nil, fmt.Errorf("embedder: endpoint, model and a positive dimension are required")
+	switch {
+	case cfg.Endpoint == "":
+		return nil, fmt.Errorf("embedder http: no endpoint (embedder.endpoint, --embedder-endpoint)")
+	case cfg.Model == "":
+		return nil, fmt.Errorf("embedder http: no model (embedder.model, --embedder-model)")
+	case cfg.Dimension <= 0:
+		return nil, fmt.Errorf("embedder http: dimension %d: want 1 or more (embedder.dimension, --embed-dim)", cfg.Dimension)
 	}
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 30 * time.Second
