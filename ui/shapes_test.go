@@ -13,7 +13,7 @@ import (
 )
 
 // shapesWorld is a small world with the newer event shapes of
-// model/testdata/shapes (issue 40): a system session, MCP content, an
+// model/testdata/shapes: a system session, MCP content, an
 // operational signal, a replacement and the event it replaces, CaseHub's
 // memory domains and one of a reflection's sources.
 func shapesWorld(t testing.TB) (*memReader, *memArchive) {
