@@ -27,7 +27,7 @@ type cmdLine struct {
 }
 
 func newCmdLine() cmdLine {
-	return cmdLine{input: textinput.Model{Prompt: ": ", Placeholder: "command: search TERM, goto ID, turn KEY, theme NAME, export, q (tab completes)", Limit: 500}}
+	return cmdLine{input: textinput.Model{Prompt: ": ", Placeholder: "command: search, goto, turn, time, theme, export, q (tab completes)", Limit: 500}}
 }
 
 // commandHelp names each command with what it takes; tab completes them.

@@ -105,7 +105,17 @@ func (m *Model) fullHelp() string {
 		global = append(global[:2:2], append([]key.Binding{km.Filter}, global[2:]...)...)
 	}
 	acts, chords := m.actionKeys()
-	groups := append([][]key.Binding{global, acts}, m.focused().FullHelp()...)
+	groups := [][]key.Binding{global, acts}
+	for _, g := range m.focused().FullHelp() {
+		// A view's own esc back is the global one: named once.
+		var own []key.Binding
+		for _, b := range g {
+			if !contains(global, b) {
+				own = append(own, b)
+			}
+		}
+		groups = append(groups, own)
+	}
 	if m.focus == viewRecord { // the form takes every other key as text
 		groups, chords = m.record.FullHelp(), nil
 	}
@@ -141,7 +151,7 @@ func (m *Model) actionKeys() (acts []key.Binding, chords [][]key.Binding) {
 	}
 	if m.canJump() {
 		acts = append(acts, km.Go)
-		chords = append(chords, []key.Binding{km.GoTop, km.GoTurn, km.GoSession, km.GoTrace})
+		chords = append(chords, []key.Binding{km.GoTop, km.GoTurn, km.GoSession, km.GoTrace, km.GoTimeline})
 	} else if m.focus != viewRecord {
 		acts = append(acts, km.Top)
 	}

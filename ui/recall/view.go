@@ -174,8 +174,9 @@ func (v *Model) ShortHelp() []key.Binding {
 	return []key.Binding{ck.Move, ck.Enter, km.Edit, km.Factor, km.More, km.Formula, km.Longer}
 }
 
-// FullHelp returns every key of the view.
+// FullHelp returns every key of the view: + and - as one line, < and >
+// as one; the prompt's own keys are its footer's.
 func (v *Model) FullHelp() [][]key.Binding {
 	km, ck := v.keys, v.c.Keys
-	return [][]key.Binding{ck.ListKeys(), {ck.Enter, km.Edit, km.Done}, {km.Factor, km.More, km.Less, km.Formula, km.Longer, km.Shorter, km.Reset}}
+	return [][]key.Binding{ck.ListKeys(), {ck.Enter, km.Edit}, {km.Factor, km.More, km.Formula, km.Longer, km.Reset}}
 }

@@ -198,7 +198,11 @@ func (v *Model) steps() []string {
 	st := v.c.Styles
 	t := v.s.Turns[v.sel]
 	n := v.stepsH()
-	out := []string{st.Subtle.Render(uikit.Fit("── steps of "+uikit.Clean(t.Key)+" "+strings.Repeat("─", v.w), v.w))}
+	rule := "── steps of " + uikit.Clean(t.Key) + " "
+	if n := v.w - uikit.Width(rule); n > 0 {
+		rule += strings.Repeat("─", n) // the rule to the edge, not cut with "…"
+	}
+	out := []string{st.Subtle.Render(uikit.Fit(rule, v.w))}
 	for i, s := range t.Steps {
 		if len(out) == n-1 && i < len(t.Steps)-1 {
 			out = append(out, st.Muted.Render(fmt.Sprintf("    … %d more", len(t.Steps)-i)))

@@ -1,0 +1,54 @@
+package ui
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/charmbracelet/x/ansi"
+)
+
+// Found walking the inspector at 80 columns: the help of the stream lists
+// g L with the other keys after g; a view's own esc is the global one,
+// named once; the Recall help names + and -, < and > once each.
+func TestHelpListsEveryKeyOnceAndGL(t *testing.T) {
+	r, a := sessionWorld()
+	m := newTestModel(t, testDeps(r, a), testOpts(t), 80, 40)
+	press(t, m, "?")
+	mustContain(t, screen(m), "after y · after g", "session timeline")
+	press(t, m, "x", "g", "L")
+	if m.focus != viewSession {
+		t.Fatalf("focus %v after g L", m.focus)
+	}
+	for _, id := range []viewID{viewSession, viewRecall} {
+		m.setFocus(id)
+		h := ansi.Strip(m.fullHelp())
+		if n := strings.Count(h, "esc "); n != 1 {
+			t.Fatalf("%s: esc named %d times:\n%s", m.table[id].name, n, h)
+		}
+		if id == viewRecall {
+			mustContain(t, h, "+/- weight", "</> half-life")
+			mustNotContain(t, h, "less weight", "shorter half-life", "to the results")
+		}
+	}
+}
+
+// The command line's hint names every command, :time too, in 80 columns.
+func TestCmdLineHintNamesEveryCommand(t *testing.T) {
+	r, a := world(6, testBase)
+	m := newTestModel(t, testDeps(r, a), testOpts(t), 80, 24)
+	press(t, m, ":")
+	hint := ""
+	for _, l := range strings.Split(screen(m), "\n") {
+		if strings.Contains(l, "tab completes") {
+			hint = l
+		}
+	}
+	if hint == "" || strings.Contains(hint, "…") {
+		t.Fatalf("the hint is missing or cut: %q", hint)
+	}
+	for name := range commandHelp {
+		if name != "quit" && !strings.Contains(hint, name) { // q names quit
+			t.Fatalf("the hint %q does not name %s", hint, name)
+		}
+	}
+}
