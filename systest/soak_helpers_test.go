@@ -68,7 +68,7 @@ func (k *privateKafka) run(what string, keep bool) error {
 	}
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		return fmt.Errorf("kafka.sh %s: %v\n%s", what, err, tail(out))
+		return fmt.Errorf("kafka.sh %s: %w\n%s", what, err, tail(out))
 	}
 	return nil
 }
@@ -188,7 +188,7 @@ func (p *faultProxy) down() {
 // error says why not when it cannot.
 func mountTmpfs(t *testing.T, dir string, size string) error {
 	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size, "engram-soak", dir).CombinedOutput(); err != nil {
-		return fmt.Errorf("mount -t tmpfs: %v: %s", err, strings.TrimSpace(string(out)))
+		return fmt.Errorf("mount -t tmpfs: %w: %s", err, strings.TrimSpace(string(out)))
 	}
 	t.Cleanup(func() {
 		if out, err := exec.Command("umount", "-l", dir).CombinedOutput(); err != nil {
@@ -424,7 +424,7 @@ func startTmuxInspector(t *testing.T, bin string, args []string) (*tmuxInspector
 	out, err := exec.Command(tm, "-S", in.sock, "new-session", "-d", "-s", "soak", "-x", "120", "-y", "30", shell).CombinedOutput()
 	if err != nil {
 		os.RemoveAll(dir)
-		return nil, fmt.Errorf("tmux new-session: %v: %s", err, out)
+		return nil, fmt.Errorf("tmux new-session: %w: %s", err, out)
 	}
 	t.Cleanup(func() { _ = exec.Command(tm, "-S", in.sock, "kill-server").Run(); os.RemoveAll(dir) })
 	return in, nil
