@@ -21,8 +21,8 @@ import (
 	"engram/ingest/gen"
 )
 
-// TestSoak: faults together, under load, for a bounded time (issue 42,
-// item 3). Two `engram worker`s in one consumer group, fed by `engram
+// TestSoak: faults together, under load, for a bounded time. Two
+// `engram worker`s in one consumer group, fed by `engram
 // produce` (and, one batch in four, by `engram ingest` straight into the
 // stores), write to S3 (a private versitygw) and OpenSearch with Kafka
 // notifications (a private broker), while the real inspector follows the
