@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 
@@ -52,3 +53,27 @@ func TestCmdLineHintNamesEveryCommand(t *testing.T) {
 		}
 	}
 }
+
+// home and end say first and last where a list is not newest first: the
+// session (oldest first), the detail, Recall, Similar, Compare; the
+// session's ctrl+d moves as its help says.
+func TestHomeEndSayFirstLastOutsideTheStream(t *testing.T) {
+	r, a := sessionWorld()
+	m := newTestModel(t, testDeps(r, a), testOpts(t), 80, 40)
+	mustContain(t, ansi.Strip(m.fullHelp()), "home     newest")
+	press(t, m, "g", "L", "home")
+	mustContain(t, ansi.Strip(m.fullHelp()), "first", "last", "ctrl+d/u")
+	if !strings.Contains(screen(m), "turn 1 of 5") {
+		t.Fatalf("home did not go to the first turn:\n%s", screen(m))
+	}
+	press(t, m, "ctrl+d")
+	mustNotContain(t, screen(m), "turn 1 of 5")
+	for _, id := range []viewID{viewSession, viewDetail, viewRecall, viewSimilar, viewCompare} {
+		m.setFocus(id)
+		if h := ansi.Strip(m.fullHelp()); homeNewest.MatchString(h) {
+			t.Fatalf("%s: home and end say newest and oldest:\n%s", m.table[id].name, h)
+		}
+	}
+}
+
+var homeNewest = regexp.MustCompile(`home +newest|end/G +oldest`)

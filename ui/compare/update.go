@@ -66,5 +66,5 @@ func (v *Model) ShortHelp() []key.Binding {
 // FullHelp returns every key of the view.
 func (v *Model) FullHelp() [][]key.Binding {
 	km := v.c.Keys
-	return [][]key.Binding{{km.Up, km.Down, km.PageUp, km.PageDown, km.HalfDown, km.Home, km.End}, {km.Mark, km.Compare, km.Back}}
+	return [][]key.Binding{km.RankKeys(), {km.Mark, km.Compare, km.Back}}
 }

@@ -156,7 +156,7 @@ func (v *Model) ShortHelp() []key.Binding {
 func (v *Model) FullHelp() [][]key.Binding {
 	km := v.c.Keys
 	return [][]key.Binding{
-		km.ListKeys(),
+		km.RankKeys(),
 		{km.Fold, km.Expand, km.Collapse, km.ExpandAll, km.CollapseAll},
 		{km.Search, km.NextMatch, km.PrevMatch, km.SideBySide, km.Retry, km.NextEvent, km.PrevEvent, km.Similar,
 			uikit.Binding("1-9", "open the link of that number", "1")},

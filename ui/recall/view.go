@@ -178,5 +178,5 @@ func (v *Model) ShortHelp() []key.Binding {
 // as one; the prompt's own keys are its footer's.
 func (v *Model) FullHelp() [][]key.Binding {
 	km, ck := v.keys, v.c.Keys
-	return [][]key.Binding{ck.ListKeys(), {ck.Enter, km.Edit}, {km.Factor, km.More, km.Formula, km.Longer, km.Reset}}
+	return [][]key.Binding{ck.RankKeys(), {ck.Enter, km.Edit}, {km.Factor, km.More, km.Formula, km.Longer, km.Reset}}
 }

@@ -40,6 +40,10 @@ func (v *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		v.step(-page)
 	case key.Matches(msg, km.PageDown):
 		v.step(page)
+	case key.Matches(msg, km.HalfUp):
+		v.step(-max(1, page/2))
+	case key.Matches(msg, km.HalfDown):
+		v.step(max(1, page/2))
 	case key.Matches(msg, km.Home):
 		v.step(-v.sel)
 	case key.Matches(msg, km.End):
@@ -276,5 +280,5 @@ func (v *Model) ShortHelp() []key.Binding {
 // FullHelp returns every key of the view.
 func (v *Model) FullHelp() [][]key.Binding {
 	km := v.c.Keys
-	return [][]key.Binding{{km.Up, km.Down, km.PageUp, km.PageDown, km.Home, km.End}, {km.Enter, km.Back}}
+	return [][]key.Binding{km.RankKeys(), {km.Enter, km.Back}}
 }

@@ -88,7 +88,7 @@ func (v *Model) ShortHelp() []key.Binding {
 // FullHelp returns every key of the list.
 func (v *Model) FullHelp() [][]key.Binding {
 	km := v.c.Keys
-	return [][]key.Binding{km.ListKeys(), {km.Enter, km.Back}}
+	return [][]key.Binding{km.RankKeys(), {km.Enter, km.Back}}
 }
 
 // compile-time check that the view is a navigator for the detail.

@@ -124,6 +124,16 @@ func (km *KeyMap) ListKeys() []key.Binding {
 	return []key.Binding{km.Up, km.Down, km.PageUp, km.PageDown, km.HalfDown, km.Home, km.End}
 }
 
+// RankKeys are ListKeys for what is not newest first (a ranking, a
+// document, a diff, a session oldest first): home and end go to the
+// first and the last.
+func (km *KeyMap) RankKeys() []key.Binding {
+	home, end := km.Home, km.End
+	home.SetHelp(km.Home.Help().Key, "first")
+	end.SetHelp(km.End.Help().Key, "last")
+	return []key.Binding{km.Up, km.Down, km.PageUp, km.PageDown, km.HalfDown, home, end}
+}
+
 // Binding is a binding made on the spot, for help that names a key in
 // one state (enter while typing a search).
 func Binding(help, desc string, keys ...string) key.Binding { return bind(keys, help, desc) }
