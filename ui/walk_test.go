@@ -68,6 +68,11 @@ func TestHomeEndSayFirstLastOutsideTheStream(t *testing.T) {
 	}
 	press(t, m, "ctrl+d")
 	mustNotContain(t, screen(m), "turn 1 of 5")
+	c, _, _ := recordModel(t, 6)
+	press(t, c, "tab", "enter") // a turn's chain: its steps oldest first
+	if !c.turns.ChainOpen() || homeNewest.MatchString(ansi.Strip(c.fullHelp())) {
+		t.Fatalf("the chain's help: home and end say newest and oldest:\n%s", ansi.Strip(c.fullHelp()))
+	}
 	for _, id := range []viewID{viewSession, viewDetail, viewRecall, viewSimilar, viewCompare} {
 		m.setFocus(id)
 		if h := ansi.Strip(m.fullHelp()); homeNewest.MatchString(h) {

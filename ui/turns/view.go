@@ -65,7 +65,7 @@ func (v *Model) ShortHelp() []key.Binding {
 func (v *Model) FullHelp() [][]key.Binding {
 	km := v.c.Keys
 	if v.chain.open {
-		return [][]key.Binding{km.ListKeys(), v.chain.ShortHelp()}
+		return [][]key.Binding{km.RankKeys(), v.chain.ShortHelp()} // oldest step first
 	}
 	return [][]key.Binding{km.ListKeys(), {km.Enter, km.Pause, v.orderKey()}} // / and esc are among the global keys
 }
