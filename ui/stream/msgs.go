@@ -66,6 +66,6 @@ type FilterRefusedMsg struct {
 	Err  error
 }
 
-// WatchMsg comes every second once the tail has started, whatever else
+// WatchMsg comes every second (or poll) once the tail has started, whatever else
 // happens, so that a follow whose poll never answers is drawn as stalled.
 type WatchMsg struct{}

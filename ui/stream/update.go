@@ -34,7 +34,7 @@ func (v *Model) Update(msg tea.Msg) tea.Cmd {
 	case TickMsg:
 		return v.poll()
 	case WatchMsg:
-		return v.c.After(time.Second, WatchMsg{})
+		return v.c.After(v.watchEvery(), WatchMsg{})
 	case tailMsg:
 		return v.onTail(msg)
 	case jumpMsg:
@@ -185,7 +185,7 @@ func (v *Model) startTail(msg headMsg) tea.Cmd {
 	}
 	v.tail, v.tailReady = msg.tail, true
 	v.lastPoll = v.c.Deps.Now()
-	return tea.Batch(v.c.After(v.c.Opts.Poll, TickMsg{}), v.c.After(time.Second, WatchMsg{}))
+	return tea.Batch(v.c.After(v.c.Opts.Poll, TickMsg{}), v.c.After(v.watchEvery(), WatchMsg{}))
 }
 
 // landHead shows a head load's rows, unless a newer load made them moot.
@@ -442,3 +442,7 @@ func pollTail(ctx context.Context, r uikit.Reader, from query.Cursor, expr strin
 		return msg
 	}
 }
+
+// watchEvery is how often WatchMsg comes: a second, or the poll's interval
+// when that is shorter (the follow's own pace).
+func (v *Model) watchEvery() time.Duration { return min(time.Second, v.c.Opts.Poll) }
