@@ -174,3 +174,20 @@ func TestFlowOverviewBucketToStream(t *testing.T) {
 	keys(tm, "enter")
 	waitScreen(t, p, "the stream filtered to the bucket and agent", has("since:2026-05-08T10:00:00Z", "row 1 of 12 loaded")) // planner has 12 of the 30
 }
+
+// When even the tabs alone do not fit, the title goes before they are
+// cut, so as much of them as can be is shown.
+func TestHeaderDropsTheTitleBeforeATab(t *testing.T) {
+	r, a := world(10, testBase)
+	d := testDeps(r, a)
+	d.Recorder = PipelineRecorder{}
+	m := newTestModel(t, d, testOpts(t), 69, 24)
+	press(t, m, "down", "enter", "S")
+	if m.focus != viewSimilar {
+		t.Fatalf("focus %v", m.focus)
+	}
+	head := strings.SplitN(screen(m), "\n", 2)[0]
+	if strings.Contains(head, "engram") || !strings.Contains(head, "Overview  Simil") {
+		t.Fatalf("header: %q", head)
+	}
+}

@@ -87,6 +87,9 @@ func (m *Model) header() string {
 			break
 		}
 	}
+	if m.titleShown && uikit.Width(left)+1+uikit.Width(right) > m.w {
+		left, m.titleShown = tabs, false // the title goes before a tab is cut
+	}
 	gap := m.w - uikit.Width(left) - uikit.Width(right)
 	if gap < 1 { // the tabs give way, cut from the right
 		left = uikit.Fit(left, max(0, m.w-uikit.Width(right)-1))
