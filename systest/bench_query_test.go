@@ -123,3 +123,44 @@ func logFrequencies(b *testing.B) {
 	}
 	b.Logf("documents holding the word of rank: %s", strings.Join(parts, ", "))
 }
+
+// binaryClass is one kind of command a binary benchmark runs, its
+// arguments drawn anew each run.
+type binaryClass struct {
+	name string
+	args func() []string
+}
+
+// runBinaryClasses runs each class's command against data as a
+// sub-benchmark, checks its output (check nil: any output at all) and
+// reports the wall time's and the process CPU time's percentiles (p50-ms,
+// p99-ms, cpu-p50-ms, cpu-p99-ms).
+func runBinaryClasses(b *testing.B, bin, data string, classes []binaryClass, check func(out []byte) error) {
+	for _, c := range classes {
+		b.Run(c.name, func(b *testing.B) {
+			var ds, cpu []time.Duration
+			for b.Loop() {
+				args := c.args()
+				cmd := exec.Command(bin, append([]string{args[0], "--data", data}, args[1:]...)...)
+				var stderr strings.Builder
+				cmd.Stderr = &stderr
+				start := time.Now()
+				out, err := cmd.Output()
+				ds = append(ds, time.Since(start))
+				if cmd.ProcessState != nil {
+					cpu = append(cpu, cmd.ProcessState.UserTime()+cmd.ProcessState.SystemTime())
+				}
+				if err == nil && check != nil {
+					err = check(out)
+				} else if err == nil && len(out) == 0 {
+					err = fmt.Errorf("no output")
+				}
+				if err != nil {
+					b.Fatalf("engram %s: %v: %.200s\n%s", strings.Join(args, " "), err, out, stderr.String())
+				}
+			}
+			reportPercentiles(b, ds, "")
+			reportPercentiles(b, cpu, "cpu-")
+		})
+	}
+}

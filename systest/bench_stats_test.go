@@ -1,9 +1,9 @@
 package systest
 
 import (
+	"errors"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -30,36 +30,18 @@ func BenchmarkStatsBinary(b *testing.B) {
 		return append([]string{"stats", "--json", "--since", since.Format(time.RFC3339), "--until", since.Add(span).Format(time.RFC3339)}, args...)
 	}
 	day := func() time.Time { return t0.AddDate(0, 0, rng.IntN(28)) }
-	classes := []struct {
-		name string
-		args func() []string
-	}{
+	answered := func(out []byte) error {
+		if !strings.Contains(string(out), `"count":`) || strings.Contains(string(out), `"all":{"count":0,`) {
+			return errors.New("no documents counted")
+		}
+		return nil
+	}
+	classes := []binaryClass{
 		{"24h-by-hour-by-agent", func() []string { return stats(day(), 24*time.Hour, "--every", "1h", "--by", "agent") }},
 		{"24h-by-hour-failed", func() []string { return stats(day(), 24*time.Hour, "--every", "1h", "success:false") }},
 		{"28d-by-day", func() []string { return stats(t0, 28*24*time.Hour, "--every", "1d") }},
 		{"28d-by-day-by-agent", func() []string { return stats(t0, 28*24*time.Hour, "--every", "1d", "--by", "agent") }},
 		{"28d-by-day-by-outcome", func() []string { return stats(t0, 28*24*time.Hour, "--every", "1d", "--by", "outcome") }},
 	}
-	for _, c := range classes {
-		b.Run(c.name, func(b *testing.B) {
-			var ds, cpu []time.Duration
-			for b.Loop() {
-				args := c.args()
-				cmd := exec.Command(bin, append([]string{args[0], "--data", data}, args[1:]...)...)
-				var stderr strings.Builder
-				cmd.Stderr = &stderr
-				start := time.Now()
-				out, err := cmd.Output()
-				ds = append(ds, time.Since(start))
-				if cmd.ProcessState != nil {
-					cpu = append(cpu, cmd.ProcessState.UserTime()+cmd.ProcessState.SystemTime())
-				}
-				if err != nil || !strings.Contains(string(out), `"count":`) || strings.Contains(string(out), `"all":{"count":0,`) {
-					b.Fatalf("engram %s: %v: %.200s\n%s", strings.Join(args, " "), err, out, stderr.String())
-				}
-			}
-			reportPercentiles(b, ds, "")
-			reportPercentiles(b, cpu, "cpu-")
-		})
-	}
+	runBinaryClasses(b, bin, data, classes, answered)
 }

@@ -4,11 +4,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
-	"time"
 
 	"engram/backend/sqliteindex/sqlitetest"
 	"engram/query/querytest"
@@ -31,10 +28,7 @@ func BenchmarkRecallBinary(b *testing.B) {
 	w := querytest.BenchWords
 	prompt := func() string { return w[10+rng.IntN(190)] + " " + w[10+rng.IntN(190)] + " " + w[10+rng.IntN(190)] }
 	recall := func(extra ...string) []string { return append([]string{"recall", "--limit", "10", prompt()}, extra...) }
-	classes := []struct {
-		name string
-		args func() []string
-	}{
+	classes := []binaryClass{
 		{"three-words", func() []string { return recall() }},
 		{"three-words-agent", func() []string { return recall(fmt.Sprintf("agent:agent-%d", rng.IntN(20))) }},
 		{"three-words-explain", func() []string {
@@ -47,29 +41,5 @@ func BenchmarkRecallBinary(b *testing.B) {
 			return []string{"similar", "--limit", "10", querytest.BenchID(rng.IntN(querytest.BenchCorpusDocs))}
 		}},
 	}
-	for _, c := range classes {
-		b.Run(c.name, func(b *testing.B) {
-			var ds, cpu []time.Duration
-			for b.Loop() {
-				args := c.args()
-				cmd := exec.Command(bin, append([]string{args[0], "--data", data}, args[1:]...)...)
-				var stderr strings.Builder
-				cmd.Stderr = &stderr
-				start := time.Now()
-				out, err := cmd.Output()
-				ds = append(ds, time.Since(start))
-				if cmd.ProcessState != nil {
-					cpu = append(cpu, cmd.ProcessState.UserTime()+cmd.ProcessState.SystemTime())
-				}
-				if err != nil {
-					b.Fatalf("engram %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
-				}
-				if len(out) == 0 {
-					b.Fatalf("engram %s: no output\n%s", strings.Join(args, " "), stderr.String())
-				}
-			}
-			reportPercentiles(b, ds, "")
-			reportPercentiles(b, cpu, "cpu-")
-		})
-	}
+	runBinaryClasses(b, bin, data, classes, nil)
 }
