@@ -60,6 +60,7 @@ func (m *Model) onAnswer(msg tea.Msg) tea.Cmd {
 	case stream.FilterRefusedMsg:
 		m.filter.applied = m.stream.Shown()
 		m.filter.fail(msg.Expr, msg.Err)
+		return m.overview.SetFilter(m.stream.Shown())
 	case uikit.StatusMsg:
 		m.status, m.statusErr = msg.Text, msg.Err
 	case uikit.ObservedMsg:

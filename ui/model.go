@@ -40,6 +40,8 @@ type Model struct {
 	stream   *stream.Model
 	turns    *turns.Model
 	overview *overview.Model
+	// shown is the stream's expression the views last followed.
+	shown    string
 	detail   *detail.Model
 	record   *record.Model
 	pipeline *pipeline.Model

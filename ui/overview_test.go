@@ -191,3 +191,23 @@ func TestHeaderDropsTheTitleBeforeATab(t *testing.T) {
 		t.Fatalf("header: %q", head)
 	}
 }
+
+// A filter asks the Overview at once, and one the index refuses puts it
+// back on the stream's expression.
+func TestOverviewFilterRefusedRevertsIt(t *testing.T) {
+	r, a := world(30, testBase)
+	m := newTestModel(t, testDeps(r, a), testOpts(t), 100, 30)
+	toOverview(t, m)
+	press(t, m, "/")
+	typeText(t, m, "agent:coder")
+	press(t, m, "enter")
+	if m.overview.Filter() != "agent:coder" || m.overview.Stats().All.Count != 9 {
+		t.Fatalf("overview filter %q", m.overview.Filter())
+	}
+	press(t, m, "/", "ctrl+u")
+	typeText(t, m, "tenant:acme") // the language takes it, this reader refuses it
+	press(t, m, "enter")
+	if m.overview.Filter() != "agent:coder" || m.stream.Shown() != "agent:coder" || m.filter.applied != "agent:coder" {
+		t.Fatalf("after a refused filter: overview %q, stream %q", m.overview.Filter(), m.stream.Shown())
+	}
+}

@@ -190,8 +190,11 @@ func (m *Model) leaveSimilar() tea.Cmd {
 }
 
 // applyFilter filters the stream; the turns follow once it loads.
+// The Overview asks at once, beside the stream's first page, rather than
+// after it: a filter the index refuses reverts both when the stream says
+// so (toViews).
 func (m *Model) applyFilter() tea.Cmd {
-	return m.stream.SetFilter(m.filter.applied)
+	return tea.Batch(m.stream.SetFilter(m.filter.applied), m.overview.SetFilter(m.filter.applied))
 }
 
 // onChord handles the key after y or g.

@@ -140,7 +140,11 @@ func (m *Model) toViews(msg tea.Msg) tea.Cmd {
 	for _, e := range m.table {
 		cmds = append(cmds, e.v.Update(msg))
 	}
-	return tea.Batch(append(cmds, m.turns.SetFilter(m.stream.Shown(), m.stream.Seen()), m.overview.SetFilter(m.stream.Shown()), m.followTurns())...)
+	if shown := m.stream.Shown(); shown != m.shown { // the Overview asked already when the filter was applied
+		m.shown = shown
+		cmds = append(cmds, m.overview.SetFilter(shown))
+	}
+	return tea.Batch(append(cmds, m.turns.SetFilter(m.stream.Shown(), m.stream.Seen()), m.followTurns())...)
 }
 
 // current is the event the focused view is on.
