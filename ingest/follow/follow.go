@@ -25,7 +25,7 @@ type File struct {
 	// Tail is the last bytes read (at most tailSize), to tell an append
 	// from a rewrite that made the file longer.
 	Tail string
-	// Replaced: this round found the file replaced and read it afresh.
+	// Replaced: this read found the file replaced and read it afresh.
 	Replaced bool
 }
 
