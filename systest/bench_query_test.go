@@ -1,6 +1,7 @@
 package systest
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -38,10 +39,7 @@ func BenchmarkQueryBinary(b *testing.B) {
 		return fmt.Sprintf("since:%s until:%s", d.Format(time.DateOnly), d.AddDate(0, 0, 1).Format(time.DateOnly))
 	}
 	search := func(expr ...string) []string { return append([]string{"search", "--limit", "20"}, expr...) }
-	classes := []struct {
-		name string
-		args func() []string
-	}{
+	classes := []binaryClass{
 		{"search/top10", func() []string { return search(top()) }},
 		{"search/rank10-200", func() []string { return search(w[10+rng.IntN(190)]) }},
 		{"search/rank1000-2000", func() []string { return search(w[1000+rng.IntN(1000)]) }},
@@ -57,31 +55,13 @@ func BenchmarkQueryBinary(b *testing.B) {
 			return []string{"similar", "--limit", "10", querytest.BenchID(rng.IntN(querytest.BenchCorpusDocs))}
 		}},
 	}
-	for _, c := range classes {
-		b.Run(c.name, func(b *testing.B) {
-			var ds, cpu []time.Duration
-			for b.Loop() {
-				args := c.args()
-				cmd := exec.Command(bin, append([]string{args[0], "--data", data}, args[1:]...)...)
-				var stderr strings.Builder
-				cmd.Stderr = &stderr
-				start := time.Now()
-				out, err := cmd.Output()
-				ds = append(ds, time.Since(start))
-				if cmd.ProcessState != nil {
-					cpu = append(cpu, cmd.ProcessState.UserTime()+cmd.ProcessState.SystemTime())
-				}
-				if err != nil {
-					b.Fatalf("engram %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
-				}
-				if c.name != "search/top10-type-failed" && c.name != "search/phrase-top10" && len(out) == 0 {
-					b.Fatalf("engram %s: no output", strings.Join(args, " "))
-				}
-			}
-			reportPercentiles(b, ds, "")
-			reportPercentiles(b, cpu, "cpu-")
-		})
-	}
+	// Two classes may match nothing: their empty output is an answer.
+	runBinaryClasses(b, bin, data, classes, func(name string, out []byte) error {
+		if len(out) == 0 && name != "search/top10-type-failed" && name != "search/phrase-top10" {
+			return errors.New("no output")
+		}
+		return nil
+	})
 }
 
 // reportPercentiles reports the median and 99th percentile of ds in ms,
@@ -135,7 +115,7 @@ type binaryClass struct {
 // sub-benchmark, checks its output (check nil: any output at all) and
 // reports the wall time's and the process CPU time's percentiles (p50-ms,
 // p99-ms, cpu-p50-ms, cpu-p99-ms).
-func runBinaryClasses(b *testing.B, bin, data string, classes []binaryClass, check func(out []byte) error) {
+func runBinaryClasses(b *testing.B, bin, data string, classes []binaryClass, check func(name string, out []byte) error) {
 	for _, c := range classes {
 		b.Run(c.name, func(b *testing.B) {
 			var ds, cpu []time.Duration
@@ -151,7 +131,7 @@ func runBinaryClasses(b *testing.B, bin, data string, classes []binaryClass, che
 					cpu = append(cpu, cmd.ProcessState.UserTime()+cmd.ProcessState.SystemTime())
 				}
 				if err == nil && check != nil {
-					err = check(out)
+					err = check(c.name, out)
 				} else if err == nil && len(out) == 0 {
 					err = fmt.Errorf("no output")
 				}

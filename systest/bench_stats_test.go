@@ -30,7 +30,7 @@ func BenchmarkStatsBinary(b *testing.B) {
 		return append([]string{"stats", "--json", "--since", since.Format(time.RFC3339), "--until", since.Add(span).Format(time.RFC3339)}, args...)
 	}
 	day := func() time.Time { return t0.AddDate(0, 0, rng.IntN(28)) }
-	answered := func(out []byte) error {
+	answered := func(_ string, out []byte) error {
 		if !strings.Contains(string(out), `"count":`) || strings.Contains(string(out), `"all":{"count":0,`) {
 			return errors.New("no documents counted")
 		}
