@@ -25,8 +25,9 @@ import (
 // output is a diff of cells, in which a word need not appear in one piece.
 type probe struct {
 	*Model
-	mu   sync.Mutex
-	last string
+	mu    sync.Mutex
+	last  string
+	focus viewID // the view the last frame drew
 }
 
 func (p *probe) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
@@ -38,8 +39,16 @@ func (p *probe) View() tea.View {
 	v := p.Model.View()
 	p.mu.Lock()
 	p.last = ansi.Strip(v.Content)
+	p.focus = p.Model.focus
 	p.mu.Unlock()
 	return v
+}
+
+// focused is the view the last frame drew.
+func (p *probe) focused() viewID {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.focus
 }
 
 func (p *probe) screen() string {
