@@ -306,6 +306,9 @@ func (db *DB) setUp() error {
 				return fmt.Errorf("create schema: %w", err)
 			}
 		}
+		if err := ensureTally(ctx, tx); err != nil {
+			return fmt.Errorf("create schema: %w", err)
+		}
 		if v > 0 && v < vecsVersion {
 			if err := appendVectors(ctx, tx, 0); err != nil {
 				return fmt.Errorf("upgrade schema: build vec_blocks: %w", err)

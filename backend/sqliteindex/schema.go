@@ -19,8 +19,10 @@ import "fmt"
 // and adds meta, which records the embedder of each dimension; version 9
 // adds the column source (model.SourceOf: context.source, else system for
 // a system: session), filled by the upgrade from the session ids and from
-// documents stored as JSON (see sourceUpgrade).
-const SchemaVersion = 9
+// documents stored as JSON (see sourceUpgrade); version 10 adds the tally
+// columns, generated from each document's success and scores, and
+// docs_stats with them (see ensureTally).
+const SchemaVersion = 10
 
 // upgrades turn an index of the version given into the one before
 // SchemaVersion's statements run (they are idempotent and create what is
@@ -152,7 +154,6 @@ var schema = []string{
 	`CREATE INDEX IF NOT EXISTS docs_tenant     ON docs(tenant_id, seq)`,
 	`CREATE INDEX IF NOT EXISTS docs_trace      ON docs(trace_id)`,
 	`CREATE INDEX IF NOT EXISTS docs_agent      ON docs(agent_id, seq)`,
-	statsIndex,
 	// verify walks the index in archive-key order: a day's documents by
 	// docs_ts, sorted; those whose key is elsewhere (key_odd 1, or NULL:
 	// stored before version 7) by this index, merged in (see ScanByKey).
