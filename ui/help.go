@@ -155,6 +155,9 @@ func (m *Model) actionKeys() (acts []key.Binding, chords [][]key.Binding) {
 	} else if m.focus != viewRecord {
 		acts = append(acts, km.Top)
 	}
+	if onEvent && m.c.Deps.Recall != nil {
+		acts = append(acts, km.WhyNot)
+	}
 	if m.c.CanWrite() && onEvent {
 		acts = append(acts, km.Export, km.Duplicate)
 	}

@@ -63,6 +63,8 @@ type Model struct {
 	cmpFrom, cmpBack viewID
 	// sesFrom and sesBack are the view g L was pressed in and its way back.
 	sesFrom, sesBack viewID
+	// whyFrom and whyBack are the view w was pressed in and its way back.
+	whyFrom, whyBack viewID
 
 	showHelp bool
 	// titleShown: the last header drawn kept the title (tabAt counts it).

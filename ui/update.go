@@ -99,6 +99,8 @@ func (m *Model) onGlobalKey(msg tea.KeyPressMsg) tea.Cmd {
 		return m.markEvent()
 	case key.Matches(msg, km.Compare) && m.canCompare():
 		return m.openCompare()
+	case key.Matches(msg, km.WhyNot) && m.current() != nil:
+		return m.whyNot()
 	case key.Matches(msg, km.Order) && m.ordered():
 		return m.toggleOrder()
 	case key.Matches(msg, km.Pause) && m.focus == viewTurns && !m.turns.ChainOpen():
@@ -166,6 +168,8 @@ func (m *Model) goBack() tea.Cmd {
 		return m.leaveSession()
 	case m.table[m.focus].back != nil && m.table[m.focus].back():
 		return nil
+	case m.focus == viewRecall && m.recall.Explained() != nil:
+		return m.leaveWhy()
 	case m.focus != viewStream:
 		return m.setFocus(viewStream)
 	case m.stream.Finding() != "":

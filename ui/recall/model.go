@@ -5,11 +5,15 @@
 // follow the prompt as it is typed (debounced); the weights, the formula
 // and the half-life change with keys and re-rank the candidates already
 // found at once, without asking the index again. Enter opens an event in
-// the detail. Recall only reads: retrieval_count is not changed.
+// the detail. An event pinned by Explain (the inspector's w, from any
+// view) gets a panel under the rows: its rank, its factors and the one
+// that kept it out of the top K. Recall only reads: retrieval_count is
+// not changed.
 package recall
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"charm.land/bubbles/v2/key"
@@ -42,7 +46,10 @@ type Model struct {
 	settings qrecall.Settings // what the rows are ranked by now
 	factor   qrecall.Factor   // the factor + and - change
 
-	asked   string // the prompt the candidates are of
+	asked string // the prompt the candidates are of
+	// why is the event explained in the panel, nil for none: asked
+	// among the candidates whatever its relevance, as --explain does.
+	why     *model.IndexDoc
 	cands   []qrecall.Candidate
 	res     []qrecall.Result
 	note    string
@@ -80,11 +87,18 @@ func (v *Model) Size() (w, h int) { return v.w, v.h }
 // column titles above the rows, the status line below them.
 func (v *Model) SetSize(w, h int) {
 	v.w, v.h = w, h
+	v.layout()
+}
+
+// rowsH is the rows' height: the body less the prompt, the settings, the
+// column titles, the status and the explanation panel.
+func (v *Model) rowsH() int { return max(1, v.h-4-len(v.panel())) }
+
+// layout fits the rows to what the panel now takes.
+func (v *Model) layout() {
 	v.cur.SetHeight(v.rowsH())
 	v.cur.Scroll(len(v.res))
 }
-
-func (v *Model) rowsH() int { return max(1, v.h-4) }
 
 // Busy reports whether a recall is running.
 func (v *Model) Busy() bool { return v.loading }
@@ -123,6 +137,63 @@ func (v *Model) Back() bool {
 func (v *Model) stopTyping() {
 	v.typing = false
 	v.in.Blur()
+}
+
+// Explain pins d in the explanation panel against the prompt: at once
+// when d is among the candidates already found, else after a recall that
+// takes it in whatever its relevance. With no prompt the prompt takes the
+// keys, and the panel says it waits for one.
+func (v *Model) Explain(d *model.IndexDoc) tea.Cmd {
+	v.why = d
+	defer v.layout()
+	p := strings.TrimSpace(v.in.Value())
+	if p == "" || v.c.Deps.Recall == nil {
+		v.typing = true
+		v.in.Focus()
+		return nil
+	}
+	v.stopTyping()
+	if p == v.asked && !v.loading && v.candidate(d.EventID) {
+		v.selectWhy()
+		return nil
+	}
+	v.rest++ // a debounce still pending would ask again without it
+	v.req++
+	v.loading = true
+	return v.recall(p)
+}
+
+// Explained is the event in the explanation panel, nil for none.
+func (v *Model) Explained() *model.IndexDoc { return v.why }
+
+// StopExplaining closes the explanation panel.
+func (v *Model) StopExplaining() {
+	v.why = nil
+	v.layout()
+}
+
+// candidate reports whether the event id is among the candidates found.
+func (v *Model) candidate(id string) bool {
+	for _, c := range v.cands {
+		if c.Doc != nil && c.Doc.EventID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// selectWhy selects the explained event's row, when it has one.
+func (v *Model) selectWhy() {
+	if v.why == nil {
+		return
+	}
+	for i, r := range v.res {
+		if r.Doc != nil && r.Doc.EventID == v.why.EventID {
+			v.cur.Select(i)
+			v.cur.Scroll(len(v.res))
+			return
+		}
+	}
 }
 
 // Selected is the selected result's event, nil when there is none.
@@ -175,10 +246,19 @@ type recalledMsg struct {
 // whose timers do not fire send it themselves).
 func (v *Model) RestMsg() tea.Msg { return restMsg{v.rest} }
 
-// recall asks the engine for the candidates of the prompt.
-func recall(ctx context.Context, e *qrecall.Engine, prompt string, req uint64) tea.Cmd {
+// recall asks the engine for the candidates of the prompt, the explained
+// event among them.
+func (v *Model) recall(prompt string) tea.Cmd {
+	var ids []string
+	if v.why != nil {
+		ids = []string{v.why.EventID}
+	}
+	return recall(v.c.Ctx, v.c.Deps.Recall, prompt, ids, v.req)
+}
+
+func recall(ctx context.Context, e *qrecall.Engine, prompt string, ids []string, req uint64) tea.Cmd {
 	return func() tea.Msg {
-		cands, _, note, err := e.Run(ctx, prompt, "", nil, e.Settings)
+		cands, _, note, err := e.Run(ctx, prompt, "", ids, e.Settings)
 		return recalledMsg{req: req, prompt: prompt, cands: cands, note: note, err: err}
 	}
 }

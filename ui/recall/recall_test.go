@@ -3,6 +3,7 @@ package recall
 import (
 	"context"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"engram/model"
 	"engram/query/recall/recalltest"
 	"engram/themes"
 	"engram/ui/uikit"
@@ -24,12 +26,15 @@ var update = flag.Bool("update", false, "rewrite the golden files")
 // memSearcher finds every fixture document holding a word of the prompt
 // or having an embedding: BM25 is the number of the prompt's words it
 // holds, the cosine exact.
-type memSearcher struct{ calls int }
+type memSearcher struct {
+	calls int
+	extra []*model.IndexDoc // beside the fixture's
+}
 
 func (s *memSearcher) Recall(_ context.Context, q qrecall.Request) (qrecall.Answer, error) {
 	s.calls++
 	var out []qrecall.Candidate
-	for _, d := range recalltest.Docs() {
+	for _, d := range append(recalltest.Docs(), s.extra...) {
 		c := qrecall.Candidate{Doc: d}
 		for _, w := range strings.Fields(q.Text) {
 			if strings.Contains(d.Summary, w) {
@@ -39,7 +44,22 @@ func (s *memSearcher) Recall(_ context.Context, q qrecall.Request) (qrecall.Answ
 		c.Cosine, c.HasCosine = qrecall.Cosine(q.Vector, d.Embedding)
 		out = append(out, c)
 	}
-	return qrecall.Answer{Candidates: out, Note: "all 24 events (memory)"}, nil
+	return qrecall.Answer{Candidates: out, Note: fmt.Sprintf("all %d events (memory)", len(out))}, nil
+}
+
+// strong are n recent, important events holding every word of the
+// prompt: they push the fixture's recall-d (none of the words) out of
+// the top 10 by its text.
+func strong(n int) []*model.IndexDoc {
+	var out []*model.IndexDoc
+	for i := range n {
+		out = append(out, &model.IndexDoc{
+			EventID: fmt.Sprintf("recall-strong-%02d", i), Timestamp: recalltest.Now.Add(-30 * time.Minute).Format(time.RFC3339Nano),
+			EventType: "observation", Summary: fmt.Sprintf("alpha beta gamma strong %d", i), Embedding: []float64{1, 0.5, 0, 0},
+			ImportanceScore: 0.8, RewardScore: 0.5, DecayFactor: 1,
+		})
+	}
+	return out
 }
 
 type fixedEmbedder struct{}
@@ -197,7 +217,16 @@ func TestWhyNotInStatus(t *testing.T) {
 	}
 }
 
-// Golden views: before a prompt, and the results at 80×24 and 160×48.
+// explainD explains recall-d, pushed out of the top 10 by its text.
+func explainD(v *Model) {
+	v.c.Deps.Recall.Searcher.(*memSearcher).extra = strong(TopK)
+	typeText(v, recalltest.Prompt)
+	press(v, "enter")
+	do(v, v.Explain(recalltest.Docs()[3]))
+}
+
+// Golden views: before a prompt, the results and an event explained at
+// 80×24 and 160×48.
 func TestGolden(t *testing.T) {
 	for _, c := range []struct {
 		name string
@@ -208,6 +237,8 @@ func TestGolden(t *testing.T) {
 		{"results-80x24", 80, 24, func(v *Model) { typeText(v, recalltest.Prompt); press(v, "enter") }},
 		{"results-160x48", 160, 48, func(v *Model) { typeText(v, recalltest.Prompt); press(v, "enter", "down", "right", "+") }},
 		{"salience-160x48", 160, 48, func(v *Model) { typeText(v, recalltest.Prompt); press(v, "enter", "f") }},
+		{"why-80x24", 80, 24, explainD},
+		{"why-160x48", 160, 48, explainD},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			v, _ := newView(t, c.w, c.h)
@@ -238,5 +269,63 @@ func TestGolden(t *testing.T) {
 				t.Errorf("view differs from %s:\n%s", path, got)
 			}
 		})
+	}
+}
+
+// Explain pins an event below the top K: the panel says its rank, each
+// factor with its gap to the K-th result, and the factor that kept it
+// out; the index is asked again only when the event is not a candidate.
+func TestExplainPanel(t *testing.T) {
+	v, s := newView(t, 80, 24)
+	s.extra = strong(TopK)
+	typeText(v, recalltest.Prompt)
+	press(v, "enter")
+	d := recalltest.Docs()[3] // recall-d
+	do(v, v.Explain(d))
+	if s.calls != 1 {
+		t.Fatalf("a candidate explained asked the index again: %d calls", s.calls)
+	}
+	got := ansi.Strip(v.View())
+	for _, want := range []string{"why not recall-d? rank 14, outside the top 10", "text kept it out", "gap to the 10th +0.300  ← kept it out", "the 10th: "} {
+		if !strings.Contains(got, want) {
+			t.Fatalf("no %q in the panel:\n%s", want, got)
+		}
+	}
+	if sel := v.Selected(); sel == nil || sel.EventID != d.EventID {
+		t.Fatalf("the explained event is not selected: %v", sel)
+	}
+	v.StopExplaining()
+	if strings.Contains(ansi.Strip(v.View()), "why not recall-d") {
+		t.Fatal("the panel stayed after StopExplaining")
+	}
+}
+
+// An event the candidates lack is asked for by id: the index is asked
+// again, with it, as --explain does.
+func TestExplainAsksForANonCandidate(t *testing.T) {
+	v, s := newView(t, 80, 24)
+	typeText(v, recalltest.Prompt)
+	press(v, "enter")
+	other := strong(1)[0]
+	s.extra = []*model.IndexDoc{other} // indexed since the prompt was recalled
+	do(v, v.Explain(other))
+	if s.calls != 2 || !strings.Contains(ansi.Strip(v.View()), "why not recall-strong-00? in the top 10, at rank 1") {
+		t.Fatalf("%d calls:\n%s", s.calls, ansi.Strip(v.View()))
+	}
+}
+
+// With no prompt the view takes one and says in a line that the
+// explanation waits for it; once recalled, the panel shows.
+func TestExplainBeforeAPrompt(t *testing.T) {
+	v, s := newView(t, 80, 24)
+	do(v, v.Explain(recalltest.Docs()[0]))
+	got := ansi.Strip(v.View())
+	if !v.Typing() || s.calls != 0 || !strings.Contains(got, "why not recall-a? explained here once a prompt is typed") {
+		t.Fatalf("typing %v, %d calls:\n%s", v.Typing(), s.calls, got)
+	}
+	typeText(v, recalltest.Prompt)
+	do(v, v.Update(v.RestMsg()))
+	if got = ansi.Strip(v.View()); !strings.Contains(got, "why not recall-a? in the top 10, at rank 3") {
+		t.Fatalf("no explanation once recalled:\n%s", got)
 	}
 }

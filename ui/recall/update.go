@@ -16,6 +16,7 @@ import (
 // Update handles the prompt, the list's and the weights' keys, the
 // debounce and the engine's answers.
 func (v *Model) Update(msg tea.Msg) tea.Cmd {
+	defer v.layout() // the panel's height follows the ranking and the prompt
 	switch msg := msg.(type) {
 	case restMsg:
 		return v.onRest(msg)
@@ -76,7 +77,7 @@ func (v *Model) onRest(msg restMsg) tea.Cmd {
 	}
 	v.req++
 	v.loading = true
-	return recall(v.c.Ctx, v.c.Deps.Recall, p, v.req)
+	return v.recall(p)
 }
 
 func (v *Model) onRecalled(msg recalledMsg) {
@@ -90,6 +91,7 @@ func (v *Model) onRecalled(msg recalledMsg) {
 	v.cands, v.note = msg.cands, msg.note
 	v.rank()
 	v.cur.Reset()
+	v.selectWhy() // where it ranks is what was asked
 	v.cur.Scroll(len(v.res))
 }
 

@@ -38,6 +38,9 @@ func (v *Model) View() string {
 	b.WriteString("\n" + uikit.Fit(v.settingsLine(), v.w))
 	b.WriteString("\n" + v.head())
 	b.WriteString(v.rows())
+	for _, l := range v.panel() {
+		b.WriteString("\n" + uikit.Fit(l, v.w))
+	}
 	b.WriteString("\n" + uikit.Fit(v.status(), v.w))
 	return uikit.PadLines(b.String(), v.w, v.h)
 }
@@ -103,8 +106,11 @@ func (v *Model) rows() string {
 	return v.cur.Draw(len(v.res), func(i int, selected bool) string {
 		r := v.res[i]
 		gut := " "
-		if selected && !v.typing {
+		switch {
+		case selected && !v.typing:
 			gut = "›"
+		case v.why != nil && r.Doc.EventID == v.why.EventID:
+			gut = "•" // where the explained event ranks, the cursor elsewhere
 		}
 		var b strings.Builder
 		fmt.Fprintf(&b, "%s%3d ", gut, r.Rank)
@@ -145,12 +151,119 @@ func (v *Model) status() string {
 		return st.Muted.Render(" nothing to recall: no event holds a word of the prompt or an embedding near it")
 	}
 	sel := v.cur.Sel()
-	if !v.typing && sel >= TopK && sel < len(v.res) {
+	explained := v.why != nil && sel < len(v.res) && v.res[sel].Doc.EventID == v.why.EventID
+	if !v.typing && sel >= TopK && sel < len(v.res) && !explained { // the panel says it already
 		x := qrecall.Explain(v.res, TopK, v.res[sel].Doc.EventID, v.settings)
 		return st.Warning.Render(" why not? " + x.Why())
 	}
 	return st.Muted.Render(fmt.Sprintf(" %d of %s candidates · top %d bright · %s · recall only reads",
 		sel+1, uikit.Thousands(int64(len(v.res))), TopK, v.note))
+}
+
+// panelLines bounds the explanation's sentence, wrapped.
+const panelLines = 3
+
+// panel is the explanation of the pinned event: why it is or is not in
+// the top K (wrapped), its factors with the gap to the K-th result's, the
+// one that kept it out marked, and the K-th result. Before a prompt is
+// recalled it is one line saying what it waits for. The rows give way
+// to it down to three.
+func (v *Model) panel() []string {
+	if v.why == nil || v.c.Deps.Recall == nil || v.err != nil {
+		return nil
+	}
+	st := v.c.Styles
+	id := uikit.Clean(v.why.EventID)
+	switch {
+	case v.loading:
+		return []string{st.Warning.Render(" why not " + id + "? recalling…")}
+	case v.asked == "":
+		return []string{st.Warning.Render(" why not " + id + "? explained here once a prompt is typed")}
+	}
+	x := qrecall.Explain(v.res, TopK, v.why.EventID, v.settings)
+	why := uikit.WrapText("why not "+id+"? "+x.Why(), max(10, v.w-2))
+	if len(why) > panelLines {
+		why = append(why[:panelLines-1], uikit.Trunc(strings.Join(why[panelLines-1:], " "), v.w-2))
+	}
+	var out []string
+	for _, l := range why {
+		out = append(out, st.Warning.Render(" "+l))
+	}
+	if !x.Missing {
+		out = append(out, v.factorLines(x)...)
+		if !x.In {
+			out = append(out, st.Muted.Render(fmt.Sprintf("   the %s: %.3f  %s  %s", ordinal(x.K), x.Kth.Score,
+				uikit.Clean(x.Kth.Doc.EventID), uikit.OneLine(x.Kth.Doc.Summary))))
+		}
+	}
+	if room := v.h - 4 - 3; len(out) > room { // three rows at least stay
+		out = out[:max(1, room)]
+	}
+	return out
+}
+
+// factorLines is a line a factor of the explained event: its value, its
+// contribution and bar (scaled to it and the K-th result), on a wide
+// screen the raw BM25 or cosine, and its gap to the K-th.
+func (v *Model) factorLines(x qrecall.Explanation) []string {
+	st := v.c.Styles
+	scale := 1e-9
+	for f := range qrecall.NumFactors {
+		scale = math.Max(scale, math.Max(x.Parts[f], x.Kth.Parts[f]))
+	}
+	salience := v.settings.Formula == qrecall.Salience
+	out := make([]string, 0, qrecall.NumFactors)
+	for f := range qrecall.NumFactors {
+		contrib := fmt.Sprintf("+%.3f", x.Parts[f])
+		if salience {
+			contrib = "      "
+			if f == qrecall.Recency || f == qrecall.Importance {
+				contrib = fmt.Sprintf("×%.3f", x.Parts[f])
+			}
+		}
+		line := fmt.Sprintf("   %-10s %.3f  %s %s", f, x.Values[f], contrib, qrecall.Bar(x.Parts[f]/scale, 2*barW))
+		if v.wide() {
+			line += " " + uikit.Fit(rawFactor(x.Result, f), 13)
+		}
+		if !x.In && x.Gaps[f] != 0 {
+			line += fmt.Sprintf("  gap to the %s %+.3f", ordinal(x.K), x.Gaps[f])
+		}
+		if !x.In && f == x.Decisive && x.Gap > 1e-12 { // a tie is the tie-break's, which the sentence says
+			out = append(out, line+st.Warning.Render("  ← kept it out"))
+			continue
+		}
+		out = append(out, line)
+	}
+	return out
+}
+
+// rawFactor is what a factor was computed from, where it is not the
+// document's own field: text's BM25, similarity's cosine.
+func rawFactor(r qrecall.Result, f qrecall.Factor) string {
+	switch {
+	case f == qrecall.Text:
+		return fmt.Sprintf("bm25 %.2f", r.BM25)
+	case f == qrecall.Similarity && r.HasCosine:
+		return fmt.Sprintf("cosine %.3f", r.Cosine)
+	case f == qrecall.Similarity:
+		return "no embedding"
+	}
+	return ""
+}
+
+// ordinal is n as the explanation says it: 1st, 2nd, 10th, 11th.
+func ordinal(n int) string {
+	suf := "th"
+	switch {
+	case n%100 >= 11 && n%100 <= 13:
+	case n%10 == 1:
+		suf = "st"
+	case n%10 == 2:
+		suf = "nd"
+	case n%10 == 3:
+		suf = "rd"
+	}
+	return fmt.Sprintf("%d%s", n, suf)
 }
 
 // shortDuration is d without zero minutes and seconds (24h, 1h30m).
@@ -168,10 +281,14 @@ func (v *Model) ShortHelp() []key.Binding {
 	if v.typing {
 		return []key.Binding{km.Done}
 	}
-	if len(v.res) == 0 {
-		return []key.Binding{km.Edit}
+	var back []key.Binding
+	if v.why != nil { // esc goes back to where w was pressed
+		back = []key.Binding{ck.Back}
 	}
-	return []key.Binding{ck.Move, ck.Enter, km.Edit, km.Factor, km.More, km.Formula, km.Longer}
+	if len(v.res) == 0 {
+		return append([]key.Binding{km.Edit}, back...)
+	}
+	return append([]key.Binding{ck.Move, ck.Enter, km.Edit, km.Factor, km.More, km.Formula, km.Longer, ck.WhyNot}, back...)
 }
 
 // FullHelp returns every key of the view: + and - as one line, < and >

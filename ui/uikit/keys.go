@@ -12,6 +12,7 @@ type KeyMap struct {
 	Command                                      key.Binding
 	Yank, Export, Go, Duplicate, Record          key.Binding
 	Mark, Compare                                key.Binding
+	WhyNot                                       key.Binding
 
 	// Lists.
 	Up, Down, Move, PageUp, PageDown, Home, End, Enter key.Binding
@@ -61,6 +62,7 @@ func DefaultKeyMap() *KeyMap {
 		Record:    bind(k("R"), "R", "record event"),
 		Mark:      bind(k("m"), "m", "mark to compare"),
 		Compare:   bind(k("="), "=", "compare with the mark"),
+		WhyNot:    bind(k("w"), "w", "why not? (recall)"),
 
 		Up:       bind(k("up", "k"), "↑/k", "up"),
 		Down:     bind(k("down", "j"), "↓/j", "down"),
