@@ -19,9 +19,9 @@ import "fmt"
 // and adds meta, which records the embedder of each dimension; version 9
 // adds the column source (model.SourceOf: context.source, else system for
 // a system: session), filled by the upgrade from the session ids and from
-// documents stored as JSON (see sourceUpgrade); version 10 adds the tally
-// columns, generated from each document's success and scores, and
-// docs_stats with them (see ensureTally).
+// documents stored as JSON (see sourceUpgrade); version 10 makes
+// docs_stats hold the tallies of each document's success and scores (see
+// ensureTally).
 const SchemaVersion = 10
 
 // upgrades turn an index of the version given into the one before

@@ -13,14 +13,15 @@ import (
 	"engram/query"
 )
 
-// Stats aggregates in SQL: the top groups first, then two kinds of
-// statements. The sums (counts, failures, reward and importance) are
-// taken one bucket a statement, so that a bucket not split by a field is
-// one streaming aggregate with no sort; the latencies, grouped by bucket,
-// group and latency over the documents that have one, are the histograms
-// of exact values whose nearest ranks are the percentiles. Both are rolled
-// up here into every level: what comes back is at most a row a distinct
-// latency of each bucket and group, never a row a document.
+// Stats aggregates in SQL with two kinds of statements. The sums
+// (counts, failures, reward and importance) are taken one bucket a
+// statement, so that a bucket not split by a field is one streaming
+// aggregate with no sort; split by a field, their groups' counts choose
+// the top N. The latencies, grouped by bucket, group and latency over the
+// documents that have one, are histograms of exact values whose nearest
+// ranks are the percentiles. Both are rolled up here into every level:
+// what comes back is at most a row a distinct latency of each bucket and
+// group, never a row a document.
 func (r *Reader) Stats(ctx context.Context, q query.StatsQuery) (*query.Stats, error) {
 	q, err := q.Resolve(r.now())
 	if err != nil {
@@ -34,55 +35,107 @@ func (r *Reader) Stats(ctx context.Context, q query.StatsQuery) (*query.Stats, e
 	if p.none {
 		return query.NewStats(q, nil), nil
 	}
-	src := statsSource{covered: r.hasIndex(ctx, "docs_stats"), tallied: r.hasTally(ctx)}
-	workers := runtime.GOMAXPROCS(0)
+	run := statsRun{r: r, p: p, q: q, covered: r.hasIndex(ctx, "docs_stats"), workers: runtime.GOMAXPROCS(0)}
 	var groups []string
-	if q.By != "" {
-		parts := statsParts(q, workers)
-		counts := make([]map[string]int64, len(parts))
-		err := eachPart(parts, workers, func(i int, part query.StatsQuery) (err error) {
-			from, args := statsFrom(p, part, src)
-			counts[i], err = r.groupCounts(ctx, from, args, q)
-			return err
-		})
-		if err != nil {
+	if q.By == query.ByTag { // a document past the top twice is in other once: counted apart
+		if groups, err = run.topTags(ctx); err != nil {
 			return nil, err
 		}
-		groups = query.TopGroups(sumCounts(counts), q.Top)
 	}
-	s := query.NewStats(q, groups)
-	sums, lats, err := r.statsPasses(ctx, p, q, groups, src, workers)
+	sums, err := run.sums(ctx, groups)
 	if err != nil {
 		return nil, err
 	}
+	if q.By != "" && q.By != query.ByTag {
+		groups = topOfSums(sums, q.Top)
+	}
+	lats, err := run.lats(ctx, groups)
+	if err != nil {
+		return nil, err
+	}
+	s := query.NewStats(q, groups)
 	accumulate(s, sums, lats)
 	return s, nil
 }
 
-// statsPasses runs the sums, a statement a bucket, and the latencies, a
-// statement a part of the range, on workers connections side by side.
-func (r *Reader) statsPasses(ctx context.Context, p *plan, q query.StatsQuery, groups []string, src statsSource, workers int) ([][]sumRow, [][]latRow, error) {
-	buckets := statsParts(q, q.NumBuckets())
-	parts := statsParts(q, workers)
-	sums := make([][]sumRow, len(buckets))
-	lats := make([][]latRow, len(parts))
-	// Every bucket's statement is the same but for its arguments.
-	with, _ := statsWith(p, q, buckets[0], groups, src)
-	stmt, err := r.q.PrepareContext(ctx, sumSQL(q.By, with))
-	if err != nil {
-		return nil, nil, fmt.Errorf("sqlite: stats: %w", err)
-	}
-	defer stmt.Close()
-	err = eachPart(append(slices.Clip(buckets), parts...), workers, func(i int, part query.StatsQuery) (err error) {
-		with, args := statsWith(p, q, part, groups, src)
-		if i < len(buckets) {
-			sums[i], err = sumRows(ctx, stmt, args)
-			return err
-		}
-		lats[i-len(buckets)], err = r.latRows(ctx, q.By, with, args)
+// statsRun is one Stats call's statements over plan p.
+type statsRun struct {
+	r       *Reader
+	p       *plan
+	q       query.StatsQuery
+	covered bool
+	workers int
+}
+
+// topTags are the top tags of the range, counted by a statement a part.
+func (run statsRun) topTags(ctx context.Context) ([]string, error) {
+	parts := statsParts(run.q, run.workers)
+	counts := make([]map[string]int64, len(parts))
+	err := eachPart(parts, run.workers, func(i int, part query.StatsQuery) (err error) {
+		from, args := statsFrom(run.p, part, run.covered)
+		counts[i], err = run.r.groupCounts(ctx, from, args, run.q)
 		return err
 	})
-	return sums, lats, err
+	if err != nil {
+		return nil, err
+	}
+	return query.TopGroups(sumCounts(counts), run.q.Top), nil
+}
+
+// sums runs a statement a bucket, on workers connections side by side.
+// Without groups (split by other than tag, before the top is known) a
+// row holds a group as it is.
+func (run statsRun) sums(ctx context.Context, groups []string) ([][]sumRow, error) {
+	buckets := statsParts(run.q, run.q.NumBuckets())
+	out := make([][]sumRow, len(buckets))
+	// Every bucket's statement is the same but for its arguments.
+	with, _ := statsWith(run.p, run.q, buckets[0], groups, run.covered)
+	stmt, err := run.r.q.PrepareContext(ctx, sumSQL(run.q.By, with))
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: stats: %w", err)
+	}
+	defer stmt.Close()
+	err = eachPart(buckets, run.workers, func(i int, part query.StatsQuery) (err error) {
+		_, args := statsWith(run.p, run.q, part, groups, run.covered)
+		out[i], err = sumRows(ctx, stmt, args)
+		return err
+	})
+	return out, err
+}
+
+// lats runs a latency statement a part of the range, side by side.
+func (run statsRun) lats(ctx context.Context, groups []string) ([][]latRow, error) {
+	parts := statsParts(run.q, run.workers)
+	out := make([][]latRow, len(parts))
+	err := eachPart(parts, run.workers, func(i int, part query.StatsQuery) (err error) {
+		with, args := statsWith(run.p, run.q, part, groups, run.covered)
+		out[i], err = run.r.latRows(ctx, run.q.By, with, args)
+		return err
+	})
+	return out, err
+}
+
+// topOfSums chooses the top groups from the sums' rows of each group as it
+// is, and names the rest other in them.
+func topOfSums(sums [][]sumRow, top int) []string {
+	counts := map[string]int64{}
+	for _, rows := range sums {
+		for _, x := range rows {
+			counts[x.g] += x.sums.n
+		}
+	}
+	groups := query.TopGroups(counts, top)
+	if len(groups) > 0 && groups[len(groups)-1] == query.GroupOther {
+		kept := groups[:len(groups)-1]
+		for _, rows := range sums {
+			for i := range rows {
+				if !slices.Contains(kept, rows[i].g) {
+					rows[i].g = query.GroupOther
+				}
+			}
+		}
+	}
+	return groups
 }
 
 // statsParts cuts the resolved q's range into at most n runs of whole

@@ -2,6 +2,7 @@ package sqliteindex
 
 import (
 	"context"
+	"errors"
 	"database/sql"
 	"fmt"
 	"strings"
@@ -11,10 +12,11 @@ import (
 
 // statsIndex covers what Stats reads of a document, so that a month of a
 // million documents is aggregated from the index alone, never from the
-// wide rows (their summaries, JSON and embeddings). The tallies are in it
-// computed once, when a document is written.
-var statsIndex = `CREATE INDEX IF NOT EXISTS docs_stats ON docs(ts_unix_ms, event_type, agent_id, tool, tenant_id, success, latency_ms, reward_score, importance_score, ` +
-	strings.Join(tallyNames(), ", ") + `)`
+// wide rows (their summaries, JSON and embeddings). It holds the tallies'
+// values, computed once when a document is written: Stats names the same
+// expressions, which SQLite then reads from the index.
+var statsIndex = `CREATE INDEX docs_stats ON docs(ts_unix_ms, event_type, agent_id, tool, tenant_id, success, latency_ms, reward_score, importance_score, ` +
+	strings.Join(tallyExprs(), ", ") + `)`
 
 // tallyLane is the width of one counter in a tally column: two lanes fit
 // an INTEGER, and a sum of them does not carry from one lane into the next
@@ -53,8 +55,6 @@ func tallyExprs() []string {
 	return e
 }
 
-func tallyNames() []string { return numbered("tally", len(tallyExprs())) }
-
 // tallies are the tally columns' names in the statements, t1, t2, ...
 func tallies() []string { return numbered("t", len(tallyExprs())) }
 
@@ -66,36 +66,23 @@ func numbered(prefix string, n int) []string {
 	return names
 }
 
-// ensureTally adds the tally columns, generated and virtual (no row is
-// rewritten: docs_stats holds their values), and docs_stats with them in
-// place of one without.
+// ensureTally makes docs_stats the one of statsIndex, in place of one
+// written by an engram whose index held other columns.
 func ensureTally(ctx context.Context, tx *sql.Tx) error {
-	var has int
-	if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM pragma_table_xinfo('docs') WHERE name = 'tally1'").Scan(&has); err != nil {
-		return err
+	var def string
+	err := tx.QueryRowContext(ctx, "SELECT sql FROM sqlite_master WHERE type = 'index' AND name = 'docs_stats'").Scan(&def)
+	switch {
+	case err == nil && def == statsIndex:
+		return nil
+	case err != nil && !errors.Is(err, sql.ErrNoRows):
+		return fmt.Errorf("stats index: %w", err)
 	}
-	stmts := []string{statsIndex}
-	if has == 0 {
-		stmts = []string{`DROP INDEX IF EXISTS docs_stats`}
-		for i, e := range tallyExprs() {
-			stmts = append(stmts, fmt.Sprintf("ALTER TABLE docs ADD COLUMN %s INTEGER GENERATED ALWAYS AS (%s) VIRTUAL", tallyNames()[i], e))
-		}
-		stmts = append(stmts, statsIndex)
-	}
-	for _, s := range stmts {
+	for _, s := range []string{`DROP INDEX IF EXISTS docs_stats`, statsIndex} {
 		if _, err := tx.ExecContext(ctx, s); err != nil {
-			return fmt.Errorf("stats tallies: %w", err)
+			return fmt.Errorf("stats index: %w", err)
 		}
 	}
 	return nil
-}
-
-// hasTally: the tally columns exist (an index written by an older engram
-// lacks them until a writer opens it; Stats then computes them).
-func (r *Reader) hasTally(ctx context.Context) bool {
-	var n int
-	err := r.q.QueryRowContext(ctx, "SELECT count(*) FROM pragma_table_xinfo('docs') WHERE name = 'tally1'").Scan(&n)
-	return err == nil && n > 0
 }
 
 // hasIndex: the index name exists (an index written by an older engram
@@ -106,8 +93,6 @@ func (r *Reader) hasIndex(ctx context.Context, name string) bool {
 	return err == nil && n > 0
 }
 
-// statsSource says what the index offers Stats.
-type statsSource struct{ covered, tallied bool }
 
 // groupSQL is the group of a document of docs d for each split.
 var groupSQL = map[string]string{
@@ -124,10 +109,10 @@ var groupSQL = map[string]string{
 // statsFrom is the FROM and WHERE of the documents of q, each with its
 // group as g (a document once a tag when split by tag), and their
 // arguments.
-func statsFrom(p *plan, q query.StatsQuery, src statsSource) (string, []any) {
+func statsFrom(p *plan, q query.StatsQuery, covered bool) (string, []any) {
 	f, args := p.filterAll("d.seq")
 	from := "docs d"
-	if src.covered { // the planner may prefer docs_ts, which reads every row
+	if covered { // the planner may prefer docs_ts, which reads every row
 		from += " INDEXED BY docs_stats"
 	}
 	if q.By == query.ByTag {
@@ -140,10 +125,7 @@ func statsFrom(p *plan, q query.StatsQuery, src statsSource) (string, []any) {
 		args = append(args, p.match)
 	}
 	t := tallyExprs()
-	for i, name := range tallyNames() {
-		if src.tallied {
-			t[i] = "d." + name
-		}
+	for i := range t {
 		t[i] += " AS " + tallies()[i]
 	}
 	return fmt.Sprintf("SELECT d.seq AS seq, %s AS g, d.ts_unix_ms AS ts, d.latency_ms AS lat, d.reward_score AS rw, d.importance_score AS im, %s FROM %s WHERE %s",
@@ -178,8 +160,8 @@ func (r *Reader) groupCounts(ctx context.Context, from string, args []any, q que
 // statsWith is the WITH clause of the statements over part of the range
 // of q: m, the documents with their bucket b and their group g past the
 // top as other (once each per group), and m1, each document once.
-func statsWith(p *plan, q, part query.StatsQuery, groups []string, src statsSource) (string, []any) {
-	from, args := statsFrom(p, part, src)
+func statsWith(p *plan, q, part query.StatsQuery, groups []string, covered bool) (string, []any) {
+	from, args := statsFrom(p, part, covered)
 	g := "g"
 	var gargs []any
 	if len(groups) > 0 && groups[len(groups)-1] == query.GroupOther {
