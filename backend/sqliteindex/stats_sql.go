@@ -2,8 +2,8 @@ package sqliteindex
 
 import (
 	"context"
-	"errors"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -92,7 +92,6 @@ func (r *Reader) hasIndex(ctx context.Context, name string) bool {
 	err := r.q.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = ?", name).Scan(&n)
 	return err == nil && n > 0
 }
-
 
 // groupSQL is the group of a document of docs d for each split.
 var groupSQL = map[string]string{
