@@ -254,6 +254,9 @@ func Rank(cands []Candidate, s Settings, now time.Time) []Result {
 		half = DefaultHalfLife
 	}
 	out := make([]Result, len(cands))
+	// Each candidate's time is parsed once: the comparisons of the sort
+	// would otherwise parse or look it up a dozen times each.
+	times := make([]time.Time, len(cands))
 	for i, c := range cands {
 		r := Result{Candidate: c}
 		if best > 0 {
@@ -267,7 +270,8 @@ func Rank(cands []Candidate, s Settings, now time.Time) []Result {
 			r.Values[Reward] = clamp01(c.Doc.RewardScore)
 			r.Values[Decay] = clamp01(c.Doc.DecayFactor)
 		}
-		r.Values[Recency] = recency(docTime(c.Doc), now, half)
+		times[i] = docTime(c.Doc)
+		r.Values[Recency] = recency(times[i], now, half)
 		switch s.Formula {
 		case Salience:
 			r.Parts[Recency], r.Parts[Importance] = r.Values[Recency], r.Values[Importance]
@@ -282,12 +286,15 @@ func Rank(cands []Candidate, s Settings, now time.Time) []Result {
 		}
 		out[i] = r
 	}
-	times := make(map[*model.IndexDoc]time.Time, len(out))
-	for _, r := range out {
-		times[r.Doc] = docTime(r.Doc)
+	// The order is sorted by index, not moved Result by Result (each is
+	// 160 bytes); the last key, the index, makes it the stable order.
+	order := make([]int, len(out))
+	for i := range order {
+		order[i] = i
 	}
-	slices.SortStableFunc(out, func(a, b Result) int {
-		switch ta, tb := times[a.Doc], times[b.Doc]; {
+	slices.SortFunc(order, func(i, j int) int {
+		a, b := &out[i], &out[j]
+		switch ta, tb := times[i], times[j]; {
 		case a.Score != b.Score:
 			if a.Score > b.Score {
 				return -1
@@ -299,12 +306,24 @@ func Rank(cands []Candidate, s Settings, now time.Time) []Result {
 			}
 			return 1
 		}
-		return strings.Compare(a.Doc.EventID, b.Doc.EventID)
+		if c := strings.Compare(eventID(a.Doc), eventID(b.Doc)); c != 0 {
+			return c
+		}
+		return i - j
 	})
-	for i := range out {
-		out[i].Rank = i + 1
+	sorted := make([]Result, len(out))
+	for n, i := range order {
+		sorted[n] = out[i]
+		sorted[n].Rank = n + 1
 	}
-	return out
+	return sorted
+}
+
+func eventID(d *model.IndexDoc) string {
+	if d == nil {
+		return ""
+	}
+	return d.EventID
 }
 
 // recency is 0.5^(age/half): 1 now (and for a timestamp in the future),
