@@ -126,3 +126,26 @@ func TestChainOfOneEvent(t *testing.T) {
 	press(t, m, "tab", "enter")
 	mustContain(t, screen(m), "· 1 event ·")
 }
+
+// Following at the top, the selection stays on the newest turn as new
+// ones come, as the stream's does; moved down, it stays on the turn it
+// was on (a row further down), not on the row index.
+func TestTurnsSelectionFollowsTheNewest(t *testing.T) {
+	r, a := world(6, testBase)
+	m := newTestModel(t, testDeps(r, a), testOpts(t), 100, 24)
+	press(t, m, "tab")
+	if got := m.turns.SelectedKey(); got != "turn-0001" {
+		t.Fatalf("selected %q, want the newest turn-0001", got)
+	}
+	addEvents(r, a, 6, 3)
+	send(t, m, stream.TickMsg{})
+	if got := m.turns.SelectedKey(); got != "turn-0002" {
+		t.Fatalf("following at the top: selected %q after turn-0002 came, want it", got)
+	}
+	press(t, m, "down")
+	addEvents(r, a, 9, 3)
+	send(t, m, stream.TickMsg{})
+	if _, sel := m.turns.Position(); m.turns.SelectedKey() != "turn-0001" || sel != 2 {
+		t.Fatalf("moved away: selected %q at row %d after turn-0003 came, want turn-0001 at row 2", m.turns.SelectedKey(), sel)
+	}
+}

@@ -120,8 +120,11 @@ func (v *Model) onTurns(msg turnsMsg) tea.Cmd {
 		dropped := v.buf.AppendOlder(msg.after, msg.page.Turns, msg.page.Next)
 		v.cur.Shift(-dropped)
 	default:
+		// On the newest row the selection stays on the newest, as the
+		// stream's does while it follows; moved away, it stays on its turn
+		// wherever that now lists.
 		keep := ""
-		if t := v.selected(); t != nil {
+		if t := v.selected(); t != nil && (v.cur.Sel() > 0 || !v.buf.AtHead()) {
 			keep = t.Key
 		}
 		v.loading, v.loaded = false, true
