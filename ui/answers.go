@@ -132,8 +132,9 @@ func (m *Model) onFollowed(msg followedMsg) tea.Cmd {
 }
 
 // openStream shows the stream filtered as the Overview asked, saying what
-// the filter could not hold.
+// the filter could not hold; Esc there comes back (leaveDrill).
 func (m *Model) openStream(msg overview.OpenStreamMsg) tea.Cmd {
+	m.drill.on, m.drill.expr, m.drill.prev = true, msg.Expr, m.filter.applied
 	m.filter.applied = msg.Expr
 	m.filter.remember(msg.Expr)
 	cmds := []tea.Cmd{m.setFocus(viewStream), m.applyFilter()}
@@ -141,4 +142,18 @@ func (m *Model) openStream(msg overview.OpenStreamMsg) tea.Cmd {
 		cmds = append(cmds, uikit.StatusCmd(msg.Note, false))
 	}
 	return tea.Batch(cmds...)
+}
+
+// drilled: the stream shows what an Overview bucket opened, its filter
+// not changed since.
+func (m *Model) drilled() bool {
+	return m.focus == viewStream && m.drill.on && m.filter.applied == m.drill.expr
+}
+
+// leaveDrill is Esc in the stream a bucket opened: back to the Overview,
+// the filter as it was before, as a drill-down comes back up.
+func (m *Model) leaveDrill() tea.Cmd {
+	m.drill.on = false
+	m.filter.applied = m.drill.prev
+	return tea.Batch(m.applyFilter(), m.setFocus(viewOverview))
 }

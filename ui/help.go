@@ -28,11 +28,17 @@ func (m *Model) footer() string {
 		bs = m.detail.ShortHelp() // typing: no global key works
 	case m.focus == viewRecall && m.recall.Typing():
 		bs = m.recall.ShortHelp()
+	case m.drilled() && m.stream.Finding() == "":
+		bs = append(m.viewShort(), append([]key.Binding{drillBack}, m.globalShort()...)...)
+		keep = append(keep, drillBack)
 	default:
 		bs = append(m.viewShort(), m.globalShort()...)
 	}
 	return " " + fitKeys(m.help, bs, keep, m.w-1)
 }
+
+// drillBack is Esc in the stream an Overview bucket opened.
+var drillBack = uikit.Binding("esc", "back to the Overview", "esc")
 
 // fitKeys is the short help of bs in w cells. Those in keep always show;
 // of the others the view's last (its least important) go first, then Tab.

@@ -65,6 +65,12 @@ type Model struct {
 	sesFrom, sesBack viewID
 	// whyFrom and whyBack are the view w was pressed in and its way back.
 	whyFrom, whyBack viewID
+	// drill is the stream an Overview bucket opened: its expression and
+	// the filter before it, which Esc there puts back.
+	drill struct {
+		on         bool
+		expr, prev string
+	}
 
 	showHelp bool
 	// titleShown: the last header drawn kept the title (tabAt counts it).

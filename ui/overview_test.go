@@ -211,3 +211,29 @@ func TestOverviewFilterRefusedRevertsIt(t *testing.T) {
 		t.Fatalf("after a refused filter: overview %q, stream %q", m.overview.Filter(), m.stream.Shown())
 	}
 }
+
+// Esc in the stream a bucket opened goes back to the Overview, the filter
+// as it was before (a drill-down comes back up); a filter changed in the
+// stream since is the user's, and esc clears it as usual.
+func TestOverviewBucketEscComesBack(t *testing.T) {
+	r, a := world(30, testBase)
+	m := newTestModel(t, testDeps(r, a), testOpts(t), 100, 30)
+	toOverview(t, m)
+	press(t, m, "/")
+	typeText(t, m, "agent:coder")
+	press(t, m, "enter", "enter")
+	if m.focus != viewStream || !strings.Contains(m.stream.Filter(), "since:") {
+		t.Fatalf("enter: focus %v, filter %q", m.focus, m.stream.Filter())
+	}
+	mustContain(t, screen(m), "esc back to the Overview")
+	press(t, m, "esc")
+	if m.focus != viewOverview || m.filter.applied != "agent:coder" || m.stream.Filter() != "agent:coder" || m.overview.Filter() != "agent:coder" {
+		t.Fatalf("esc: focus %v, filter %q, stream %q, overview %q", m.focus, m.filter.applied, m.stream.Filter(), m.overview.Filter())
+	}
+	press(t, m, "enter", "/", "ctrl+u")
+	typeText(t, m, "agent:critic")
+	press(t, m, "enter", "esc")
+	if m.focus != viewStream || m.filter.applied != "" {
+		t.Fatalf("esc after a filter of the user's: focus %v, filter %q", m.focus, m.filter.applied)
+	}
+}

@@ -174,6 +174,8 @@ func (m *Model) goBack() tea.Cmd {
 		return m.setFocus(viewStream)
 	case m.stream.Finding() != "":
 		return m.stream.Find("")
+	case m.drilled():
+		return m.leaveDrill()
 	case m.filter.applied != "":
 		m.filter.applied = ""
 		return m.applyFilter()
