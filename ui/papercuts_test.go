@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"engram/query/recall"
 )
 
 // A write key in a read-only inspector says why it does nothing, and the
@@ -106,5 +108,21 @@ func TestFilterCompletesEveryValue(t *testing.T) {
 	press(t, m, "tab")
 	if m.filter.input.Value() == "tool:" && m.filter.comp.cands == nil {
 		t.Fatal("tool: completed nothing")
+	}
+}
+
+// The Recall prompt's footer says how to leave it: esc to the results
+// (or out, when there are none yet), tab to the next view.
+func TestRecallPromptFooterSaysHowToLeave(t *testing.T) {
+	r, a := world(3, testBase)
+	d := testDeps(r, a)
+	d.Recall = &recall.Engine{Searcher: memRecall{r}, Settings: recall.DefaultSettings(), Now: d.Now}
+	for _, w := range []int{80, 120} {
+		m := newTestModel(t, d, testOpts(t), w, 24)
+		press(t, m, "shift+tab")
+		if m.focus != viewRecall || !m.recall.Typing() {
+			t.Fatalf("shift+tab: %v, typing %v", m.focus, m.recall.Typing())
+		}
+		mustContain(t, lastLine(screen(m)), "enter to the results", "esc leave the prompt", "tab views")
 	}
 }

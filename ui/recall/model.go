@@ -266,6 +266,8 @@ func recall(ctx context.Context, e *qrecall.Engine, prompt string, ids []string,
 // keyMap is the view's own keys.
 type keyMap struct {
 	Edit, Done, Factor, More, Less, Formula, Longer, Shorter, Reset key.Binding
+	// Leave names esc in the prompt's footer; Done matches it.
+	Leave key.Binding
 }
 
 func defaultKeys() keyMap {
@@ -275,6 +277,7 @@ func defaultKeys() keyMap {
 	return keyMap{
 		Edit:    b([]string{"/", "i"}, "/", "edit the prompt"),
 		Done:    b([]string{"enter", "down", "esc"}, "enter", "to the results"),
+		Leave:   b([]string{"esc"}, "esc", "leave the prompt"),
 		Factor:  b([]string{"left", "right", "h", "l"}, "←/→", "factor"),
 		More:    b([]string{"+"}, "+/-", "weight"),
 		Less:    b([]string{"-"}, "-", "less weight"),

@@ -278,8 +278,8 @@ func shortDuration(d time.Duration) string {
 // ShortHelp returns the keys that work now.
 func (v *Model) ShortHelp() []key.Binding {
 	km, ck := v.keys, v.c.Keys
-	if v.typing {
-		return []key.Binding{km.Done}
+	if v.typing { // the root gives the prompt every key but tab, so it says both ways out
+		return []key.Binding{km.Done, km.Leave, ck.NextView}
 	}
 	var back []key.Binding
 	if v.why != nil { // esc goes back to where w was pressed
