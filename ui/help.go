@@ -159,7 +159,7 @@ func (m *Model) actionKeys() (acts []key.Binding, chords [][]key.Binding) {
 		acts = append(acts, km.Go)
 		chords = append(chords, []key.Binding{km.GoTop, km.GoTurn, km.GoSession, km.GoTrace, km.GoTimeline})
 	} else if m.focus != viewRecord {
-		acts = append(acts, km.Top)
+		acts = append(acts, m.topKey())
 	}
 	if onEvent && m.c.Deps.Recall != nil {
 		acts = append(acts, km.WhyNot)
@@ -171,6 +171,19 @@ func (m *Model) actionKeys() (acts []key.Binding, chords [][]key.Binding) {
 		acts = append(acts, km.Record)
 	}
 	return acts, chords
+}
+
+// topKey is g where it takes no second key: home at once, named for
+// what home does in the view.
+func (m *Model) topKey() key.Binding {
+	b := m.c.Keys.Top
+	switch m.focus {
+	case viewOverview:
+		b.SetHelp(b.Help().Key, "first bucket")
+	case viewStream: // with no row to jump from
+		b.SetHelp(b.Help().Key, "newest")
+	}
+	return b
 }
 
 // helpColumns draws each group as a column and packs the columns into

@@ -126,3 +126,33 @@ func TestRecallPromptFooterSaysHowToLeave(t *testing.T) {
 		mustContain(t, lastLine(screen(m)), "enter to the results", "esc leave the prompt", "tab views")
 	}
 }
+
+// Where g is not a prefix the help names what it does there, plainly:
+// the top of a list or a document, the Overview's first bucket; the
+// second keys of g show only where g takes one.
+func TestHelpNamesWhatGDoes(t *testing.T) {
+	r, a := world(12, testBase)
+	m := newTestModel(t, testDeps(r, a), testOpts(t), 120, 40)
+	for _, c := range []struct {
+		keys []string
+		view viewID
+		want string
+	}{
+		{[]string{"tab"}, viewTurns, "g top"},
+		{[]string{"enter"}, viewTurns, "g top"}, // a turn's chain
+		{[]string{"enter"}, viewDetail, "g top"},
+		{[]string{"esc", "esc", "esc", "shift+tab"}, viewOverview, "g first bucket"},
+	} {
+		press(t, m, c.keys...)
+		if m.focus != c.view {
+			t.Fatalf("%v: focus %v, want %v", c.keys, m.focus, c.view)
+		}
+		press(t, m, "?")
+		s := screen(m)
+		press(t, m, "x")
+		mustContain(t, s, c.want)
+		mustNotContain(t, s, "second key", "after g", "same session")
+	}
+	press(t, m, "tab", "?") // the stream: g is a prefix
+	mustContain(t, screen(m), "g go to…", "after g", "s/S next/prev same session")
+}

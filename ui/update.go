@@ -81,7 +81,7 @@ func (m *Model) onGlobalKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.chord = "y"
 	case key.Matches(msg, km.Go) && m.canJump():
 		m.chord = "g"
-	case key.Matches(msg, km.Top): // no chord here: g is the top at once
+	case key.Matches(msg, km.Top): // no chord here: g is home at once (topKey names it)
 		return m.focused().Update(tea.KeyPressMsg{Code: tea.KeyHome})
 	case key.Matches(msg, km.Export, km.Duplicate, km.Record) && !write && m.focus != viewRecord:
 		return m.refuse(msg)

@@ -72,7 +72,7 @@ func DefaultKeyMap() *KeyMap {
 		Home:     bind(k("home"), "home", "newest"),
 		HalfDown: bind(k("ctrl+d"), "ctrl+d/u", "half page"),
 		HalfUp:   bind(k("ctrl+u"), "ctrl+u", "half page up"),
-		Top:      bind(k("g"), "g", "top (no second key here)"),
+		Top:      bind(k("g"), "g", "top"),
 		End:      bind(k("end", "G"), "end/G", "oldest"),
 		Enter:    bind(k("enter"), "enter", "open"),
 		Pause:    bind(k("space", "p"), "space", "pause/follow"),
