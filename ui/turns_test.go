@@ -149,3 +149,16 @@ func TestTurnsSelectionFollowsTheNewest(t *testing.T) {
 		t.Fatalf("moved away: selected %q at row %d after turn-0003 came, want turn-0001 at row 2", m.turns.SelectedKey(), sel)
 	}
 }
+
+// The turns' help and footer name enter the same way: it opens the
+// turn's causal chain.
+func TestTurnsHelpAndFooterAgreeOnEnter(t *testing.T) {
+	r, a := world(6, testBase)
+	m := newTestModel(t, testDeps(r, a), testOpts(t), 120, 30)
+	press(t, m, "tab")
+	mustContain(t, lastLine(screen(m)), "enter causal chain")
+	press(t, m, "?")
+	s := screen(m)
+	mustContain(t, s, "enter causal chain")
+	mustNotContain(t, s, "enter open")
+}

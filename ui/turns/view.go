@@ -56,9 +56,14 @@ func (v *Model) ShortHelp() []key.Binding {
 	if v.buf.Len() == 0 {
 		return []key.Binding{km.Filter}
 	}
-	open := km.Enter
-	open.SetHelp("enter", "causal chain")
-	return []key.Binding{km.Move, open, km.Filter}
+	return []key.Binding{km.Move, v.openKey(), km.Filter}
+}
+
+// openKey is enter on a turn, named as the footer and the help both say.
+func (v *Model) openKey() key.Binding {
+	open := v.c.Keys.Enter
+	open.SetHelp(open.Help().Key, "causal chain")
+	return open
 }
 
 // FullHelp returns every key of the turns, or of the chain when one is open.
@@ -67,7 +72,7 @@ func (v *Model) FullHelp() [][]key.Binding {
 	if v.chain.open {
 		return [][]key.Binding{km.RankKeys(), v.chain.ShortHelp()} // oldest step first
 	}
-	return [][]key.Binding{km.ListKeys(), {km.Enter, km.Pause, v.orderKey()}} // / and esc are among the global keys
+	return [][]key.Binding{km.ListKeys(), {v.openKey(), km.Pause, v.orderKey()}} // / and esc are among the global keys
 }
 
 // turnCols are the widths of the turn list's columns; about, the turn's
