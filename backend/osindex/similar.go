@@ -1,16 +1,25 @@
 package osindex
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
 	"engram/backend"
 	"engram/model"
 	"engram/query"
+	"engram/query/recall"
 )
+
+// unitSlack is how far from 1 the length of a target's embedding may be
+// for Similar to take it as normalized: float32 storage and the models'
+// own rounding leave some 1e-7; a vector not meant to be unit is off by far
+// more.
+const unitSlack = 1e-3
 
 // Similar is the k documents nearest to eventID's embedding by cosine
 // similarity (the Score, in [-1, 1]); the document itself is left out. A
@@ -18,14 +27,25 @@ import (
 // has no neighbours. It needs the k-NN plugin and an index that maps
 // embedding as a knn_vector; otherwise the error wraps backend.ErrUnavailable.
 //
-// When the knn_vector's space is cosinesimil this is an approximate k-NN
-// query (HNSW); in any other space (l2, the source system's and engram's
-// default, or innerproduct) the nearest by l2 are not the nearest by
-// cosine unless every vector has the same length, so it scores the
-// matching documents exactly with the k-NN plugin's knn_score script in
-// space cosinesimil, a scan whose cost grows with the index. Both give the
-// plugin's cosine score (1 + cos) / 2, turned back into cos.
+// It is an approximate k-NN query on the HNSW graph when the graph's order
+// is the cosine's: in space cosinesimil always, and in l2 (the source
+// system's and engram's default) or innerproduct when the target's
+// embedding has unit length, as every embedding model engram is used with
+// gives them (OpenAI's, the hashed embedder), so that the documents'
+// have too and l2 distance and inner product rank as the cosine does.
+// The query asks for max(k, defaultEfSearch) candidates, since the Lucene
+// engine ignores index.knn.algo_param.ef_search and explores as many as it
+// is asked for; the best k come back. Otherwise (a vector of any other
+// length, l1, linf) it scores the matching documents exactly with the k-NN
+// plugin's knn_score script in space cosinesimil, a scan whose cost grows
+// with the index.
 func (r *Reader) Similar(ctx context.Context, eventID string, k int) ([]query.Scored, error) {
+	return r.similar(ctx, eventID, k, false)
+}
+
+// similar is Similar; exact forces the script scan (for measuring the
+// graph's answers against it).
+func (r *Reader) similar(ctx context.Context, eventID string, k int, exact bool) ([]query.Scored, error) {
 	if !r.knn {
 		return nil, fmt.Errorf("%s: similarity search needs the k-NN plugin on the cluster: %w", r.where, backend.ErrUnavailable)
 	}
@@ -41,16 +61,19 @@ func (r *Reader) Similar(ctx context.Context, eventID string, k int) ([]query.Sc
 		return nil, err
 	}
 	v := target.Embedding
-	if len(v) == 0 || len(v) != r.dim || norm(v) == 0 {
+	n := norm(v)
+	if len(v) == 0 || len(v) != r.dim || n == 0 {
 		return []query.Scored{}, nil
 	}
 	filter := append(tenantQuery(r.tenant), exists(fEmbedding))
 	notSelf := []any{ids([]string{target.EventID})}
+	graph := !exact && (r.space == "cosinesimil" ||
+		((r.space == "l2" || r.space == "innerproduct") && math.Abs(n-1) <= unitSlack))
 	var q obj
-	if r.space == "cosinesimil" {
+	if graph {
 		q = obj{"knn": obj{fEmbedding: obj{
 			"vector": v,
-			"k":      k,
+			"k":      min(max(k, defaultEfSearch), maxWindow),
 			"filter": obj{"bool": obj{"filter": filter, "must_not": notSelf}},
 		}}}
 	} else {
@@ -67,6 +90,12 @@ func (r *Reader) Similar(ctx context.Context, eventID string, k int) ([]query.Sc
 	if err != nil {
 		return nil, err
 	}
+	// The plugin's score is the cosine's only in space cosinesimil (the
+	// script's and that graph's); the l2 and innerproduct graphs score by
+	// their own measure, computed on float32s, so the cosine is taken from
+	// the hit's embedding, which the answer carries anyway (from the score
+	// when a _source leaves the embedding out).
+	fromEmbedding := graph && r.space != "cosinesimil"
 	out := make([]query.Scored, 0, len(res.Hits.Hits))
 	for i := range res.Hits.Hits {
 		h := &res.Hits.Hits[i]
@@ -77,6 +106,12 @@ func (r *Reader) Similar(ctx context.Context, eventID string, k int) ([]query.Sc
 		if d.EventID == target.EventID {
 			continue
 		}
+		if fromEmbedding {
+			if c, ok := recall.Cosine(v, d.Embedding); ok {
+				out = append(out, query.Scored{Doc: d, Score: c})
+				continue
+			}
+		}
 		if len(h.Sort) < 1 {
 			return nil, r.fail(op, fmt.Errorf("%w %s", errSort, h.Sort))
 		}
@@ -84,9 +119,40 @@ func (r *Reader) Similar(ctx context.Context, eventID string, k int) ([]query.Sc
 		if err != nil {
 			return nil, r.fail(op, fmt.Errorf("%w %s", errSort, h.Sort))
 		}
-		out = append(out, query.Scored{Doc: d, Score: math.Max(-1, math.Min(1, 2*score-1))})
+		space := "cosinesimil" // the script's
+		if graph {
+			space = r.space
+		}
+		out = append(out, query.Scored{Doc: d, Score: cosOfScore(space, score)})
+	}
+	if fromEmbedding {
+		// float32 distances may order near-ties otherwise than the cosines.
+		slices.SortStableFunc(out, func(a, b query.Scored) int {
+			return cmp.Or(cmp.Compare(b.Score, a.Score), strings.Compare(a.Doc.EventID, b.Doc.EventID))
+		})
 	}
 	return out, nil
+}
+
+// cosOfScore turns the k-NN plugin's score in space back into the cosine,
+// for unit vectors in l2 and innerproduct: cosinesimil scores (1 + cos) / 2,
+// l2 1 / (1 + d²) with d² = 2 - 2cos, innerproduct 1 + ip when ip >= 0 and
+// 1 / (1 - ip) below.
+func cosOfScore(space string, s float64) float64 {
+	var c float64
+	switch {
+	case s <= 0:
+		return -1
+	case space == "l2":
+		c = 1 - (1/s-1)/2
+	case space == "innerproduct" && s >= 1:
+		c = s - 1
+	case space == "innerproduct":
+		c = 1 - 1/s
+	default:
+		c = 2*s - 1
+	}
+	return math.Max(-1, math.Min(1, c))
 }
 
 func norm(v []float64) float64 {

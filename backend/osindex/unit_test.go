@@ -108,6 +108,18 @@ func TestIndexDefinition(t *testing.T) {
 	if e, _ := json.Marshal(got.Mappings.Properties["embedding"]); string(e) != wantEmb {
 		t.Errorf("embedding %s", e)
 	}
+	// The other common model size, and the engines with native libraries:
+	// only the dimension and the engine change.
+	for _, c := range []struct {
+		dim    int
+		engine string
+	}{{768, ""}, {768, "faiss"}, {1536, "faiss"}, {1536, "nmslib"}} {
+		cfg, _ := Config{URLs: []string{"http://h"}, Dimension: c.dim, KNNEngine: c.engine}.withDefaults()
+		want := fmt.Sprintf(`{"dimension":%d,"method":{"engine":"%s","name":"hnsw","parameters":{"ef_construction":128,"m":16},"space_type":"l2"},"type":"knn_vector"}`, c.dim, cfg.KNNEngine)
+		if e, _ := json.Marshal(indexDefinition(cfg, true)["mappings"].(map[string]any)["properties"].(map[string]any)["embedding"]); string(e) != want {
+			t.Errorf("embedding at %d, %s: %s", c.dim, c.engine, e)
+		}
+	}
 
 	// Without the k-NN plugin: no knn settings, embedding only stored.
 	cfg.Shards, cfg.Replicas = 3, 1
