@@ -3,6 +3,7 @@ package sqliteindex
 import (
 	"cmp"
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"runtime"
@@ -82,35 +83,51 @@ func (run statsRun) topTags(ctx context.Context) ([]string, error) {
 	return query.TopGroups(sumCounts(counts), run.q.Top), nil
 }
 
-// sums runs a statement a bucket, on workers connections side by side.
+// sums runs sumSQL a bucket, on workers connections side by side.
 // Without groups (split by other than tag, before the top is known) a
 // row holds a group as it is.
 func (run statsRun) sums(ctx context.Context, groups []string) ([][]sumRow, error) {
+	return eachBucket(ctx, run, groups, sumSQL, scanSum)
+}
+
+// lats runs latSQL a bucket: sorting a bucket's latencies apart costs
+// less than sorting a part of the range's by bucket and latency.
+func (run statsRun) lats(ctx context.Context, groups []string) ([][]latRow, error) {
+	return eachBucket(ctx, run, groups, latSQL, scanLat)
+}
+
+// eachBucket runs the statement stmt makes once a bucket, side by side
+// on workers connections, and scans its rows.
+func eachBucket[T any](ctx context.Context, run statsRun, groups []string, stmt func(by, with string) string, scan func(*sql.Rows) (T, bool, error)) ([][]T, error) {
 	buckets := statsParts(run.q, run.q.NumBuckets())
-	out := make([][]sumRow, len(buckets))
+	out := make([][]T, len(buckets))
 	// Every bucket's statement is the same but for its arguments.
 	with, _ := statsWith(run.p, run.q, buckets[0], groups, run.covered)
-	stmt, err := run.r.q.PrepareContext(ctx, sumSQL(run.q.By, with))
+	prepared, err := run.r.q.PrepareContext(ctx, stmt(run.q.By, with))
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: stats: %w", err)
 	}
-	defer stmt.Close()
-	err = eachPart(buckets, run.workers, func(i int, part query.StatsQuery) (err error) {
+	defer prepared.Close()
+	err = eachPart(buckets, run.workers, func(i int, part query.StatsQuery) error {
 		_, args := statsWith(run.p, run.q, part, groups, run.covered)
-		out[i], err = sumRows(ctx, stmt, args)
-		return err
-	})
-	return out, err
-}
-
-// lats runs a latency statement a part of the range, side by side.
-func (run statsRun) lats(ctx context.Context, groups []string) ([][]latRow, error) {
-	parts := statsParts(run.q, run.workers)
-	out := make([][]latRow, len(parts))
-	err := eachPart(parts, run.workers, func(i int, part query.StatsQuery) (err error) {
-		with, args := statsWith(run.p, run.q, part, groups, run.covered)
-		out[i], err = run.r.latRows(ctx, run.q.By, with, args)
-		return err
+		rows, err := prepared.QueryContext(ctx, args...)
+		if err != nil {
+			return fmt.Errorf("sqlite: stats: %w", err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			x, ok, err := scan(rows)
+			if err != nil {
+				return fmt.Errorf("sqlite: stats: %w", err)
+			}
+			if ok {
+				out[i] = append(out[i], x)
+			}
+		}
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("sqlite: stats: %w", err)
+		}
+		return nil
 	})
 	return out, err
 }

@@ -199,26 +199,29 @@ func statsLevels(by string) []int {
 // sumSQL sums one bucket's documents (b is the same in every row): split
 // by nothing, a streaming aggregate with no sort.
 func sumSQL(by, with string) string {
-	sel := make([]string, 0, 2)
-	for _, lvl := range statsLevels(by) {
-		l := levels[lvl]
-		groupBy := ""
-		if strings.Contains(l.by, "g") {
-			groupBy = " GROUP BY g"
-		}
-		sel = append(sel, fmt.Sprintf("SELECT %d, b, %s, count(*), total(rw), total(im), sum(%s) FROM %s%s",
-			lvl, col(l.by, "g", "''"), strings.Join(tallies(), "), sum("), l.src, groupBy))
-	}
-	return with + strings.Join(sel, " UNION ALL ")
+	return bucketSQL(by, with, "count(*), total(rw), total(im), sum("+strings.Join(tallies(), "), sum(")+")", "", "")
 }
 
-// latSQL counts the documents of each latency, bucket and group.
+// latSQL counts the documents of each latency and group of one bucket.
 func latSQL(by, with string) string {
+	return bucketSQL(by, with, "lat, count(*)", " WHERE lat IS NOT NULL", "lat")
+}
+
+// bucketSQL selects, at each level of statsLevels, the level, the bucket
+// (any row's: they all hold the one bucket), the group and cols, grouped
+// by the group and by.
+func bucketSQL(by, with, cols, where, groupBy string) string {
 	sel := make([]string, 0, 2)
 	for _, lvl := range statsLevels(by) {
 		l := levels[lvl]
-		sel = append(sel, fmt.Sprintf("SELECT %d, %s, %s, lat, count(*) FROM %s WHERE lat IS NOT NULL GROUP BY %s, lat",
-			lvl, col(l.by, "b", "-1"), col(l.by, "g", "''"), l.src, l.by))
+		keys := groupBy
+		if strings.Contains(l.by, "g") {
+			keys = strings.Trim("g, "+keys, ", ")
+		}
+		if keys != "" {
+			keys = " GROUP BY " + keys
+		}
+		sel = append(sel, fmt.Sprintf("SELECT %d, b, %s, %s FROM %s%s%s", lvl, col(l.by, "g", "''"), cols, l.src, where, keys))
 	}
 	return with + strings.Join(sel, " UNION ALL ")
 }
@@ -239,40 +242,26 @@ type latRow struct {
 	latCount
 }
 
-func sumRows(ctx context.Context, stmt *sql.Stmt, args []any) ([]sumRow, error) {
-	rows, err := stmt.QueryContext(ctx, args...)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: stats: %w", err)
+// scanSum scans a row of sumSQL; an aggregate of no rows is not one.
+func scanSum(rows *sql.Rows) (sumRow, bool, error) {
+	var x sumRow
+	var b sql.NullInt64
+	c := &x.sums
+	t := make([]sql.NullInt64, len(tallyExprs()))
+	dest := []any{&x.lvl, &b, &x.g, &c.n, &c.rw, &c.im}
+	for i := range t {
+		dest = append(dest, &t[i])
 	}
-	defer rows.Close()
-	var out []sumRow
-	for rows.Next() {
-		var x sumRow
-		var b sql.NullInt64
-		c := &x.sums
-		t := make([]sql.NullInt64, len(tallyExprs()))
-		dest := []any{&x.lvl, &b, &x.g, &c.n, &c.rw, &c.im}
-		for i := range t {
-			dest = append(dest, &t[i])
-		}
-		if err := rows.Scan(dest...); err != nil {
-			return nil, fmt.Errorf("sqlite: stats: %w", err)
-		}
-		if c.n == 0 { // an aggregate of no rows
-			continue
-		}
-		x.b = b.Int64
-		counters := untally(t)
-		var rge, ige [query.DistBins - 1]int64
-		copy(rge[:], counters[1:query.DistBins])
-		copy(ige[:], counters[query.DistBins:])
-		c.fails, c.rb, c.ib = counters[0], fromAtLeast(c.n, rge), fromAtLeast(c.n, ige)
-		out = append(out, x)
+	if err := rows.Scan(dest...); err != nil || c.n == 0 {
+		return x, false, err
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlite: stats: %w", err)
-	}
-	return out, nil
+	x.b = b.Int64
+	counters := untally(t)
+	var rge, ige [query.DistBins - 1]int64
+	copy(rge[:], counters[1:query.DistBins])
+	copy(ige[:], counters[query.DistBins:])
+	c.fails, c.rb, c.ib = counters[0], fromAtLeast(c.n, rge), fromAtLeast(c.n, ige)
+	return x, true, nil
 }
 
 // untally splits summed tally columns into the sums of tallyCounters.
@@ -297,24 +286,10 @@ func fromAtLeast(n int64, atLeast [query.DistBins - 1]int64) (bins [query.DistBi
 	return bins
 }
 
-func (r *Reader) latRows(ctx context.Context, by, with string, args []any) ([]latRow, error) {
-	rows, err := r.q.QueryContext(ctx, latSQL(by, with), args...)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: stats: %w", err)
-	}
-	defer rows.Close()
-	var out []latRow
-	for rows.Next() {
-		var x latRow
-		if err := rows.Scan(&x.lvl, &x.b, &x.g, &x.lat, &x.n); err != nil {
-			return nil, fmt.Errorf("sqlite: stats: %w", err)
-		}
-		out = append(out, x)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlite: stats: %w", err)
-	}
-	return out, nil
+func scanLat(rows *sql.Rows) (latRow, bool, error) {
+	var x latRow
+	err := rows.Scan(&x.lvl, &x.b, &x.g, &x.lat, &x.n)
+	return x, err == nil, err
 }
 
 // col is the column c when the partition by has it, else the constant.
