@@ -75,6 +75,12 @@ type SortedReader interface {
 	// oldest matching documents, newest first. It is "" when they all
 	// fit in one page.
 	Oldest(ctx context.Context, q ListQuery) (Cursor, error)
+	// OldestTurns is Oldest for the ListTurns listing q: continued from
+	// it, ListTurns gives the q.Limit turns whose newest matching
+	// document is oldest, newest first. It is "" when they all fit in
+	// one page. The inspector's G goes there without paging through the
+	// turns in between.
+	OldestTurns(ctx context.Context, q ListQuery) (Cursor, error)
 }
 
 // CheckSort is an error for a Sort no backend knows.

@@ -2,6 +2,7 @@ package query
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -58,3 +59,19 @@ func (r TurnReader) Oldest(ctx context.Context, q ListQuery) (Cursor, error) {
 	}
 	return sr.Oldest(ctx, q)
 }
+
+// OldestTurns is the wrapped index's, in indexing order only while the
+// index's turns are the listing's: the archive's turns (an index lacking
+// turn keys) list from the newest, so their oldest page is not found.
+func (r TurnReader) OldestTurns(ctx context.Context, q ListQuery) (Cursor, error) {
+	sr, err := r.sorted()
+	if err != nil {
+		return "", err
+	}
+	if q.Sort == SortIndexed && r.lacksTurnKeys(ctx) {
+		return "", errArchiveOldest
+	}
+	return sr.OldestTurns(ctx, q)
+}
+
+var errArchiveOldest = errors.New("turns from the archive list from the newest only: their oldest page is not known")

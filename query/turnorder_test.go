@@ -35,6 +35,19 @@ func (s *sortedStub) Oldest(context.Context, query.ListQuery) (query.Cursor, err
 	return "o", nil
 }
 
+func (s *sortedStub) OldestTurns(context.Context, query.ListQuery) (query.Cursor, error) {
+	s.calls = append(s.calls, "OldestTurns")
+	return "t", nil
+}
+
+// coveredStub is a sortedStub whose documents lack turn_id: its turns are
+// the archive's.
+type coveredStub struct{ *sortedStub }
+
+func (coveredStub) Coverage(context.Context) (query.Coverage, error) {
+	return query.Coverage{Total: 3, Plain: 3, Lacking: map[string]int64{"turn_id": 3}}, nil
+}
+
 // TestTurnReaderOrder: the inspector's reader on an index with coverage
 // lists in time order through the index it wraps, and says so when that
 // index cannot.
@@ -49,8 +62,18 @@ func TestTurnReaderOrder(t *testing.T) {
 	_, _ = sr.ListTurns(ctx, query.ListQuery{Sort: query.SortTime})
 	_, _ = sr.Seek(ctx, time.Now())
 	_, _ = sr.Oldest(ctx, query.ListQuery{})
-	if got := len(s.calls); got != 4 {
-		t.Fatalf("calls %v, want List, ListTurns, Seek, Oldest", s.calls)
+	_, _ = sr.OldestTurns(ctx, query.ListQuery{})
+	if got := len(s.calls); got != 5 {
+		t.Fatalf("calls %v, want List, ListTurns, Seek, Oldest, OldestTurns", s.calls)
+	}
+	// The archive's turns list from the newest only: G there is refused,
+	// not answered with the index's single-event turns.
+	archived := query.TurnReader{Reader: coveredStub{&sortedStub{}}}
+	if c, err := archived.OldestTurns(ctx, query.ListQuery{}); err == nil {
+		t.Fatalf("OldestTurns over the archive's turns = %q, want an error", c)
+	}
+	if c, err := archived.OldestTurns(ctx, query.ListQuery{Sort: query.SortTime}); err != nil || c != "t" {
+		t.Fatalf("OldestTurns by event time = %q, %v: want the index's", c, err)
 	}
 	plain := query.TurnReader{Reader: struct{ query.Reader }{}}
 	if _, err := plain.List(ctx, query.ListQuery{Sort: query.SortTime}); err == nil {

@@ -209,6 +209,62 @@ func (r *Reader) Oldest(ctx context.Context, q query.ListQuery) (query.Cursor, e
 	return seqCursor(seq.Int64), nil
 }
 
+// OldestTurns is the cursor after which ListTurns gives the q.Limit turns
+// whose newest matching document is oldest ("" when every turn fits in
+// one page): the position of the turn just above them, found by the
+// database grouping the matches by turn rather than by reading every page.
+func (r *Reader) OldestTurns(ctx context.Context, q query.ListQuery) (query.Cursor, error) {
+	if err := query.CheckSort(q.Sort); err != nil {
+		return "", err
+	}
+	e, err := parse(q.Expr)
+	if err != nil {
+		return "", err
+	}
+	limit := pageLimit(q.Limit, maxTurnsLimit)
+	if q.Sort == query.SortIndexed && e.Empty() && r.tenant == "" {
+		// As Turns: the turns table, whose last_seq is indexed.
+		return r.oldestSeq(ctx, "SELECT last_seq FROM turns ORDER BY last_seq LIMIT 1 OFFSET ?", limit)
+	}
+	p := newPlan(e, r.now(), r.tenant, false)
+	if p.none {
+		return "", nil
+	}
+	f, args := p.filterAll("d.seq")
+	if p.match != "" {
+		f += " AND d.seq IN (SELECT rowid FROM docs_fts WHERE docs_fts MATCH ?)"
+		args = append(args, p.match)
+	}
+	if q.Sort == query.SortIndexed {
+		return r.oldestSeq(ctx, "SELECT max(d.seq) AS m FROM docs d WHERE "+f+" GROUP BY d.turn_key ORDER BY m LIMIT 1 OFFSET ?", limit, args...)
+	}
+	var at tpos
+	err = r.q.QueryRowContext(ctx, `SELECT ms, id FROM (SELECT d.ts_unix_ms AS ms, d.event_id AS id,
+  row_number() OVER (PARTITION BY d.turn_key ORDER BY d.ts_unix_ms DESC, d.event_id DESC) AS n
+  FROM docs d WHERE `+f+`) WHERE n = 1 ORDER BY ms, id LIMIT 1 OFFSET ?`, append(args, limit)...).Scan(&at.ms, &at.id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("sqlite: %w", err)
+	}
+	return timeCursor(at), nil
+}
+
+// oldestSeq is the seq cursor of the one-column query's answer ("" with
+// none: every turn fits in the page).
+func (r *Reader) oldestSeq(ctx context.Context, q string, limit int, args ...any) (query.Cursor, error) {
+	var seq sql.NullInt64
+	err := r.q.QueryRowContext(ctx, q, append(args, limit)...).Scan(&seq)
+	if errors.Is(err, sql.ErrNoRows) || err == nil && !seq.Valid {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("sqlite: %w", err)
+	}
+	return seqCursor(seq.Int64), nil
+}
+
 // ListTurns is one row per turn in q.Sort, newest first.
 func (r *Reader) ListTurns(ctx context.Context, q query.ListQuery) (query.TurnPage, error) {
 	if err := query.CheckSort(q.Sort); err != nil {

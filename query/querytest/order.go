@@ -163,6 +163,12 @@ func (s *suite) testOrder(t *testing.T) {
 		}
 	}
 
+	// OldestTurns: the last page of turns, in either order, filtered or
+	// not (the whole turns' rows, each placed by its newest match).
+	for _, src := range []string{"", "tag:demo", "success:false", topWord, "-tenant:" + TenantA} {
+		s.checkOldestTurns(t, sr, s.docs, src)
+	}
+
 	// Turns in time order, paged.
 	for i, src := range []string{"", "tag:demo", "success:false", topWord, "-tenant:" + TenantA, "since:1d", "turn:" + sharedTrace} {
 		limits := []int{4, 1000}
@@ -186,6 +192,7 @@ func (s *suite) testOrder(t *testing.T) {
 			t.Errorf("tenant %s: List(%q, time): %s", TenantA, src, d)
 		}
 		s.checkTurnsOrder(t, tr, vis, src, 5, query.SortTime)
+		s.checkOldestTurns(t, tr, vis, src)
 	}
 
 	// A cursor of the other order, a sort no one knows: errors.
@@ -244,6 +251,50 @@ func (s *suite) checkTurnsOrder(t *testing.T, r query.SortedReader, docs []*mode
 		case !sameTurn(got[i], want[i]):
 			t.Errorf("ListTurns(%q, %s) limit %d row %d:\n got %s\nwant %s", src, sort, limit, i, turnString(got[i]), turnString(want[i]))
 			return
+		}
+	}
+}
+
+// checkOldestTurns: ListTurns continued from OldestTurns is the limit
+// oldest turns of the listing, and the last page; "" when one page holds
+// them all.
+func (s *suite) checkOldestTurns(t *testing.T, r query.SortedReader, docs []*model.IndexDoc, src string) {
+	t.Helper()
+	filtered := filter(docs, mustParse(t, src), time.Now())
+	for _, sort := range []query.Sort{query.SortIndexed, query.SortTime} {
+		want := turnRows(filtered)
+		if sort == query.SortTime {
+			want = turnRowsByTime(filtered)
+		}
+		var keys []string
+		for _, w := range want {
+			keys = append(keys, w.Key)
+		}
+		for _, limit := range []int{1, 4, len(keys), len(keys) + 3} {
+			if limit == 0 {
+				continue
+			}
+			cur, err := r.OldestTurns(s.ctx, query.ListQuery{Expr: src, Sort: sort, Limit: limit})
+			if err != nil {
+				t.Fatalf("OldestTurns(%q, %s, %d): %v", src, sort, limit, err)
+			}
+			if limit >= len(keys) {
+				if cur != "" {
+					t.Errorf("OldestTurns(%q, %s, %d) of %d turns = %q, want \"\"", src, sort, limit, len(keys), cur)
+				}
+				continue
+			}
+			p, err := r.ListTurns(s.ctx, query.ListQuery{Expr: src, Sort: sort, After: cur, Limit: limit})
+			if err != nil {
+				t.Fatalf("ListTurns(%q, %s) from OldestTurns(%d): %v", src, sort, limit, err)
+			}
+			var got []string
+			for _, x := range p.Turns {
+				got = append(got, x.Key)
+			}
+			if d := diff(got, keys[len(keys)-limit:]); d != "" || p.Next != "" {
+				t.Errorf("ListTurns(%q, %s) from OldestTurns(%d): %s, next %q", src, sort, limit, d, p.Next)
+			}
 		}
 	}
 }
