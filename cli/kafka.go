@@ -205,14 +205,27 @@ func runTailTopic(ctx context.Context, e *env, fs *flag.FlagSet, o *queryOpts, a
 		return errors.New(conf.redact(err.Error()))
 	}
 	defer w.Close()
+	out := tailOutage(e, conf.redact, fmt.Sprintf("Kafka (brokers %s, topic %s)", strings.Join(cfg.Brokers, ","), topic))
 	for n := 0; o.limit <= 0 || n < o.limit; {
 		recs, err := w.Poll(ctx)
 		if ctx.Err() != nil {
 			return nil
 		}
-		if err != nil {
-			return errors.New(conf.redact(err.Error()))
+		if err == nil && len(recs) == 0 && out.Down() {
+			err = recheckTopics(ctx, cfg, topic)
 		}
+		if err != nil {
+			// The watch goes on from where it was once the broker is
+			// back: nothing produced meanwhile is skipped.
+			if kafka.Fatal(err) {
+				return errors.New(conf.redact(err.Error()))
+			}
+			if !out.Failed(ctx, err) {
+				return nil
+			}
+			continue
+		}
+		out.OK()
 		for _, r := range recs {
 			if err := writeJSON(e.stdout, messageJSON(r)); err != nil {
 				return err

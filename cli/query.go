@@ -15,7 +15,9 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/term"
 
+	"engram/backend/osindex"
 	"engram/backend/sqliteindex"
+	"engram/internal/outage"
 	"engram/model"
 	"engram/query"
 	"engram/query/expr"
@@ -499,21 +501,28 @@ func runTail(ctx context.Context, e *env, args []string) error {
 	tick := time.NewTicker(tailInterval)
 	defer tick.Stop()
 	seen := 0
+	out := tailOutage(e, func(s string) string { return s }, "the index")
 	for {
 		p, err := r.Tail(ctx, cur, 1000)
+		var docs []*model.IndexDoc
+		if err == nil {
+			docs, err = query.Filter(ctx, r, src, p.Docs)
+		}
 		if ctx.Err() != nil {
 			return nil
 		}
 		if err != nil {
-			return err
+			// The cursor moves only past what was printed: the retry
+			// reads from where the failed poll would have.
+			if !tailRetries(err) {
+				return err
+			}
+			if !out.Failed(ctx, err) {
+				return nil
+			}
+			continue
 		}
-		docs, err := query.Filter(ctx, r, src, p.Docs)
-		if ctx.Err() != nil {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
+		out.OK()
 		cur = p.Next
 		for _, d := range docs {
 			if o.json {
@@ -537,6 +546,30 @@ func runTail(ctx context.Context, e *env, args []string) error {
 		case <-tick.C:
 		}
 	}
+}
+
+// tailOutage reports tail's failed polls on stderr: once when they start,
+// every minute while they last, once when it follows again.
+func tailOutage(e *env, redact func(string) string, waiting string) *outage.Reporter {
+	return &outage.Reporter{
+		Logf: func(f string, a ...any) {
+			fmt.Fprintf(e.stderr, "engram tail: %s\n", safeLine(redact(fmt.Sprintf(f, a...))))
+		},
+		Waiting: waiting, Resumed: "following again",
+	}
+}
+
+// tailRetries says whether a failed poll of the index is worth retrying:
+// all are but OpenSearch's refusals (bad credentials, no such index, a
+// request it cannot take), which need a change of configuration. A
+// refused or dropped connection, a timeout, a 429 or 5xx pass by
+// themselves; so may an SQLite error (the file locked, or replaced).
+func tailRetries(err error) bool {
+	var se *osindex.StatusError
+	if errors.As(err, &se) {
+		return osindex.IsTransient(err)
+	}
+	return true
 }
 
 // writeDocs prints documents as JSON lines or as a table; scores, when

@@ -88,8 +88,19 @@ func runWorker(ctx context.Context, e *env, args []string) error {
 	stopStatus := workerStatus(ctx, rep, o.every, kcfg, m, &finished)
 	sum, err := worker.Run(ctx, worker.Config{
 		Pipeline: p, Consumer: cons, Drain: o.drain,
-		Done: func(t *ingest.Trace, _ *kafka.Record) { m.Observe(t); finished.Add(1); rep.done(t) },
-		Logf: func(f string, a ...any) { rep.printErr(fmt.Sprintf(f, a...)) },
+		Done:    func(t *ingest.Trace, _ *kafka.Record) { m.Observe(t); finished.Add(1); rep.done(t) },
+		Logf:    func(f string, a ...any) { rep.printErr("engram worker: " + conf.redact(fmt.Sprintf(f, a...))) },
+		Waiting: fmt.Sprintf("Kafka (brokers %s, group %s on %s)", strings.Join(kcfg.Brokers, ","), kcfg.Group, kcfg.Topics.Raw),
+		Outage: func(err error) {
+			if err == nil {
+				m.SetOutage("")
+				return
+			}
+			m.SetOutage("kafka: " + conf.redact(err.Error()))
+		},
+		Recheck: func(ctx context.Context) error {
+			return recheckTopics(ctx, kcfg, kcfg.Topics.Raw, kcfg.Topics.Rejected)
+		},
 	})
 	stopStatus()
 	fmt.Fprintf(e.stderr, "engram worker: stopped: ingested %d, duplicates %d, rejected %d, failed %d\n", sum.Ingested, sum.Duplicates, sum.Rejected, sum.Failed)
@@ -113,6 +124,19 @@ func openConsumer(ctx context.Context, cfg kafka.Config, conf *resolved) (*kafka
 		return nil, errors.New(conf.redact(err.Error()))
 	}
 	return cons, nil
+}
+
+// recheckTopics asks the brokers, back after an outage, whether the
+// topics are still there; the error keeps its kind for kafka.Fatal.
+func recheckTopics(ctx context.Context, cfg kafka.Config, topics ...string) error {
+	c, err := kafka.New(cfg)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(ctx, kafkaCheckTimeout)
+	defer cancel()
+	return c.CheckTopics(ctx, topics...)
 }
 
 // workerObserver reports outages to the terminal and to /health.

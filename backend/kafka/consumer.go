@@ -64,6 +64,7 @@ type Consumer struct {
 	cl    *kgo.Client
 	prod  *Client    // the same connection, for Reject
 	codec *AvroCodec // decodes Avro values as they are polled
+	link  *link
 
 	mu       sync.Mutex
 	pending  map[topicPartition][]*pendingRecord // handed out, in offset order
@@ -106,7 +107,7 @@ func NewConsumer(cfg Config, opts ConsumerOptions) (*Consumer, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Consumer{cfg: cfg, opts: opts, codec: codec, pending: map[topicPartition][]*pendingRecord{}, assigned: map[string][]int32{}}
+	c := &Consumer{cfg: cfg, opts: opts, codec: codec, link: newLink(), pending: map[topicPartition][]*pendingRecord{}, assigned: map[string][]int32{}}
 	base, err := cfg.clientOpts()
 	if err != nil {
 		return nil, err
@@ -129,6 +130,7 @@ func NewConsumer(cfg Config, opts ConsumerOptions) (*Consumer, error) {
 		kgo.OnPartitionsAssigned(c.onAssigned),
 		kgo.OnPartitionsRevoked(c.onRevoked),
 		kgo.OnPartitionsLost(c.onLost),
+		kgo.WithHooks(c.link),
 	)
 	if opts.SessionTimeout > 0 {
 		kopts = append(kopts, kgo.SessionTimeout(opts.SessionTimeout))
@@ -145,12 +147,14 @@ func NewConsumer(cfg Config, opts ConsumerOptions) (*Consumer, error) {
 // Poll waits for the next records (at most MaxBatch) of the partitions this
 // member owns, the partitions interleaved in the order the records were
 // produced (see byProduceTime); each partition's stay in offset order. An
-// empty batch with a nil error is possible. It returns the context's error
+// empty batch with a nil error is possible: it is also how a poll says the
+// brokers answer again after an outage. It returns the context's error
 // when ctx ends, and ErrClosed after Close. Errors of some partitions
-// (franz-go keeps retrying what it can) are returned only by a poll that
-// brought no records.
+// (franz-go keeps retrying what it can) and an unreachable broker are
+// returned only by a poll that brought no records; Fatal tells those that
+// retrying cannot fix.
 func (c *Consumer) Poll(ctx context.Context) ([]*Record, error) {
-	fetches := c.cl.PollRecords(ctx, c.opts.MaxBatch)
+	fetches := c.link.poll(ctx, c.cl, c.opts.MaxBatch)
 	defer c.cl.AllowRebalance()
 	if fetches.IsClientClosed() {
 		return nil, ErrClosed
@@ -188,6 +192,11 @@ func (c *Consumer) Poll(ctx context.Context) ([]*Record, error) {
 	}
 	if len(out) == 0 && len(errs) > 0 {
 		return nil, fmt.Errorf("kafka: poll: %w", errors.Join(errs...))
+	}
+	if len(out) == 0 {
+		if addr, _, err := c.link.failing(); err != nil {
+			return nil, fmt.Errorf("kafka: poll: %w", c.cfg.explain(addr, err))
+		}
 	}
 	return out, nil
 }

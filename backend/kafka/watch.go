@@ -43,6 +43,7 @@ type Watch struct {
 	cfg   Config
 	cl    *kgo.Client
 	codec *AvroCodec
+	link  *link
 	max   int
 	from  map[string]map[int32]int64
 }
@@ -94,7 +95,8 @@ func NewWatch(ctx context.Context, cfg Config, opts WatchOptions) (*Watch, error
 	if err != nil {
 		return nil, err
 	}
-	base = append(base, kgo.ConsumePartitions(parts))
+	l := newLink()
+	base = append(base, kgo.ConsumePartitions(parts), kgo.WithHooks(l))
 	if opts.KeepControl {
 		base = append(base, kgo.KeepControlRecords())
 	}
@@ -106,16 +108,19 @@ func NewWatch(ctx context.Context, cfg Config, opts WatchOptions) (*Watch, error
 	if err != nil {
 		return nil, fmt.Errorf("kafka: %w", err)
 	}
-	return &Watch{cfg: cfg, cl: cl, codec: codec, max: opts.MaxBatch, from: from}, nil
+	return &Watch{cfg: cfg, cl: cl, codec: codec, link: l, max: opts.MaxBatch, from: from}, nil
 }
 
 // StartOffsets is where the watch started on each partition.
 func (w *Watch) StartOffsets() map[string]map[int32]int64 { return w.from }
 
 // Poll waits for the next records; ctx's error when ctx ends, ErrClosed
-// after Close.
+// after Close. A poll that brought no records returns the partitions'
+// errors, or an unreachable broker's (Fatal tells those that retrying
+// cannot fix); once every broker answers again it returns no records and
+// no error.
 func (w *Watch) Poll(ctx context.Context) ([]*Record, error) {
-	fetches := w.cl.PollRecords(ctx, w.max)
+	fetches := w.link.poll(ctx, w.cl, w.max)
 	if fetches.IsClientClosed() {
 		return nil, ErrClosed
 	}
@@ -135,10 +140,18 @@ func (w *Watch) Poll(ctx context.Context) ([]*Record, error) {
 	}
 	var errs []error
 	fetches.EachError(func(t string, p int32, err error) {
-		errs = append(errs, fmt.Errorf("%s[%d]: %w", t, p, w.cfg.explain(joinBrokers(w.cfg), err)))
+		// A context error is the poll cut short by the link, not a failure.
+		if !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+			errs = append(errs, fmt.Errorf("%s[%d]: %w", t, p, w.cfg.explain(joinBrokers(w.cfg), err)))
+		}
 	})
 	if len(out) == 0 && len(errs) > 0 {
 		return nil, fmt.Errorf("kafka: watch: %w", errors.Join(errs...))
+	}
+	if len(out) == 0 {
+		if addr, _, err := w.link.failing(); err != nil {
+			return nil, fmt.Errorf("kafka: watch: %w", w.cfg.explain(addr, err))
+		}
 	}
 	return out, nil
 }

@@ -15,6 +15,7 @@ import (
 
 	"engram/backend/kafka"
 	"engram/ingest"
+	"engram/internal/outage"
 )
 
 // Consumer is what the worker needs of its consumer group (kafka.Consumer).
@@ -36,9 +37,26 @@ type Config struct {
 	Drain time.Duration
 	// Done, when set, is told about every finished message.
 	Done func(*ingest.Trace, *kafka.Record)
-	// Logf reports what the worker cannot do (a failed rejection).
+	// Logf reports what the worker cannot do (a failed rejection, Kafka
+	// away).
 	Logf func(format string, args ...any)
+	// Waiting names what the worker waits for while it cannot poll, in
+	// its reports ("the brokers b:9092 (group g on topic t)").
+	Waiting string
+	// Outage, when set, is told why the worker cannot poll while that
+	// lasts, and nil once it can again (for /health).
+	Outage func(err error)
+	// Recheck, when set, is asked once the brokers answer again after an
+	// outage whether the worker can go on: a broker that came back
+	// without the raw topic (its data lost) would otherwise be waited on
+	// for ever, franz-go retrying a missing topic in silence.
+	Recheck func(ctx context.Context) error
 }
+
+// pollBackoff bounds the wait between failed polls: franz-go retries the
+// connections by itself meanwhile, so this only keeps a poll that fails
+// at once from spinning, and a worker back within 2 s of its broker.
+const pollBackoff = 2 * time.Second
 
 // Run consumes until ctx ends, then lets what is in flight finish (within
 // Drain), commits what is finished and returns nil; or it returns the
@@ -49,6 +67,12 @@ func Run(ctx context.Context, cfg Config) (ingest.Summary, error) {
 	}
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
+	}
+	if cfg.Waiting == "" {
+		cfg.Waiting = "Kafka"
+	}
+	if cfg.Outage == nil {
+		cfg.Outage = func(error) {}
 	}
 	w := &worker{cfg: cfg}
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
@@ -76,15 +100,35 @@ type worker struct {
 }
 
 // feed polls the consumer and hands each record to the pipeline until ctx
-// ends (nil) or polling fails.
+// ends (nil) or polling fails in a way retrying cannot fix (kafka.Fatal).
+// Through any other failure (the broker restarting, a lost group session)
+// it keeps polling: franz-go reconnects and rejoins the group, which goes
+// on from its last commit. The records in flight when the group was lost
+// are read again, and their events, already archived, are duplicates.
 func (w *worker) feed(ctx context.Context, items chan<- ingest.Item) error {
+	out := &outage.Reporter{Logf: w.cfg.Logf, Waiting: w.cfg.Waiting, Resumed: "consuming again", Max: pollBackoff}
 	for {
 		recs, err := w.cfg.Consumer.Poll(ctx)
 		if ctx.Err() != nil {
 			return nil
 		}
+		// Records are proof enough, and must not be dropped for a check.
+		if err == nil && len(recs) == 0 && out.Down() && w.cfg.Recheck != nil {
+			err = w.cfg.Recheck(ctx)
+		}
 		if err != nil {
-			return err
+			if kafka.Fatal(err) {
+				return err
+			}
+			w.cfg.Outage(err)
+			if !out.Failed(ctx, err) {
+				return nil
+			}
+			continue
+		}
+		if out.Down() {
+			out.OK()
+			w.cfg.Outage(nil)
 		}
 		for _, r := range recs {
 			if !w.cfg.Consumer.Owns(r) {
@@ -160,7 +204,7 @@ func (w *worker) reject(rec *kafka.Record, why []string) {
 				return
 			}
 			if errors.Is(err, kafka.ErrClosed) || attempt == 10 {
-				w.cfg.Logf("worker: %s could not be rejected (%v); it will be read again", where(rec), err)
+				w.cfg.Logf("%s could not be rejected (%v); it will be read again", where(rec), err)
 				return
 			}
 			time.Sleep(backoff)
