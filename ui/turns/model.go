@@ -39,6 +39,12 @@ type Model struct {
 	note string
 	// order is the order they list in (order.go).
 	order query.Sort
+	// jumped: the rows start at the oldest page (G), not at the newest
+	// turn; nothing newer is read until home goes back (order.go).
+	jumped bool
+	// toNewest: the reload on its way is home's, which selects the newest
+	// turn rather than keeping the one selected.
+	toNewest bool
 }
 
 // New lists nothing until shown.
@@ -98,7 +104,9 @@ func (v *Model) Shown(stamp int) tea.Cmd {
 	if v.chain.open {
 		return v.chain.resume()
 	}
-	if v.loading || v.loaded && stamp == v.stamp {
+	// After G the rows stay where they went, as the stream's do: home
+	// reads the newest.
+	if v.loading || v.loaded && (stamp == v.stamp || v.jumped) {
 		return nil
 	}
 	return v.reload(stamp)

@@ -17,6 +17,8 @@ func (v *Model) Update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case turnsMsg:
 		return v.onTurns(msg)
+	case jumpMsg:
+		return v.onJump(msg)
 	case chainMsg:
 		return v.chain.onChain(msg)
 	}
@@ -38,8 +40,11 @@ func (v *Model) Update(msg tea.Msg) tea.Cmd {
 func (v *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 	km := v.c.Keys
 	switch {
-	case key.Matches(msg, km.Home) && !v.buf.AtHead():
+	case key.Matches(msg, km.Home) && (!v.buf.AtHead() || v.jumped):
+		v.toNewest = true
 		return v.reload(v.stamp)
+	case key.Matches(msg, km.End) && !v.buf.End() && v.canJump():
+		return v.jumpOldest() // the oldest of the listing, not of the turns loaded
 	case key.Matches(msg, km.Enter):
 		if t := v.selected(); t != nil {
 			return v.chain.load(t.Key)
@@ -68,6 +73,9 @@ func (v *Model) Click(row int) tea.Cmd {
 func (v *Model) move(delta int) tea.Cmd {
 	if v.buf.Len() == 0 {
 		return nil
+	}
+	if delta < 0 && v.jumped && v.buf.AtHead() && v.cur.Sel() == 0 {
+		return uikit.StatusCmd("the turns start where G went: home goes back to the newest", false)
 	}
 	v.cur.Move(delta, v.buf.Len())
 	half := v.c.Opts.PageSize / 2
@@ -124,10 +132,10 @@ func (v *Model) onTurns(msg turnsMsg) tea.Cmd {
 		// stream's does while it follows; moved away, it stays on its turn
 		// wherever that now lists.
 		keep := ""
-		if t := v.selected(); t != nil && (v.cur.Sel() > 0 || !v.buf.AtHead()) {
+		if t := v.selected(); t != nil && !v.toNewest && (v.cur.Sel() > 0 || !v.buf.AtHead()) {
 			keep = t.Key
 		}
-		v.loading, v.loaded = false, true
+		v.loading, v.loaded, v.jumped, v.toNewest = false, true, false, false
 		v.note = msg.page.Note
 		v.buf.Reset(msg.page.Turns, msg.page.Next)
 		v.cur.Reset()

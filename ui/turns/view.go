@@ -30,6 +30,8 @@ func (v *Model) View() string {
 		pos = " loading turns " + v.c.Spin.View()
 	case v.buf.Len() == 0:
 		pos = " no turns"
+	case v.jumped || !v.buf.AtHead():
+		pos += " · newer above" // as the stream says it
 	}
 	pos += " · " + orderName(v.order)
 	if v.expr != "" {
