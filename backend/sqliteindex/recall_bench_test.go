@@ -28,7 +28,7 @@ func (stubEmbedder) Embed(_ context.Context, texts []string) ([][]float64, error
 }
 
 // BenchmarkRecall measures a whole recall (embed the prompt, the newest
-// 1,000 text matches of any of its words and the 200 nearest by
+// 1,000 text matches of any of its words and the 40 nearest by
 // embedding, their documents read, ranked) on the 1M-document index, and
 // reports its latency percentiles (p50-ms, p99-ms) and those of the
 // process's CPU time a recall took (cpu-p50-ms, cpu-p99-ms: the machine's
