@@ -21,6 +21,28 @@ import (
 // more.
 const unitSlack = 1e-3
 
+// similarCandidates, when above 0, replaces candidatesFor's count (for
+// the benchmark's sweep).
+var similarCandidates int
+
+// candidatesFor is how many candidates Similar's k-NN query asks for at
+// dim dimensions (at least k): its ef_search on every engine, since lucene
+// explores as many as it is asked for. The smallest of 100, 200, 400 and
+// 800 whose recall@10 reaches 0.95 on hashed embeddings of 100,000
+// documents, in many segments and in one: 400 at 768 dimensions
+// (0.97-0.98; 0.89 at 100, the index's ef_search, as written), 800 at 1536
+// (0.96; 0.91-0.95 at 400), each for about a third of the exact scan's
+// time (BENCHMARKS.md).
+func candidatesFor(dim int) int {
+	if similarCandidates > 0 {
+		return similarCandidates
+	}
+	if dim > 1024 {
+		return 800
+	}
+	return 400
+}
+
 // Similar is the k documents nearest to eventID's embedding by cosine
 // similarity (the Score, in [-1, 1]); the document itself is left out. A
 // document without an embedding (or of another dimension than the index's)
@@ -33,9 +55,9 @@ const unitSlack = 1e-3
 // embedding has unit length, as every embedding model engram is used with
 // gives them (OpenAI's, the hashed embedder), so that the documents'
 // have too and l2 distance and inner product rank as the cosine does.
-// The query asks for max(k, defaultEfSearch) candidates, since the Lucene
-// engine ignores index.knn.algo_param.ef_search and explores as many as it
-// is asked for; the best k come back. Otherwise (a vector of any other
+// The query asks for max(k, candidatesFor(dim)) candidates, since the
+// Lucene engine ignores index.knn.algo_param.ef_search and explores as many
+// as it is asked for; the best k come back. Otherwise (a vector of any other
 // length, l1, linf) it scores the matching documents exactly with the k-NN
 // plugin's knn_score script in space cosinesimil, a scan whose cost grows
 // with the index.
@@ -73,7 +95,7 @@ func (r *Reader) similar(ctx context.Context, eventID string, k int, exact bool)
 	if graph {
 		q = obj{"knn": obj{fEmbedding: obj{
 			"vector": v,
-			"k":      min(max(k, defaultEfSearch), maxWindow),
+			"k":      min(max(k, candidatesFor(r.dim)), maxWindow),
 			"filter": obj{"bool": obj{"filter": filter, "must_not": notSelf}},
 		}}}
 	} else {

@@ -38,7 +38,9 @@ const simBenchVersion = "1"
 // reports the indexing time (wall, this process's CPU, the node's CPU),
 // and the report is kept in its _meta. ENGRAM_BENCH_QUERIES sets the
 // queries per size (default 100), ENGRAM_BENCH_EXACT how many of them the
-// exact scan also answers (default 30).
+// exact scan also answers (default 30), ENGRAM_BENCH_CANDIDATES the
+// candidate counts (ef_search) the in-process queries are timed with
+// (default candidatesFor(DIM), which the binary always uses).
 func BenchmarkSimilarKNN(b *testing.B) {
 	spec := os.Getenv("ENGRAM_BENCH_OS_SIMILAR")
 	if spec == "" {
@@ -102,32 +104,49 @@ func runSimilarKNN(b *testing.B, name string, dim, n, queries, nExact int) {
 		floors[id] = ex[len(ex)-1].Score
 	}
 	cpu1 := nodeCPU(b, u)
-	var found, want int
-	for _, id := range ids {
-		start := time.Now()
-		got, err := r.Similar(ctx, id, 10)
-		graphT = append(graphT, time.Since(start))
-		if err != nil || len(got) != 10 {
-			b.Fatalf("%s: %d, %v", id, len(got), err)
-		}
-		if floor, ok := floors[id]; ok {
-			want += 10
-			for _, g := range got {
-				// The exact scan's scores are float32 cosines.
-				if g.Score >= floor-1e-5 {
-					found++
-				}
-			}
-		}
-	}
-	cpu2 := nodeCPU(b, u)
 	b.ReportMetric(pctMs(exactT, 0.5), "exact-p50-ms")
 	b.ReportMetric(pctMs(exactT, 0.99), "exact-p99-ms")
 	b.ReportMetric(float64(cpu1-cpu0)/float64(nExact), "exact-node-cpu-ms/q")
-	b.ReportMetric(pctMs(graphT, 0.5), "hnsw-p50-ms")
-	b.ReportMetric(pctMs(graphT, 0.99), "hnsw-p99-ms")
-	b.ReportMetric(float64(cpu2-cpu1)/float64(queries), "hnsw-node-cpu-ms/q")
-	b.ReportMetric(float64(found)/float64(max(want, 1)), "hnsw-recall@10")
+	cands := []int{candidatesFor(dim)}
+	if c := os.Getenv("ENGRAM_BENCH_CANDIDATES"); c != "" {
+		cands = nil
+		for _, f := range strings.Split(c, ",") {
+			n, err := strconv.Atoi(f)
+			if err != nil || n <= 0 {
+				b.Fatalf("ENGRAM_BENCH_CANDIDATES %q", c)
+			}
+			cands = append(cands, n)
+		}
+	}
+	defer func(c int) { similarCandidates = c }(similarCandidates)
+	for _, c := range cands {
+		similarCandidates = c
+		graphT = graphT[:0]
+		var found, want int
+		cpu1 := nodeCPU(b, u)
+		for _, id := range ids {
+			start := time.Now()
+			got, err := r.Similar(ctx, id, 10)
+			graphT = append(graphT, time.Since(start))
+			if err != nil || len(got) != 10 {
+				b.Fatalf("%s: %d, %v", id, len(got), err)
+			}
+			if floor, ok := floors[id]; ok {
+				want += 10
+				for _, g := range got {
+					// The exact scan's scores are float32 cosines.
+					if g.Score >= floor-1e-5 {
+						found++
+					}
+				}
+			}
+		}
+		cpu2 := nodeCPU(b, u)
+		b.ReportMetric(pctMs(graphT, 0.5), fmt.Sprintf("hnsw%d-p50-ms", c))
+		b.ReportMetric(pctMs(graphT, 0.99), fmt.Sprintf("hnsw%d-p99-ms", c))
+		b.ReportMetric(float64(cpu2-cpu1)/float64(queries), fmt.Sprintf("hnsw%d-node-cpu-ms/q", c))
+		b.ReportMetric(float64(found)/float64(max(want, 1)), fmt.Sprintf("hnsw%d-recall@10", c))
+	}
 	if bin := os.Getenv("ENGRAM_BIN"); bin != "" {
 		var wall, cpu []time.Duration
 		var rss int64
