@@ -83,27 +83,35 @@ func (run statsRun) topTags(ctx context.Context) ([]string, error) {
 	return query.TopGroups(sumCounts(counts), run.q.Top), nil
 }
 
-// sums runs sumSQL a bucket, on workers connections side by side.
+// sums runs sumSQL a part, on workers connections side by side.
 // Without groups (split by other than tag, before the top is known) a
 // row holds a group as it is.
 func (run statsRun) sums(ctx context.Context, groups []string) ([][]sumRow, error) {
-	return eachBucket(ctx, run, groups, sumSQL, scanSum)
+	return eachStatsPart(ctx, run, groups, sumSQL, scanSum)
 }
 
-// lats runs latSQL a bucket: sorting a bucket's latencies apart costs
-// less than sorting a part of the range's by bucket and latency.
+// lats runs latSQL a part.
 func (run statsRun) lats(ctx context.Context, groups []string) ([][]latRow, error) {
-	return eachBucket(ctx, run, groups, latSQL, scanLat)
+	return eachStatsPart(ctx, run, groups, latSQL, scanLat)
 }
 
-// eachBucket runs the statement stmt makes once a bucket, side by side
-// on workers connections, and scans its rows.
-func eachBucket[T any](ctx context.Context, run statsRun, groups []string, stmt func(by, with string) string, scan func(*sql.Rows) (T, bool, error)) ([][]T, error) {
-	buckets := statsParts(run.q, run.q.NumBuckets())
+// eachStatsPart runs the statement stmt makes once a part, side by side
+// on workers connections, and scans its rows. A part is a bucket: a
+// bucket's sums not split by a field are then a streaming aggregate, and
+// sorting a bucket's latencies apart costs less than sorting a run of
+// buckets' by bucket and latency. With a full-text match, though, each
+// statement first collects the documents holding the words (for a common
+// word, most of the index), so the parts are as few as the workers.
+func eachStatsPart[T any](ctx context.Context, run statsRun, groups []string, stmt func(by, with string, buckets bool) string, scan func(*sql.Rows) (T, bool, error)) ([][]T, error) {
+	n := run.q.NumBuckets()
+	if run.p.match != "" {
+		n = run.workers
+	}
+	buckets := statsParts(run.q, n)
 	out := make([][]T, len(buckets))
-	// Every bucket's statement is the same but for its arguments.
+	// Every part's statement is the same but for its arguments.
 	with, _ := statsWith(run.p, run.q, buckets[0], groups, run.covered)
-	prepared, err := run.r.q.PrepareContext(ctx, stmt(run.q.By, with))
+	prepared, err := run.r.q.PrepareContext(ctx, stmt(run.q.By, with, len(buckets) < run.q.NumBuckets()))
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: stats: %w", err)
 	}

@@ -196,27 +196,30 @@ func statsLevels(by string) []int {
 	return []int{lvlBucketGroup}
 }
 
-// sumSQL sums one bucket's documents (b is the same in every row): split
-// by nothing, a streaming aggregate with no sort.
-func sumSQL(by, with string) string {
-	return bucketSQL(by, with, "count(*), total(rw), total(im), sum("+strings.Join(tallies(), "), sum(")+")", "", "")
+// sumSQL sums the documents of each bucket and group; of one bucket not
+// split by a field, a streaming aggregate with no sort.
+func sumSQL(by, with string, buckets bool) string {
+	return partSQL(by, with, buckets, "count(*), total(rw), total(im), sum("+strings.Join(tallies(), "), sum(")+")", "", "")
 }
 
-// latSQL counts the documents of each latency and group of one bucket.
-func latSQL(by, with string) string {
-	return bucketSQL(by, with, "lat, count(*)", " WHERE lat IS NOT NULL", "lat")
+// latSQL counts the documents of each latency, bucket and group.
+func latSQL(by, with string, buckets bool) string {
+	return partSQL(by, with, buckets, "lat, count(*)", " WHERE lat IS NOT NULL", "lat")
 }
 
-// bucketSQL selects, at each level of statsLevels, the level, the bucket
-// (any row's: they all hold the one bucket), the group and cols, grouped
-// by the group and by.
-func bucketSQL(by, with, cols, where, groupBy string) string {
+// partSQL selects, at each level of statsLevels, the level, the bucket,
+// the group and cols, grouped by the bucket when the part has several
+// (else any row's b is the one bucket's), the group and by.
+func partSQL(by, with string, buckets bool, cols, where, groupBy string) string {
 	sel := make([]string, 0, 2)
 	for _, lvl := range statsLevels(by) {
 		l := levels[lvl]
 		keys := groupBy
 		if strings.Contains(l.by, "g") {
 			keys = strings.Trim("g, "+keys, ", ")
+		}
+		if buckets {
+			keys = strings.Trim("b, "+keys, ", ")
 		}
 		if keys != "" {
 			keys = " GROUP BY " + keys

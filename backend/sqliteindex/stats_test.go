@@ -94,7 +94,7 @@ func sumsCovered(t *testing.T, r *Reader) bool {
 	}
 	p := newPlan(e, time.Now(), "", false)
 	with, args := statsWith(p, q, q, nil, true)
-	rows, err := r.q.Query("EXPLAIN QUERY PLAN "+sumSQL("", with), args...)
+	rows, err := r.q.Query("EXPLAIN QUERY PLAN "+sumSQL("", with, false), args...)
 	if err != nil {
 		t.Fatal(err)
 	}
