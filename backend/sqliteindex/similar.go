@@ -105,8 +105,8 @@ func (r *Reader) nearestTo(ctx context.Context, seq int64, dim int, target []flo
 // exact ranking, for k up to bitsCandidates/bitsFactor; more for a larger
 // k (a variable for the benchmarks).
 var (
-	bitsCandidates = 400
-	bitsFactor     = 20
+	bitsCandidates = 100
+	bitsFactor     = 10
 )
 
 // nearestIn is the k best candidates to target (the embedding of seq, of
@@ -114,8 +114,8 @@ var (
 // through, best first. fast: from the index's compact copies of the
 // vectors (vec_blocks or the sign-bit file), else by an exact scan of docs
 // (an index older than vec_blocks). At bitsMinDim dimensions and more,
-// from the sign-bit file (see vecbits.go): its bitsCandidates nearest by
-// Hamming distance among the records the filters match, and every
+// from the sign-bit file (see vecbits.go and bitsFile.nearest): its
+// bitsCandidates nearest among the records the filters match, and every
 // document stored after the file's last record, are ranked exactly
 // (without the file, since version 8, every document is). Below, from
 // vec_blocks: the best rerankFactor*k by the int8 cosine, reranked
@@ -149,7 +149,7 @@ func (r *Reader) nearestIn(ctx context.Context, seq int64, dim int, target []flo
 	}
 	if bf != nil {
 		defer bf.close()
-		cands := bf.nearest(queryBits(target), r.bitsFilter(f, seq), max(bitsCandidates, bitsFactor*k))
+		cands := bf.nearest(target, r.bitsFilter(f, seq), max(bitsCandidates, bitsFactor*k))
 		found, err := candidates(cands)
 		if err != nil {
 			return nil, err

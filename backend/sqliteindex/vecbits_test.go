@@ -299,3 +299,62 @@ func TestBitsUpgrade(t *testing.T) {
 	}
 	r.Close()
 }
+
+// TestBitsHeadUpgrade: an index whose sign-bit file of 768 dimensions has
+// no head file (written before it existed) is served from the sign-bit
+// file alone, and a writer's open builds the head in place; a head behind
+// its sign-bit file, or no longer its own (the sign-bit file rebuilt
+// under it), is caught up or rebuilt, and read meanwhile without a wrong
+// answer.
+func TestBitsHeadUpgrade(t *testing.T) {
+	const n, dim = 1500, 768
+	db, path := openTest(t)
+	if err := simDocs(n, dim, 500, func(d []*model.IndexDoc) error { mustWrite(t, db, d...); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	checkBits(t, db)
+	db.Close()
+	abs, _ := filepathAbs(path)
+	hp := headPath(abs, dim)
+	hrec := int64(8 * (headFixed + headWords))
+	reopen := func(what string) {
+		t.Helper()
+		r, err := OpenReader(path, query.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := filteredRecall(t, r, SimilarFilter{}, 20, n); got < 0.95 {
+			t.Errorf("%s: recall@10 %.3f", what, got)
+		}
+		r.Close()
+		db, err := Open(path, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkBits(t, db)
+		db.Close()
+	}
+	if err := os.Remove(hp); err != nil {
+		t.Fatal(err)
+	}
+	reopen("no head")
+	if err := os.Truncate(hp, bitsHeader+(n-700)*hrec+5); err != nil {
+		t.Fatal(err)
+	}
+	reopen("head behind")
+	// Another index's sign bits under this head: its last record is not
+	// the head of the sign-bit record at its place.
+	f, err := os.OpenFile(hp, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt(make([]byte, hrec), bitsHeader+(n-1)*hrec); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	reopen("stale head")
+	if err := os.WriteFile(hp, []byte("not a head file"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	reopen("damaged head")
+}

@@ -1,11 +1,13 @@
 package sqliteindex
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"reflect"
 	"slices"
 	"testing"
@@ -393,7 +395,8 @@ func TestDot8(t *testing.T) {
 
 // checkBits: the sign-bit file of each dimension of bitsMinDim and more
 // holds every document of it with a non-zero embedding, in seq order,
-// with its time, tenant, type and signs.
+// with its time, tenant, type and signs; and the head file of those with
+// one, the head of each record.
 func checkBits(t *testing.T, db *DB) {
 	t.Helper()
 	ctx := context.Background()
@@ -437,5 +440,33 @@ func checkBits(t *testing.T, db *DB) {
 			}
 		}
 		bf.close()
+		checkHead(t, db.abs, dim, id, recs)
+	}
+}
+
+// checkHead: the head file of dim holds the head of each of recs (the
+// sign-bit records), in order; there is none when dim has no head.
+func checkHead(t *testing.T, abs string, dim int, id string, recs [][]uint64) {
+	t.Helper()
+	raw, err := os.ReadFile(headPath(abs, dim))
+	if !hasHead(dim) {
+		if err == nil {
+			t.Errorf("dim %d: a head file", dim)
+		}
+		return
+	}
+	if err != nil {
+		t.Fatalf("dim %d: no head file: %v", dim, err)
+	}
+	want := headHeaderOf(dim, id)
+	b := make([]byte, 8*len(recs[0]))
+	for _, r := range recs {
+		for i, w := range r {
+			binary.LittleEndian.PutUint64(b[8*i:], w)
+		}
+		want = headOf(want, b)
+	}
+	if !bytes.Equal(raw, want) {
+		t.Errorf("dim %d: head file of %d bytes, want %d (%d records)", dim, len(raw), len(want), len(recs))
 	}
 }
