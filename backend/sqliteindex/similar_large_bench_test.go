@@ -24,8 +24,9 @@ import (
 // exact scan in one run: latency p50/p99 of each in-process, recall@10 of
 // the sign-bit path against the exact scan (tie-aware), the filtered
 // recall (type, time, tenant), and, with ENGRAM_BIN set to an engram
-// binary, the p50/p99 wall time and peak RSS of `engram similar --limit
-// 10` processes (start included). The sizes come from
+// binary, the p50/p99 wall time, CPU time and peak RSS of `engram similar
+// --limit 10` processes (start included); ENGRAM_BIN=A,B,... compares
+// binaries, run in turn query by query. The sizes come from
 // ENGRAM_BENCH_SIMILAR, a list of DIMxN (e.g. "768x100000,1536x1000000");
 // without it the benchmark is skipped. Each database is built once into
 // $TMPDIR/engram-sim-DIMxN/index.db (its write cost and size per document
@@ -167,32 +168,44 @@ func runSimilarLarge(b *testing.B, dir string, dim, n, queries int) {
 		}
 	}
 	b.ReportMetric(float64(found)/float64(max(want, 1)), "filtered-recall@10")
-	bin := os.Getenv("ENGRAM_BIN")
-	if bin == "" {
+	bins := strings.Split(os.Getenv("ENGRAM_BIN"), ",")
+	if bins[0] == "" {
 		return
 	}
-	var wall, cpu []time.Duration
-	var rss int64
-	for _, id := range ids {
-		cmd := exec.Command(bin, "similar", "--data", dir, "--limit", "10", "--json", id)
-		cmd.Env = append(os.Environ(), "ENGRAM_INDEX=sqlite")
-		start := time.Now()
-		out, err := cmd.Output()
-		wall = append(wall, time.Since(start))
-		if err != nil || strings.Count(string(out), "\n") != 10 {
-			b.Fatalf("engram similar %s: %v\n%s", id, err, out)
-		}
-		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-			rss = max(rss, ru.Maxrss)
-			cpu = append(cpu, cpuOf(*ru))
+	// Several binaries (variants to compare) run one query each in turn,
+	// the first of them rotating: the one run first reads the candidates'
+	// rows from disk more often than those after it.
+	wall, cpu := make([][]time.Duration, len(bins)), make([][]time.Duration, len(bins))
+	rss := make([]int64, len(bins))
+	for q, id := range ids {
+		for j := range bins {
+			j = (j + q) % len(bins)
+			cmd := exec.Command(bins[j], "similar", "--data", dir, "--limit", "10", "--json", id)
+			cmd.Env = append(os.Environ(), "ENGRAM_INDEX=sqlite")
+			start := time.Now()
+			out, err := cmd.Output()
+			wall[j] = append(wall[j], time.Since(start))
+			if err != nil || strings.Count(string(out), "\n") != 10 {
+				b.Fatalf("%s similar %s: %v\n%s", bins[j], id, err, out)
+			}
+			if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+				rss[j] = max(rss[j], ru.Maxrss)
+				cpu[j] = append(cpu[j], cpuOf(*ru))
+			}
 		}
 	}
-	b.ReportMetric(pct(wall, 0.5), "bin-p50-ms")
-	b.ReportMetric(pct(wall, 0.99), "bin-p99-ms")
-	b.ReportMetric(float64(rss)/1024, "bin-maxrss-MiB")
-	if len(cpu) > 0 {
-		b.ReportMetric(pct(cpu, 0.5), "bin-cpu-p50-ms")
-		b.ReportMetric(pct(cpu, 0.99), "bin-cpu-p99-ms")
+	for j := range bins {
+		name := "bin"
+		if len(bins) > 1 {
+			name = fmt.Sprintf("bin%d", j+1)
+		}
+		b.ReportMetric(pct(wall[j], 0.5), name+"-p50-ms")
+		b.ReportMetric(pct(wall[j], 0.99), name+"-p99-ms")
+		b.ReportMetric(float64(rss[j])/1024, name+"-maxrss-MiB")
+		if len(cpu[j]) > 0 {
+			b.ReportMetric(pct(cpu[j], 0.5), name+"-cpu-p50-ms")
+			b.ReportMetric(pct(cpu[j], 0.99), name+"-cpu-p99-ms")
+		}
 	}
 	var load [3]float64
 	if raw, err := os.ReadFile("/proc/loadavg"); err == nil {

@@ -412,6 +412,13 @@ func (b *bitsFile) nearest(target []float64, f *bitsFilter, n int) []int64 {
 	if b.n == 0 || n <= 0 {
 		return nil
 	}
+	if !f.plain() {
+		// The nearest documents a filter lets through are farther, where
+		// 512 bits and the dot product order them less well: at 1M × 768
+		// with a tenant, a type and a time window (1/36 of the documents)
+		// 100 candidates held 0.92 of the exact ten, 200 held 0.98.
+		n *= 2
+	}
 	short := b.shortlist(queryBits(target), f, max(bitsShortlist, bitsShortFactor*n))
 	t := newSignTable(target)
 	rec := bitsRecFixed + b.words
