@@ -16,15 +16,16 @@ import (
 
 	"engram/model"
 	"engram/query"
+	"engram/query/querytest"
 )
 
 // simBenchVersion is in the _meta of a similarity benchmark index: change
-// it when simDocs or the mapping changes.
+// it when querytest.SimDocs or the mapping changes.
 const simBenchVersion = "1"
 
 // BenchmarkSimilarKNN measures Similar(k=10) on OpenSearch's k-NN plugin
 // at real embedders' dimensions over documents embedded by the hashed
-// embedder from textCorpus texts (simDocs, the embedded index's
+// embedder from textCorpus texts (querytest.SimDocs, the embedded index's
 // benchmark corpus), in an index with engram's mapping (lucene HNSW, l2,
 // m 16, ef_construction 128): in-process latency p50/p99 of the HNSW
 // query and of the exact scan (the knn_score script), recall@10 of the
@@ -245,7 +246,7 @@ func simBenchIndex(b *testing.B, dim, n int) string {
 	var c0, c1 syscall.Rusage
 	node0 := nodeCPU(b, u)
 	begin := time.Now()
-	err = simDocs(n, dim, defaultBatchDocs, func(docs []*model.IndexDoc) error {
+	err = querytest.SimDocs(n, dim, defaultBatchDocs, func(docs []*model.IndexDoc) error {
 		_ = syscall.Getrusage(syscall.RUSAGE_SELF, &c0)
 		start := time.Now()
 		for i, r := range ix.Write(ctx, docs) {

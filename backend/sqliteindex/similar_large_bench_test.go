@@ -16,11 +16,12 @@ import (
 
 	"engram/model"
 	"engram/query"
+	"engram/query/querytest"
 )
 
 // BenchmarkSimilarLarge measures Similar(k=10) at real embedders'
 // dimensions over documents embedded by the hashed embedder from
-// textCorpus texts (see simDocs), the sign-bit path side by side with the
+// textCorpus texts (see querytest.SimDocs), the sign-bit path side by side with the
 // exact scan in one run: latency p50/p99 of each in-process, recall@10 of
 // the sign-bit path against the exact scan (tie-aware), the filtered
 // recall (type, time, tenant), and, with ENGRAM_BIN set to an engram
@@ -137,7 +138,7 @@ func runSimilarLarge(b *testing.B, dir string, dim, n, queries int) {
 	bitsCandidates = cands[len(cands)-1]
 	var found, want int
 	// Filtered: the exact scan with the same filter is the reference.
-	from := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(n/4) * time.Minute)
+	from := querytest.SimStart.Add(time.Duration(n/4) * time.Minute)
 	f := SimilarFilter{Types: []string{"tool_result"}, From: from, To: from.Add(time.Duration(n/2) * time.Minute)}
 	rt, err := OpenReader(path, query.Options{Tenant: "acme"})
 	if err != nil {
@@ -238,7 +239,7 @@ func simBenchDB(b *testing.B, dim, n int) string {
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &cpu0)
 	var writeCPU time.Duration
 	last := time.Now()
-	err = simDocs(n, dim, 500, func(docs []*model.IndexDoc) error {
+	err = querytest.SimDocs(n, dim, 500, func(docs []*model.IndexDoc) error {
 		embedT += time.Since(last)
 		var c0, c1 syscall.Rusage
 		_ = syscall.Getrusage(syscall.RUSAGE_SELF, &c0)
@@ -301,7 +302,7 @@ func BenchmarkIndexWriteDim(b *testing.B) {
 	for _, dim := range []int{8, 1536} {
 		b.Run(fmt.Sprintf("dim=%d", dim), func(b *testing.B) {
 			var batches [][]*model.IndexDoc
-			_ = simDocs(n, dim, 500, func(d []*model.IndexDoc) error {
+			_ = querytest.SimDocs(n, dim, 500, func(d []*model.IndexDoc) error {
 				batches = append(batches, slices.Clone(d))
 				return nil
 			})

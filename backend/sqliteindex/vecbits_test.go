@@ -5,112 +5,15 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
-	"engram/ingest/embed"
 	"engram/model"
 	"engram/query"
+	"engram/query/querytest"
 )
-
-// textCorpus makes texts with the statistics of real prose about many
-// subjects: a Zipf-distributed vocabulary of vocab words, topics of 60
-// words each (their own Zipf weights), and each text 8 to 40 words drawn
-// from one or two topics (70%) and the whole vocabulary (30%). Embedded
-// by embed.Hashed (a random projection of word and bigram counts) they
-// are dense, clustered and anisotropic, as a real model's embeddings are,
-// unlike i.i.d. noise.
-type textCorpus struct {
-	rng    *rand.Rand
-	vocab  []string
-	topics [][]int
-	zv     *rand.Zipf
-	zt     *rand.Zipf
-	zw     *rand.Zipf
-}
-
-func newTextCorpus(seed uint64, vocab, topics int) *textCorpus {
-	rng := rand.New(rand.NewPCG(seed, 39))
-	c := &textCorpus{rng: rng}
-	syl := []string{"ka", "lo", "mi", "ren", "sa", "tu", "vo", "ex", "qu", "di", "an", "or", "pel", "zi", "nu", "bra"}
-	for i := range vocab {
-		var b strings.Builder
-		for n := i; ; n /= len(syl) {
-			b.WriteString(syl[n%len(syl)])
-			if n < len(syl) {
-				break
-			}
-		}
-		c.vocab = append(c.vocab, b.String())
-	}
-	for range topics {
-		words := make([]int, 60)
-		for j := range words {
-			words[j] = rng.IntN(vocab)
-		}
-		c.topics = append(c.topics, words)
-	}
-	c.zv = rand.NewZipf(rng, 1.1, 2, uint64(vocab-1))
-	c.zt = rand.NewZipf(rng, 1.05, 4, uint64(topics-1))
-	c.zw = rand.NewZipf(rng, 1.2, 1, 59)
-	return c
-}
-
-func (c *textCorpus) text() string {
-	t1, t2 := c.topics[c.zt.Uint64()], c.topics[c.rng.IntN(len(c.topics))]
-	n := 8 + c.rng.IntN(33)
-	words := make([]string, n)
-	for i := range words {
-		switch p := c.rng.Float64(); {
-		case p < 0.55:
-			words[i] = c.vocab[t1[c.zw.Uint64()]]
-		case p < 0.7:
-			words[i] = c.vocab[t2[c.zw.Uint64()]]
-		default:
-			words[i] = c.vocab[c.zv.Uint64()]
-		}
-	}
-	return strings.Join(words, " ")
-}
-
-var simTypes = []string{model.TypeUserInput, "agent_action", "tool_result", "observation", "action", "outcome"}
-
-// simDocs calls fn with batches of n documents embedded at dim by the
-// hashed embedder over textCorpus texts, in 3 tenants (one none), 6
-// types and a minute apart.
-func simDocs(n, dim int, batch int, fn func([]*model.IndexDoc) error) error {
-	c := newTextCorpus(7, 30000, 2000)
-	h := embed.Hashed{Dim: dim}
-	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	docs := make([]*model.IndexDoc, 0, batch)
-	texts := make([]string, 0, batch)
-	for i := range n {
-		t := c.text()
-		d := testDoc(fmt.Sprintf("v%07d", i))
-		d.Summary = t
-		d.TurnID = fmt.Sprintf("turn-%d", i/3)
-		d.TenantID = []string{"", "acme", "globex"}[i%3]
-		d.EventType = simTypes[(i/3)%len(simTypes)]
-		d.Timestamp = start.Add(time.Duration(i) * time.Minute).Format(time.RFC3339)
-		d.ObjectStorageKey, _ = model.ArchiveKey(d.EventID, d.Timestamp)
-		docs, texts = append(docs, d), append(texts, t)
-		if len(docs) == batch || i == n-1 {
-			vs, _ := h.Embed(context.Background(), texts)
-			for j, v := range vs {
-				docs[j].Embedding = v
-			}
-			if err := fn(docs); err != nil {
-				return err
-			}
-			docs, texts = docs[:0], texts[:0]
-		}
-	}
-	return nil
-}
 
 // TestSimilarBits: at 256 dimensions Similar picks its candidates from the
 // sign-bit file, finds the exact scan's neighbours (recall@10 >= 0.95),
@@ -124,7 +27,7 @@ func TestSimilarBits(t *testing.T) {
 	const n, dim = 6000, 768
 	db, path := openTest(t)
 	db.SetEmbedder("hashed")
-	if err := simDocs(n, dim, 500, func(d []*model.IndexDoc) error { mustWrite(t, db, d...); return nil }); err != nil {
+	if err := querytest.SimDocs(n, dim, 500, func(d []*model.IndexDoc) error { mustWrite(t, db, d...); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	abs, _ := filepathAbs(path)
@@ -176,7 +79,7 @@ func TestSimilarBits(t *testing.T) {
 }
 
 // filteredRecall is the mean recall@10 of SimilarIn with f against the
-// exact scan with f over m of the n documents of simDocs, tie-aware; it fails the test when
+// exact scan with f over m of the n documents of querytest.SimDocs, tie-aware; it fails the test when
 // a result does not pass f.
 func filteredRecall(t *testing.T, r *Reader, f SimilarFilter, m, n int) float64 {
 	t.Helper()
@@ -251,7 +154,7 @@ func filepathAbs(p string) (string, error) { return filepath.Abs(p) }
 func TestBitsUpgrade(t *testing.T) {
 	db, path := openTest(t)
 	var docs []*model.IndexDoc
-	_ = simDocs(300, 256, 100, func(d []*model.IndexDoc) error {
+	_ = querytest.SimDocs(300, 256, 100, func(d []*model.IndexDoc) error {
 		docs = append(docs, d...)
 		mustWrite(t, db, d...)
 		return nil
@@ -309,7 +212,7 @@ func TestBitsUpgrade(t *testing.T) {
 func TestBitsHeadUpgrade(t *testing.T) {
 	const n, dim = 1500, 768
 	db, path := openTest(t)
-	if err := simDocs(n, dim, 500, func(d []*model.IndexDoc) error { mustWrite(t, db, d...); return nil }); err != nil {
+	if err := querytest.SimDocs(n, dim, 500, func(d []*model.IndexDoc) error { mustWrite(t, db, d...); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	checkBits(t, db)
