@@ -95,10 +95,10 @@ func (x Explanation) Why() string {
 	}
 	if x.Gap <= 1e-12 {
 		return fmt.Sprintf("rank %d, outside the top %d: its score ties with the %s result's (%.3f), and a tie goes to the newer event, then the smaller id",
-			x.Rank, x.K, ordinal(x.K), x.Kth.Score)
+			x.Rank, x.K, Ordinal(x.K), x.Kth.Score)
 	}
 	s := fmt.Sprintf("rank %d, outside the top %d: %.3f below the %s result (%.3f); %s kept it out (gap %.3f)",
-		x.Rank, x.K, x.Gap, ordinal(x.K), x.Kth.Score, x.Decisive, x.Gaps[x.Decisive])
+		x.Rank, x.K, x.Gap, Ordinal(x.K), x.Kth.Score, x.Decisive, x.Gaps[x.Decisive])
 	if x.Alone {
 		s += fmt.Sprintf("; at %s 1.0 it would be in", x.Decisive)
 	} else {
@@ -107,7 +107,8 @@ func (x Explanation) Why() string {
 	return s
 }
 
-func ordinal(n int) string {
+// Ordinal is n as the explanation says it: 1st, 2nd, 10th, 11th.
+func Ordinal(n int) string {
 	suf := "th"
 	switch {
 	case n%100 >= 11 && n%100 <= 13:

@@ -192,7 +192,7 @@ func (v *Model) panel() []string {
 	if !x.Missing {
 		out = append(out, v.factorLines(x)...)
 		if !x.In {
-			out = append(out, st.Muted.Render(fmt.Sprintf("   the %s: %.3f  %s  %s", ordinal(x.K), x.Kth.Score,
+			out = append(out, st.Muted.Render(fmt.Sprintf("   the %s: %.3f  %s  %s", qrecall.Ordinal(x.K), x.Kth.Score,
 				uikit.Clean(x.Kth.Doc.EventID), uikit.OneLine(x.Kth.Doc.Summary))))
 		}
 	}
@@ -226,7 +226,7 @@ func (v *Model) factorLines(x qrecall.Explanation) []string {
 			line += " " + uikit.Fit(rawFactor(x.Result, f), 13)
 		}
 		if !x.In && x.Gaps[f] != 0 {
-			line += fmt.Sprintf("  gap to the %s %+.3f", ordinal(x.K), x.Gaps[f])
+			line += fmt.Sprintf("  gap to the %s %+.3f", qrecall.Ordinal(x.K), x.Gaps[f])
 		}
 		if !x.In && f == x.Decisive && x.Gap > 1e-12 { // a tie is the tie-break's, which the sentence says
 			out = append(out, line+st.Warning.Render("  ← kept it out"))
@@ -249,21 +249,6 @@ func rawFactor(r qrecall.Result, f qrecall.Factor) string {
 		return "no embedding"
 	}
 	return ""
-}
-
-// ordinal is n as the explanation says it: 1st, 2nd, 10th, 11th.
-func ordinal(n int) string {
-	suf := "th"
-	switch {
-	case n%100 >= 11 && n%100 <= 13:
-	case n%10 == 1:
-		suf = "st"
-	case n%10 == 2:
-		suf = "nd"
-	case n%10 == 3:
-		suf = "rd"
-	}
-	return fmt.Sprintf("%d%s", n, suf)
 }
 
 // shortDuration is d without zero minutes and seconds (24h, 1h30m).
