@@ -27,16 +27,20 @@ func decodeFixture(t *testing.T, name string) (*model.Event, error) {
 // every invalid-*.json is refused with the JSON paths named.
 func TestShapeFixtures(t *testing.T) {
 	want := map[string][]string{
-		"invalid-source.json":             {`context.source: "daemon" is not one of session, ambient, system`},
-		"invalid-content-link.json":       {"result.content[1].uri: required"},
-		"invalid-content-shape.json":      {"result.content: expected an array of content blocks"},
-		"invalid-signal.json":             {"payload.severity: required", "payload.affectedServices[1]: expected a non-empty string", "payload.correlationEmbedding[1]: not a finite number"},
-		"invalid-casehub-confidence.json": {"confidence: 1.5 is outside [0, 1]"},
-		"invalid-casehub-subthought.json": {"metadata.sub-thought-1-confidence: 1.2 is outside [0, 1]", "metadata.sub-thought-2-type: sub-thought 2 given, but sub-thought-count is 1"},
-		"invalid-casehub-timestamp.json":  {"timestamp: expected an RFC 3339 string or a number"},
+		"invalid-source.json":               {`context.source: "daemon" is not one of session, ambient, system`},
+		"invalid-content-link.json":         {"result.content[1].uri: required"},
+		"invalid-content-shape.json":        {"result.content: expected an array of content blocks"},
+		"invalid-signal.json":               {"payload.severity: required", "payload.affectedServices[1]: expected a non-empty string", "payload.correlationEmbedding[1]: not a finite number"},
+		"invalid-casehub-confidence.json":   {"confidence: 1.5 is outside [0, 1]"},
+		"invalid-casehub-subthought.json":   {"metadata.sub-thought-1-confidence: 1.2 is outside [0, 1]", "metadata.sub-thought-2-type: sub-thought 2 given, but sub-thought-count is 1"},
+		"invalid-casehub-timestamp.json":    {"timestamp: expected an RFC 3339 string or a number"},
+		"invalid-casehub-relationship.json": {"metadata.quality-signal: 1.5 is outside [-1, 1]"},
+		"invalid-casehub-reflection.json":   {`metadata.reflection-level: "2.5" is not a whole number`},
+		"invalid-is-error.json":             {"result.isError: expected a boolean, got string"},
+		"invalid-signal-payload.json":       {"payload: expected an object"},
 	}
 	files, _ := filepath.Glob(filepath.Join("testdata", "shapes", "*.json"))
-	if len(files) < 14 {
+	if len(files) < 18 {
 		t.Fatalf("%d fixtures", len(files))
 	}
 	for _, f := range files {
