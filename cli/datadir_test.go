@@ -25,9 +25,9 @@ func (e sqliteErr) Code() int     { return int(e) }
 func TestDataDirErrorMapping(t *testing.T) {
 	const dir = "/srv/engram"
 	for _, err := range []error{
-		errors.New("sqlindex: open /srv/engram/index.db: attempt to write a readonly database (8)"),
-		fmt.Errorf("sqlindex: open x: %w", sqliteErr(8)),
-		fmt.Errorf("sqlindex: open x: %w", sqliteErr(8|3<<8)), // SQLITE_READONLY_ROLLBACK
+		errors.New("sqliteindex: open /srv/engram/index.db: attempt to write a readonly database (8)"),
+		fmt.Errorf("sqliteindex: open x: %w", sqliteErr(8)),
+		fmt.Errorf("sqliteindex: open x: %w", sqliteErr(8|3<<8)), // SQLITE_READONLY_ROLLBACK
 		fmt.Errorf("archive directory x: %w", &fs.PathError{Op: "mkdir", Path: dir + "/archive", Err: syscall.EROFS}),
 		&fs.PathError{Op: "open", Path: dir + "/archive", Err: syscall.EACCES},
 	} {

@@ -194,7 +194,7 @@ func TestCreateTopicsAsSpecified(t *testing.T) {
 	want := map[string]int32{cfg.Topics.Raw: 12, cfg.Topics.Enriched: 12, cfg.Topics.Indexed: 6}
 	for _, s := range cfg.TopicSpecs() {
 		if n, ok := want[s.Name]; ok && s.Partitions != n {
-			t.Errorf("spec %s: %d partitions, schema.md says %d", s.Name, s.Partitions, n)
+			t.Errorf("spec %s: %d partitions, docs/data-contract.md says %d", s.Name, s.Partitions, n)
 		}
 	}
 }

@@ -109,7 +109,7 @@ func Open(path string, opts Options) (*DB, error) {
 		return nil, err
 	}
 	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
-		return nil, fmt.Errorf("sqlindex: %w", err)
+		return nil, fmt.Errorf("sqliteindex: %w", err)
 	}
 	w, err := sql.Open("sqlite", dsn(abs, "rwc", opts,
 		fmt.Sprintf("cache_size(-%d)", opts.CacheKiB),
@@ -126,7 +126,7 @@ func Open(path string, opts Options) (*DB, error) {
 		"wal_autocheckpoint(16000)",
 	))
 	if err != nil {
-		return nil, fmt.Errorf("sqlindex: open %s: %w", path, err)
+		return nil, fmt.Errorf("sqliteindex: open %s: %w", path, err)
 	}
 	w.SetMaxOpenConns(1)
 	w.SetMaxIdleConns(1)
@@ -135,12 +135,12 @@ func Open(path string, opts Options) (*DB, error) {
 	db := &DB{path: path, w: w, abs: abs, deferSync: opts.DeferSync}
 	if err := db.setUp(); err != nil {
 		_ = w.Close()
-		return nil, fmt.Errorf("sqlindex: open %s: %w", path, markBusy(err))
+		return nil, fmt.Errorf("sqliteindex: open %s: %w", path, markBusy(err))
 	}
 	if db.r, err = openReader(abs, opts); err != nil {
 		_ = db.closeStmts()
 		_ = w.Close()
-		return nil, fmt.Errorf("sqlindex: open %s: %w", path, err)
+		return nil, fmt.Errorf("sqliteindex: open %s: %w", path, err)
 	}
 	return db, nil
 }
@@ -164,19 +164,19 @@ func OpenReadOnly(path string, opts Options) (*DB, error) {
 		return nil, err
 	}
 	if _, err := os.Stat(abs); err != nil {
-		return nil, fmt.Errorf("sqlindex: %w", err)
+		return nil, fmt.Errorf("sqliteindex: %w", err)
 	}
 	r, v, err := openReadOnly(abs, opts)
 	if err != nil {
-		return nil, fmt.Errorf("sqlindex: open %s: %w", path, err)
+		return nil, fmt.Errorf("sqliteindex: open %s: %w", path, err)
 	}
 	if err := checkVersion(v); err != nil {
 		_ = r.Close()
-		return nil, fmt.Errorf("sqlindex: open %s: %w", path, err)
+		return nil, fmt.Errorf("sqliteindex: open %s: %w", path, err)
 	}
 	if v == 0 {
 		_ = r.Close()
-		return nil, fmt.Errorf("sqlindex: open %s: no index schema yet (open it for writing first)", path)
+		return nil, fmt.Errorf("sqliteindex: open %s: no index schema yet (open it for writing first)", path)
 	}
 	db := &DB{path: path, r: r}
 	db.legacy.Store(v < 9)
@@ -503,7 +503,7 @@ func (db *DB) WriteEncoded(ctx context.Context, enc ingest.Encoded) []ingest.Ind
 		for i := range res {
 			res[i].Created = false
 		}
-		failAll(res, fmt.Errorf("sqlindex: batch not stored: %w", markBusy(err)))
+		failAll(res, fmt.Errorf("sqliteindex: batch not stored: %w", markBusy(err)))
 		return res
 	}
 	// The sign-bit files follow the commit; one left behind (an error
@@ -683,9 +683,9 @@ func failAll(res []ingest.IndexResult, err error) {
 
 func docError(d *model.IndexDoc, err error) error {
 	if d == nil || d.EventID == "" {
-		return fmt.Errorf("sqlindex: %w", err)
+		return fmt.Errorf("sqliteindex: %w", err)
 	}
-	return fmt.Errorf("sqlindex: document %s: %w", model.Quote(d.EventID), err)
+	return fmt.Errorf("sqliteindex: document %s: %w", model.Quote(d.EventID), err)
 }
 
 // Get returns the stored document of eventID, or backend.ErrNotFound.
@@ -696,11 +696,11 @@ func (db *DB) Get(ctx context.Context, eventID string) (*model.IndexDoc, error) 
 		return nil, fmt.Errorf("sqlite index: document %s: %w", model.Quote(eventID), backend.ErrNotFound)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("sqlindex: get %s: %w", model.Quote(eventID), err)
+		return nil, fmt.Errorf("sqliteindex: get %s: %w", model.Quote(eventID), err)
 	}
 	d, err := row.document()
 	if err != nil {
-		return nil, fmt.Errorf("sqlindex: get %s: stored document: %w", model.Quote(eventID), err)
+		return nil, fmt.Errorf("sqliteindex: get %s: stored document: %w", model.Quote(eventID), err)
 	}
 	return d, nil
 }
@@ -709,7 +709,7 @@ func (db *DB) Get(ctx context.Context, eventID string) (*model.IndexDoc, error) 
 func (db *DB) Count(ctx context.Context) (int64, error) {
 	var n int64
 	if err := db.r.QueryRowContext(ctx, "SELECT count(*) FROM docs").Scan(&n); err != nil {
-		return 0, fmt.Errorf("sqlindex: count: %w", err)
+		return 0, fmt.Errorf("sqliteindex: count: %w", err)
 	}
 	return n, nil
 }

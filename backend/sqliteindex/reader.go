@@ -30,7 +30,7 @@ const (
 	defaultK = 10
 )
 
-// Reader is a query.Reader over a sqlindex database. Its methods are safe
+// Reader is a query.Reader over a sqliteindex database. Its methods are safe
 // for concurrent use.
 type Reader struct {
 	db     *DB
@@ -47,7 +47,7 @@ type Reader struct {
 var _ query.Reader = (*Reader)(nil)
 
 // OpenReader opens the index at path for reading. The file must exist and hold an
-// index (sqlindex creates it on its first write).
+// index (sqliteindex creates it on its first write).
 func OpenReader(path string, opts query.Options) (*Reader, error) {
 	db, err := OpenReadOnly(path, Options{})
 	if err != nil {
