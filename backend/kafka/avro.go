@@ -392,6 +392,13 @@ func (c *AvroCodec) Encoder(ctx context.Context, subject, schema string) (*AvroE
 	// defaults, the docs and the engram.json marks readers need.
 	ss, err := c.cl.CreateSchema(ctx, subject, sr.Schema{Schema: schema, Type: sr.TypeAvro})
 	if err != nil {
+		var re *sr.ResponseError
+		if errors.As(err, &re) && re.StatusCode == http.StatusConflict {
+			// The subject's compatibility rule refuses the schema: say so,
+			// since the registry's own message names only a diff.
+			return nil, fmt.Errorf("schema registry %s: the schema is not compatible with what subject %q holds under its compatibility rule (give another --subject, or a schema that only adds optional fields): %s",
+				c.reg.URL, subject, oneLine(firstNonEmpty(re.Message, string(re.Raw))))
+		}
 		return nil, fmt.Errorf("schema registry %s: registering the schema under subject %q: %w", c.reg.URL, subject, err)
 	}
 	e := &AvroEncoder{ID: ss.ID, Subject: subject, Version: ss.Version, serde: sr.NewSerde()}

@@ -30,7 +30,7 @@ import (
 //   - bytes and fixed are a string when they are valid UTF-8, else base64;
 //   - a string with the property "engram.json": true holds a JSON value
 //     as text (free-form members: input.structured, action.parameters,
-//     result.content): it becomes that value.
+//     result.content, payload): it becomes that value.
 //
 // Encoding (engram produce --format avro) is the inverse: a union takes the
 // branch that fits the JSON value's kind; a member missing from the JSON is
