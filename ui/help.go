@@ -23,7 +23,7 @@ func (m *Model) footer() string {
 	case m.chord == "y":
 		bs = []key.Binding{km.YankID, km.YankKey, km.YankJSON, km.YankTrace}
 	case m.chord == "g":
-		bs = []key.Binding{km.GoTop, km.GoTurn, km.GoSession, km.GoTrace, km.GoTimeline}
+		bs = m.goKeys()
 	case m.focus == viewDetail && m.detail.Searching():
 		bs = m.detail.ShortHelp() // typing: no global key works
 	case m.focus == viewRecall && m.recall.Typing():
@@ -129,7 +129,7 @@ func (m *Model) fullHelp() string {
 	out := st.Title.Render(" Keys · "+m.table[m.focus].name) + "\n\n" + indent(m.helpColumns(groups, m.w-1), 1)
 	if len(chords) > 0 {
 		title := " after y · after g"
-		if !m.canJump() {
+		if !m.canGo() {
 			title = " after y"
 		}
 		out += "\n\n" + st.Title.Render(title) + "\n\n" + indent(m.helpColumns(chords, m.w-1), 1)
@@ -155,9 +155,9 @@ func (m *Model) actionKeys() (acts []key.Binding, chords [][]key.Binding) {
 		acts = append(acts, km.Yank)
 		chords = append(chords, []key.Binding{km.YankID, km.YankKey, km.YankJSON, km.YankTrace})
 	}
-	if m.canJump() {
+	if m.canGo() {
 		acts = append(acts, km.Go)
-		chords = append(chords, []key.Binding{km.GoTop, km.GoTurn, km.GoSession, km.GoTrace, km.GoTimeline})
+		chords = append(chords, m.goKeys())
 	} else if m.focus != viewRecord {
 		acts = append(acts, m.topKey())
 	}

@@ -104,7 +104,8 @@ func TestChainHelpIsTheChains(t *testing.T) {
 	press(t, m, "tab", "enter", "?")
 	s := screen(m)
 	mustContain(t, s, "event detail", "after y")
-	mustNotContain(t, s, "pause/follow", "after g")
+	mustContain(t, s, "after g", "L session timeline") // g L only: the other jumps are the stream's
+	mustNotContain(t, s, "pause/follow", "same turn")
 }
 
 // The full help names each key once.

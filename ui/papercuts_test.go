@@ -139,8 +139,9 @@ func TestHelpNamesWhatGDoes(t *testing.T) {
 		want string
 	}{
 		{[]string{"tab"}, viewTurns, "g top"},
-		{[]string{"enter"}, viewTurns, "g top"}, // a turn's chain
-		{[]string{"enter"}, viewDetail, "g top"},
+		// On an event g is a prefix: g g (top) and g L (its session) only.
+		{[]string{"enter"}, viewTurns, "L session timeline"}, // a turn's chain
+		{[]string{"enter"}, viewDetail, "L session timeline"},
 		{[]string{"esc", "esc", "esc", "shift+tab"}, viewOverview, "g first bucket"},
 	} {
 		press(t, m, c.keys...)
@@ -151,7 +152,10 @@ func TestHelpNamesWhatGDoes(t *testing.T) {
 		s := screen(m)
 		press(t, m, "x")
 		mustContain(t, s, c.want)
-		mustNotContain(t, s, "second key", "after g", "same session")
+		mustNotContain(t, s, "second key", "same session")
+		if named, onEvent := strings.Contains(s, "after g"), m.current() != nil; named != onEvent {
+			t.Fatalf("%v: the help names the keys after g: %v, on an event: %v", c.keys, named, onEvent)
+		}
 	}
 	press(t, m, "tab", "?") // the stream: g is a prefix
 	mustContain(t, screen(m), "g go to…", "after g", "s/S next/prev same session")

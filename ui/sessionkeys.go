@@ -6,13 +6,12 @@ import (
 	"engram/ui/uikit"
 )
 
-// openSession is g L: the session of the event under the cursor, its
-// turns on a time axis, that event's turn selected; Esc comes back here.
+// openSession is g L: the session of the focused view's event (the
+// stream's row, a chain's step, a neighbour, a recall result, the
+// compared event), its turns on a time axis, that event's turn selected;
+// Esc comes back here.
 func (m *Model) openSession() tea.Cmd {
-	d := m.stream.Selected()
-	if m.focus == viewDetail {
-		d = m.detail.Doc()
-	}
+	d := m.current()
 	if d == nil {
 		return nil
 	}

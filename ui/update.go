@@ -79,7 +79,7 @@ func (m *Model) onGlobalKey(msg tea.KeyPressMsg) tea.Cmd {
 		return m.goBack()
 	case key.Matches(msg, km.Yank) && m.current() != nil:
 		m.chord = "y"
-	case key.Matches(msg, km.Go) && m.canJump():
+	case key.Matches(msg, km.Go) && m.canGo():
 		m.chord = "g"
 	case key.Matches(msg, km.Top): // no chord here: g is home at once (topKey names it)
 		return m.focused().Update(tea.KeyPressMsg{Code: tea.KeyHome})
@@ -149,10 +149,31 @@ func (m *Model) onPaste(msg tea.PasteMsg) tea.Cmd {
 	return nil
 }
 
-// canJump: g works on the stream, and on the detail of a stream row.
+// canJump: the jumps of g (same turn, session, trace, newest) move the
+// stream's selection, so they work on the stream and on a stream row's
+// detail only.
 func (m *Model) canJump() bool {
 	return m.focus == viewStream && m.stream.Selected() != nil ||
 		m.focus == viewDetail && m.detail.Nav() == uikit.Navigator(m.stream)
+}
+
+// canGo: g is a chord wherever g L has an event to open the session of;
+// outside the stream it offers g g (top) and g L only. Elsewhere a bare
+// g goes to the top at once.
+func (m *Model) canGo() bool {
+	return m.canJump() || m.current() != nil
+}
+
+// goKeys are the second keys of g in the focused view: all of them on
+// the stream, g g (the view's top) and g L elsewhere.
+func (m *Model) goKeys() []key.Binding {
+	km := m.c.Keys
+	if m.canJump() {
+		return []key.Binding{km.GoTop, km.GoTurn, km.GoSession, km.GoTrace, km.GoTimeline}
+	}
+	top := km.GoTop
+	top.SetHelp(top.Help().Key, m.topKey().Help().Desc)
+	return []key.Binding{top, km.GoTimeline}
 }
 
 // goBack is Esc outside any overlay.
@@ -214,6 +235,15 @@ func (m *Model) onChord(msg tea.KeyPressMsg) tea.Cmd {
 		return m.yank(msg)
 	}
 	km := m.c.Keys
+	if key.Matches(msg, km.GoTimeline) {
+		return m.openSession()
+	}
+	if !m.canJump() { // g g and g L only: the rest step through the stream
+		if key.Matches(msg, km.GoTop) {
+			return m.focused().Update(tea.KeyPressMsg{Code: tea.KeyHome})
+		}
+		return notAKey("g", msg)
+	}
 	if key.Matches(msg, km.GoTop) {
 		return m.afterJump(m.stream.GoTop())
 	}
@@ -221,9 +251,6 @@ func (m *Model) onChord(msg tea.KeyPressMsg) tea.Cmd {
 		"t": (*model.IndexDoc).TurnKey, "T": (*model.IndexDoc).TurnKey,
 		"s": func(d *model.IndexDoc) string { return d.SessionID }, "S": func(d *model.IndexDoc) string { return d.SessionID },
 		"r": func(d *model.IndexDoc) string { return d.TraceID }, "R": func(d *model.IndexDoc) string { return d.TraceID },
-	}
-	if key.Matches(msg, km.GoTimeline) {
-		return m.openSession()
 	}
 	keyOf, ok := keys[msg.String()]
 	if !ok {
