@@ -1,9 +1,3 @@
-// Command engram is a terminal inspector for the experience streams of AI
-// agents: it ingests experience events through the cognitive-memory pipeline
-// (embed, score, archive once, index, publish), and shows what is there.
-//
-// This file only turns signals into a context and a result into an exit
-// status; the commands are in package cli.
 package main
 
 import (

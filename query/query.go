@@ -1,8 +1,3 @@
-// Package query is engram's read path: recent documents, a tail of new ones,
-// turns and their causal chains, search with a small filter language,
-// similarity, and the drill-down from an index document to its archived
-// event. One Reader contract is implemented over the embedded SQLite index
-// and over OpenSearch, so the UI and the CLI never know which they talk to.
 package query
 
 import (

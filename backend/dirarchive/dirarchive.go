@@ -1,6 +1,3 @@
-// Package dirarchive is the embedded truth layer: a directory holding the
-// archived events under the same keys as the object store
-// (<root>/events/YYYY/MM/DD/<eventId>.json), written once and durably.
 package dirarchive
 
 import (

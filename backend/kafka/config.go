@@ -1,10 +1,3 @@
-// Package kafka is engram's Kafka backend: the start-up check and topic
-// creation, the Publisher of the downstream notifications (with the audit
-// mirror of the source system), a producer of raw test events, the
-// at-least-once group Consumer of experience.raw with its rejected topic,
-// and a group-less Watch for live views. It is the only package of engram
-// that imports franz-go; its own types (Config, Record, Header, ...) are
-// all its callers see.
 package kafka
 
 import (

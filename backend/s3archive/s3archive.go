@@ -1,11 +1,3 @@
-// Package s3archive is the truth layer on any S3 API (AWS, MinIO, Versity
-// S3 Gateway, Ceph, ...): archived events under model.ArchiveKey keys,
-// written once with a conditional PUT (If-None-Match: *) so that of racing
-// writers exactly one wins and nothing is ever overwritten.
-//
-// Every PUT carries Content-MD5 and the payload's SHA-256 in the signed
-// x-amz-content-sha256 header, so the server refuses a body damaged on
-// the way.
 package s3archive
 
 import (

@@ -1,11 +1,5 @@
-// Package sqliteindex is engram's embedded default index: the associative
-// layer (docs/data-contract.md, The index document) kept in one SQLite file,
-// usually <data>/index.db, through the pure-Go driver modernc.org/sqlite.
-//
-// The database runs in WAL mode, so any number of processes may read while
-// one writes. A [DB] opened with [Open] has one writer connection and a
-// separate pool of query-only read connections ([DB.SQL]); [OpenReadOnly]
-// opens only the read pool. The tables and indexes are defined in
-// schema.go, and how they are written and kept durable is in
-// docs/storage.md.
+// Package sqliteindex is engram's embedded index: one SQLite file (usually
+// <data>/index.db, through the pure-Go modernc.org/sqlite) in WAL mode, so
+// any number of processes read while one writes. The tables are defined in
+// schema.go; how they are written and kept durable is in docs/storage.md.
 package sqliteindex

@@ -1,14 +1,3 @@
-// Package telemetry exports the pipeline's traces as OpenTelemetry spans
-// over OTLP (HTTP or gRPC), the way the source system's ingestion worker
-// does (docs/data-contract.md, Telemetry and health). It is the one package
-// of engram that imports the OpenTelemetry SDK.
-//
-// The spans are built finished (spans.go) from the same records that feed
-// engram's live traces (ingest.Trace), when an event's trace is done, so the
-// waterfall on screen and the spans in the tracing backend cannot disagree;
-// the span tree and its attributes are in docs/tracing.md. Telemetry never
-// hurts ingestion: when the queue is full or the collector is down or slow,
-// spans are dropped and counted (Stats), never waited for.
 package telemetry
 
 import (

@@ -1,9 +1,3 @@
-// Package archivetest is the behavioural contract of the truth layer: one
-// suite that every archive backend (directory, S3) must pass.
-//
-//	func TestContract(t *testing.T) {
-//		archivetest.Run(t, func(t *testing.T) archivetest.Store { return newStore(t) })
-//	}
 package archivetest
 
 import (

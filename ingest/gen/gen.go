@@ -1,7 +1,3 @@
-// Package gen makes realistic, deterministic experience events: turns of
-// observation → action → outcome by several agents across sessions, with
-// failures, long reasoning, varied tags and importance. The demo, tests and
-// benchmarks use it so they all see the same kind of data.
 package gen
 
 import (

@@ -1,7 +1,3 @@
-// Package fsfloor measures the raw floor the durable ingest benchmarks are
-// compared with: files created, written, fsynced and closed, with no
-// pipeline around them, on the same machine and in the same run. Only
-// benchmarks use it.
 package fsfloor
 
 import (

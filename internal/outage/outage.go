@@ -1,9 +1,3 @@
-// Package outage keeps a long-running command (the worker, tail) going
-// through a failure that may pass by itself: each failed attempt waits a
-// backoff before the next, and the failure is reported once when it
-// starts, again only every so often while it lasts, and once when it is
-// over. A broker down for a minute is three lines on stderr, not one a
-// retry, and someone reading them knows what the command is waiting for.
 package outage
 
 import (

@@ -1,7 +1,3 @@
-// Package compare puts two experiences side by side: two events field by
-// field (flattened JSON paths, long texts word by word, numeric deltas), two
-// turns step by step, and one session's turns on a time axis. It computes;
-// the commands and the inspector fetch and draw (docs/compare.md).
 package compare
 
 import (

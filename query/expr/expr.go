@@ -1,33 +1,3 @@
-// Package expr is the filter language of engram's read path, parsed once
-// into a small AST that each backend (SQLite, OpenSearch) translates.
-//
-// # Language
-//
-// An expression is a list of terms separated by white space; every term must
-// hold (AND). "" matches everything.
-//
-//	memory  "fast retrieval"       free words and quoted phrases: full text on summary, ranked
-//	type:tool_result               exact match on a keyword field; the value may be quoted:
-//	tool:"web search"                type session turn agent tenant trace tool tag id source
-//	success:true  success:false    the result's success (unknown matches neither)
-//	importance>=0.7  reward<0.3    numeric comparisons with > >= < <= = on
-//	latency>500  confidence=0.5      importance reward confidence latency;
-//	latency>1.5s  latency<250ms      latency is in milliseconds, or a Go
-//	                                 duration (units ns us µs ms s m h)
-//	since:15m  until:2h            relative to now (units s m h d w), or absolute:
-//	since:2026-05-08                 a UTC date or an RFC 3339 time with a zone;
-//	until:2026-05-08T10:00:00Z       since is inclusive, until exclusive
-//	-tag:demo  -word  -"a phrase"  negation of any term
-//
-// type: takes one of model.EventTypes and source: one of model.Sources
-// (session, ambient, system; Values lists them); any other value is an
-// error, since it could match nothing. Field names, and the values of
-// type: and success:, are case-insensitive. Inside quotes, \" is a quote
-// and \\ a backslash. A document that lacks a field (no latency, success unknown)
-// matches no positive term on it, and so every negated one.
-//
-// Parse is pure: relative times are kept as durations and resolved by the
-// backend against the "now" of each query (Time.Resolve).
 package expr
 
 import (

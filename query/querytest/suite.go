@@ -1,30 +1,3 @@
-// Package querytest is the contract test suite of query.Reader: one Run
-// that every backend (the embedded SQLite index, OpenSearch) must pass,
-// checking each call against a brute-force computation over a generated
-// data set (Generate, and the reference semantics of Match).
-//
-// The contract, beyond query.Reader's doc comments:
-//
-//   - Expressions that do not parse give a *expr.SyntaxError; a cursor the
-//     backend did not make gives an error.
-//   - Recent, and Search without free words, list newest first by ingestion
-//     order; Search with free words ranks by relevance (compared as sets).
-//   - A free word or phrase matches a summary holding its tokens side by
-//     side (case-insensitive); one without tokens matches nothing.
-//   - since: is inclusive, until: exclusive, to the millisecond.
-//   - Turns with a filter list the turns with a matching document, newest
-//     first by the turn's latest matching document, each row summing up
-//     the whole turn over its visible documents (a tenant's reader sees
-//     its tenant's): events, failures and successes, total latency, the
-//     summary of its first document in causal order; session, agent and
-//     tenant come from the turn's first document (in ingestion order) that
-//     has one; First/Last are min/max timestamps to the millisecond.
-//   - Turn of a key no visible document has is backend.ErrNotFound, like
-//     Document and Similar of an unknown (or invisible) event id.
-//   - Similar scores are higher for closer documents, ordered by cosine
-//     similarity; the document itself is never among them.
-//   - A reader with Options.Tenant sees only that tenant's documents, in
-//     every call.
 package querytest
 
 import (

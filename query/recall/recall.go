@@ -1,11 +1,3 @@
-// Package recall is what the memory would retrieve for a prompt, and why:
-// the factors of each candidate (text relevance, embedding similarity,
-// importance, recency, reward, decay factor), their weights, and the
-// formula that combines them into one score. It is pure (no I/O): the
-// backends find the candidates (Searcher), and the CLI and the inspector
-// rank them here, the same way whichever index found them. Recall reads
-// only: nothing here or in a Searcher changes the index (retrieval_count
-// is not incremented).
 package recall
 
 import (

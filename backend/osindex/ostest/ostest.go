@@ -1,7 +1,3 @@
-// Package ostest holds what the tests of the OpenSearch writer and reader
-// share: finding the test cluster (skip without it, fail without it under
-// ENGRAM_REQUIRE_SERVICES=1), fresh index names cleaned up after the test,
-// and admin requests straight to the cluster.
 package ostest
 
 import (
