@@ -190,3 +190,85 @@ func TestCompareTurnsGolden(t *testing.T) {
 		})
 	}
 }
+
+// unmatchedWorld adds two turns of different shapes to the test world: t-a
+// asks twice then searches; t-b, newer, asks once, searches, then runs a
+// shell before the result. Aligned, t-a's second question and t-b's shell
+// step are each one turn's only.
+func unmatchedWorld() (*memReader, *memArchive) {
+	r, a := world(3, testBase)
+	at := func(s int) string { return testBase.Add(time.Hour + time.Duration(s)*time.Second).Format(time.RFC3339) }
+	for i, raw := range []string{
+		`{"eventId":"ev-a1","timestamp":"` + at(1) + `","type":"user_input","context":{"sessionId":"s-9","turnId":"t-a","agentId":"coder"},"input":{"text":"free some disk"},"tags":[]}`,
+		`{"eventId":"ev-a2","timestamp":"` + at(2) + `","type":"user_input","context":{"sessionId":"s-9","turnId":"t-a","agentId":"coder"},"input":{"text":"the cache first"},"tags":[]}`,
+		`{"eventId":"ev-a3","timestamp":"` + at(3) + `","type":"agent_action","context":{"sessionId":"s-9","turnId":"t-a","agentId":"coder"},"input":{"text":"free some disk"},"action":{"tool":"search","reasoning":"find the cache"},"tags":[]}`,
+		`{"eventId":"ev-a4","timestamp":"` + at(4) + `","type":"tool_result","context":{"sessionId":"s-9","turnId":"t-a","agentId":"coder"},"input":{"text":"free some disk"},"action":{"tool":"search"},"result":{"output":"cache at /var/cache","success":true,"latencyMs":40},"tags":[]}`,
+		`{"eventId":"ev-b1","timestamp":"` + at(11) + `","type":"user_input","context":{"sessionId":"s-9","turnId":"t-b","agentId":"coder"},"input":{"text":"free some disk"},"tags":[]}`,
+		`{"eventId":"ev-b2","timestamp":"` + at(12) + `","type":"agent_action","context":{"sessionId":"s-9","turnId":"t-b","agentId":"coder"},"input":{"text":"free some disk"},"action":{"tool":"search","reasoning":"find the logs"},"tags":[]}`,
+		`{"eventId":"ev-b3","timestamp":"` + at(13) + `","type":"agent_action","context":{"sessionId":"s-9","turnId":"t-b","agentId":"coder"},"input":{"text":"free some disk"},"action":{"tool":"shell","reasoning":"du -sh /var"},"tags":[]}`,
+		`{"eventId":"ev-b4","timestamp":"` + at(14) + `","type":"tool_result","context":{"sessionId":"s-9","turnId":"t-b","agentId":"coder"},"input":{"text":"free some disk"},"action":{"tool":"shell"},"result":{"output":"freed 2 GB","success":false,"latencyMs":200},"tags":[]}`,
+	} {
+		ev, err := model.Decode([]byte(raw), model.DecodeOptions{})
+		if err != nil {
+			panic(fmt.Sprint(i, err))
+		}
+		ev.ObjectStorageKey, _ = model.ArchiveKey(ev.EventID, ev.Timestamp)
+		body, _ := ev.ArchiveJSON()
+		a.put(ev.ObjectStorageKey, body)
+		r.add(model.NewIndexDoc(ev, 0))
+	}
+	return r, a
+}
+
+// Two turns of different shapes: the steps pair by phase and by (type,
+// tool), the one left over on each side marked as only that turn's,
+// its other column saying there is no such step.
+func TestCompareTurnsUnmatchedSteps(t *testing.T) {
+	r, a := unmatchedWorld()
+	m := newTestModel(t, testDeps(r, a), testOpts(t), 120, 60)
+	press(t, m, "tab", "down", "m", "up", "=")
+	if m.focus != viewCompare {
+		t.Fatalf("focus %v after m, =", m.focus)
+	}
+	s := screen(m)
+	mustContain(t, s, "Compare turns t-a ⇄ t-b", "200  Δ +160 (+400%)",
+		"~ step 1 observation", "ev-a1 · user_input", "ev-b1 · user_input",
+		"- step 2 observation", "ev-a2 · user_input", "— no such step",
+		"~ step 3 action", "ev-a3 · agent_action · search", "ev-b2 · agent_action · search",
+		"+ step 4 action", "ev-b3 · agent_action · shell",
+		"~ step 5 outcome", "ev-a4 · tool_result · search", "ev-b4 · tool_result · shell")
+	for _, c := range []struct{ step, left, right string }{
+		{"- step 2 observation", "ev-a2 · user_input", "— no such step"},
+		{"+ step 4 action", "— no such step", "ev-b3 · agent_action · shell"},
+	} {
+		line := lineWith(s, c.step)
+		l, r, ok := strings.Cut(line, "│")
+		if !ok || !strings.Contains(l, c.left) || !strings.Contains(r, c.right) {
+			t.Fatalf("%s: %q, want %q │ %q", c.step, line, c.left, c.right)
+		}
+	}
+}
+
+// The unmatched steps at 80×24: the first page has the left's extra
+// question, the next the right's extra shell step.
+func TestCompareTurnsUnmatchedGolden(t *testing.T) {
+	r, a := unmatchedWorld()
+	m := newTestModel(t, testDeps(r, a), testOpts(t), 80, 24)
+	press(t, m, "tab", "down", "m", "up", "=")
+	for _, page := range []string{"first", "next"} {
+		t.Run(page, func(t *testing.T) {
+			golden.RequireEqual(t, []byte(ansi.Strip(m.compare.View())))
+		})
+		press(t, m, "pgdown")
+	}
+}
+
+// lineWith is the first line of s that holds sub.
+func lineWith(s, sub string) string {
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			return l
+		}
+	}
+	return ""
+}

@@ -155,6 +155,19 @@ func TestOverviewComparesBuckets(t *testing.T) {
 	mustNotContain(t, screen(m), "bucket before")
 }
 
+// TestOverviewCompareGolden: c at 80×24, the minute 11:31 against 11:30,
+// sixty events each: the measures' changes and their verdicts.
+func TestOverviewCompareGolden(t *testing.T) {
+	r, a := world(120, testNow.Add(-30*time.Minute))
+	m := newTestModel(t, testDeps(r, a), testOpts(t), 80, 24)
+	toOverview(t, m)
+	press(t, m, "+", "+", "right", "c")
+	scr := screen(m)
+	mustContain(t, scr, "vs the bucket before: ")
+	mustNotContain(t, scr, "too small")
+	golden.RequireEqual(t, []byte(ansi.Strip(m.View().Content)))
+}
+
 // TestFlowOverviewBucketToStream drives a real program (teatest): the
 // Overview opens on the day by outcome, b b splits it by agent, ↓ selects
 // the first group and enter opens the stream filtered to the bucket and

@@ -117,9 +117,11 @@ func (v *Model) turnBody() []string {
 	return out
 }
 
+// stepText names a step; a step the other turn has and this one lacks
+// says so, rather than leaving its column blank.
 func stepText(s *qc.Step) string {
 	if s == nil {
-		return ""
+		return "— no such step"
 	}
 	t := s.ID + " · " + s.Type
 	if s.Tool != "" {
