@@ -27,7 +27,7 @@ const (
 	defaultTopicIndexed  = "memory.indexed"
 	defaultTopicAudit    = "audit.events"
 	defaultTopicRejected = "experience.raw.rejected"
-	DefaultTopicFeedback = "memory.feedback"
+	defaultTopicFeedback = "memory.feedback"
 
 	// defaultDeliveryTimeout bounds how long a produce may take, retries
 	// included: franz-go would otherwise retry forever through an outage.
@@ -79,7 +79,7 @@ type Topics struct {
 	Indexed  string // default memory.indexed
 	// Audit receives a copy of every notification and rejection published,
 	// as {"originalTopic", "payload", "timestamp"}. Empty: no mirror. The
-	// default config (defaultConfig, FromEnv) sets audit.events, as the
+	// default config (defaultConfig, fromEnv) sets audit.events, as the
 	// source system has its mirror on by default.
 	Audit    string
 	Rejected string // raw records the worker gave up on; default experience.raw.rejected
@@ -145,7 +145,7 @@ func (c Config) WithDefaults() Config {
 	return c
 }
 
-// FromEnv reads the source system's settings (docs/data-contract.md, Kafka,
+// fromEnv reads the source system's settings (docs/data-contract.md, Kafka,
 // as the source system runs it): KAFKA_BROKERS
 // (or KAFKA_BOOTSTRAP_SERVER), comma-separated; KAFKA_CLIENT_ID;
 // KAFKA_GROUP_ID; TLS when KAFKA_SSL=true or KAFKA_SECURITY_PROTOCOL is SSL
@@ -153,7 +153,7 @@ func (c Config) WithDefaults() Config {
 // KAFKA_ACCESS_KEY; KAFKA_SASL_MECHANISM, KAFKA_SASL_USERNAME,
 // KAFKA_SASL_PASSWORD. getenv is os.Getenv in production. The result has its
 // defaults set (audit mirror on) and is validated.
-func FromEnv(getenv func(string) string) (Config, error) {
+func fromEnv(getenv func(string) string) (Config, error) {
 	c := defaultConfig()
 	brokers := getenv("KAFKA_BROKERS")
 	if brokers == "" {

@@ -51,13 +51,13 @@ func TestConfigSecretsNotPrinted(t *testing.T) {
 		"KAFKA_SASL_PASSWORD":  password,
 		"KAFKA_GROUP_ID":       "workers-2",
 	}
-	cfg, err := FromEnv(func(k string) string { return env[k] })
+	cfg, err := fromEnv(func(k string) string { return env[k] })
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(cfg.Brokers) != 2 || cfg.Brokers[1] != "b2:9093" || cfg.Group != "workers-2" || cfg.ClientID != "engram" ||
 		cfg.SASL.Mechanism != saslScramSHA512 || !cfg.TLS.on() || cfg.Topics.Audit != "audit.events" {
-		t.Fatalf("FromEnv: %+v", cfg.Brokers)
+		t.Fatalf("fromEnv: %+v", cfg.Brokers)
 	}
 	var logged bytes.Buffer
 	slog.New(slog.NewTextHandler(&logged, nil)).Info("kafka", "config", cfg)
@@ -82,7 +82,7 @@ func TestConfigSecretsNotPrinted(t *testing.T) {
 	// sources, never the PEM.
 	_, otherKey := testPEM(t)
 	env["KAFKA_ACCESS_KEY"] = otherKey
-	_, err = FromEnv(func(k string) string { return env[k] })
+	_, err = fromEnv(func(k string) string { return env[k] })
 	if err == nil || !strings.Contains(err.Error(), "KAFKA_ACCESS_KEY") || strings.Contains(err.Error(), strings.Split(otherKey, "\n")[1][:20]) {
 		t.Errorf("mismatched key: %v", err)
 	}

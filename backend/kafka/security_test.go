@@ -130,12 +130,12 @@ func TestMutualTLS(t *testing.T) {
 		"KAFKA_BROKERS": env[0], "KAFKA_SSL": "true",
 		"KAFKA_CA_CERT": read(env[1]), "KAFKA_ACCESS_CERT": read(env[2]), "KAFKA_ACCESS_KEY": read(env[3]),
 	}
-	fromEnv, err := FromEnv(func(k string) string { return vars[k] })
+	envCfg, err := fromEnv(func(k string) string { return vars[k] })
 	if err != nil {
 		t.Fatal(err)
 	}
-	fromEnv.Topics = base.Topics
-	checkAndProduce(t, fromEnv)
+	envCfg.Topics = base.Topics
+	checkAndProduce(t, envCfg)
 
 	otherCA, otherKey := testPEM(t)
 	for _, tc := range []struct {
