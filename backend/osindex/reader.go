@@ -70,7 +70,7 @@ func OpenReader(ctx context.Context, cfg Config, opts query.Options) (*Reader, e
 	if err != nil {
 		return nil, err
 	}
-	r, err := NewReader(ctx, ix, opts)
+	r, err := readerOn(ctx, ix, opts)
 	if err != nil {
 		_ = ix.Close()
 		return nil, err
@@ -82,9 +82,9 @@ func OpenReader(ctx context.Context, cfg Config, opts query.Options) (*Reader, e
 	return r, nil
 }
 
-// NewReader is a reader over an open index; Close leaves ix open. It reads the
+// readerOn is a reader over an open index; Close leaves ix open. It reads the
 // index's mapping once, for the space type of its knn_vector.
-func NewReader(ctx context.Context, ix *Index, opts query.Options) (*Reader, error) {
+func readerOn(ctx context.Context, ix *Index, opts query.Options) (*Reader, error) {
 	r := &Reader{
 		ix:      ix,
 		api:     ix.Client(),

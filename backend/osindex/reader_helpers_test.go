@@ -34,7 +34,7 @@ func writeDocs(t testing.TB, ix *Index, docs []*model.IndexDoc) {
 
 func newReader(t testing.TB, ix *Index, opts query.Options) *Reader {
 	t.Helper()
-	r, err := NewReader(context.Background(), ix, opts)
+	r, err := readerOn(context.Background(), ix, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

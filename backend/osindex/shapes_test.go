@@ -70,7 +70,7 @@ func TestOlderEngramIndexGainsSource(t *testing.T) {
 	newSession.Source = model.SourceSession
 	mustWrite(t, ix, newSys, newSession)
 
-	r, err := NewReader(context.Background(), ix, query.Options{})
+	r, err := readerOn(context.Background(), ix, query.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
