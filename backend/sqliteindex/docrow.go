@@ -14,7 +14,7 @@ import (
 )
 
 // docRowColumns are the columns of docs a docRow reads: the document's own
-// columns, and doc and embedding (see DecodeDoc).
+// columns, and doc and embedding (see decodeStoredDoc).
 var docRowColumns = []string{
 	"doc", "embedding", "event_id", "timestamp", "ingested_at", "event_type", "session_id",
 	"user_id", "agent_id", "tenant_id", "trace_id", "turn_id", "tool", "success", "latency_ms",
@@ -103,7 +103,7 @@ func (r *docRow) dest() []any {
 // (every row of schema version 5 and older), else from its columns.
 func (r *docRow) document() (*model.IndexDoc, error) {
 	if len(r.doc) > 0 {
-		d, err := DecodeDoc(r.doc, r.emb)
+		d, err := decodeStoredDoc(r.doc, r.emb)
 		if err == nil && d.Source == "" {
 			d.Source = r.source.String
 		}
@@ -135,10 +135,10 @@ func (r *docRow) document() (*model.IndexDoc, error) {
 
 func ptr[T any](v T) *T { return &v }
 
-// DecodeDoc returns the document stored as doc (its JSON) and embedding,
+// decodeStoredDoc returns the document stored as doc (its JSON) and embedding,
 // its float32s (NULL when the embedding is empty: the JSON holds it then).
 // The embedding comes back at float32 precision, as the index keeps it.
-func DecodeDoc(doc, embedding []byte) (*model.IndexDoc, error) {
+func decodeStoredDoc(doc, embedding []byte) (*model.IndexDoc, error) {
 	d := new(model.IndexDoc)
 	if err := json.Unmarshal(doc, d); err != nil {
 		return nil, err

@@ -95,7 +95,7 @@ func TestDocumentFromColumns(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		back, err := DecodeDoc([]byte(raw), nil)
+		back, err := decodeStoredDoc([]byte(raw), nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -184,8 +184,8 @@ func OpenReadOnly(path string, opts Options) (*DB, error) {
 }
 
 func checkVersion(v int) error {
-	if v > SchemaVersion {
-		return fmt.Errorf("index schema version %d is newer than this engram supports (%d)", v, SchemaVersion)
+	if v > schemaVersion {
+		return fmt.Errorf("index schema version %d is newer than this engram supports (%d)", v, schemaVersion)
 	}
 	return nil
 }
@@ -295,8 +295,8 @@ func (db *DB) setUp() error {
 	if err := checkVersion(v); err != nil {
 		return err
 	}
-	if v < SchemaVersion {
-		for from := v; from > 0 && from < SchemaVersion; from++ {
+	if v < schemaVersion {
+		for from := v; from > 0 && from < schemaVersion; from++ {
 			if err := upgrade(ctx, tx, from); err != nil {
 				return fmt.Errorf("upgrade schema from version %d: %w", from, err)
 			}
@@ -321,7 +321,7 @@ func (db *DB) setUp() error {
 				return fmt.Errorf("upgrade schema: list the vector dimensions: %w", err)
 			}
 		}
-		if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", SchemaVersion)); err != nil {
+		if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", schemaVersion)); err != nil {
 			return err
 		}
 	}

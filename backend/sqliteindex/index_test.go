@@ -114,7 +114,7 @@ func TestOpenTwiceIdempotent(t *testing.T) {
 	for _, d := range []*DB{db1, db2} {
 		var v int
 		var mode string
-		if err := d.SQL().QueryRow("PRAGMA user_version").Scan(&v); err != nil || v != SchemaVersion {
+		if err := d.SQL().QueryRow("PRAGMA user_version").Scan(&v); err != nil || v != schemaVersion {
 			t.Fatalf("user_version %d, %v", v, err)
 		}
 		if err := d.SQL().QueryRow("PRAGMA journal_mode").Scan(&mode); err != nil || mode != "wal" {
@@ -723,7 +723,7 @@ END`,
 	}
 	// No row once the trigger is gone: trigger stays "".
 	_ = db.SQL().QueryRow("SELECT sql FROM sqlite_master WHERE name = 'docs_ai'").Scan(&trigger)
-	if v != SchemaVersion || trigger != "" {
+	if v != schemaVersion || trigger != "" {
 		t.Fatalf("after upgrade: version %d, trigger %s", v, trigger)
 	}
 	fresh := testDoc("new")

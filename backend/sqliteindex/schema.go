@@ -2,7 +2,7 @@ package sqliteindex
 
 import "fmt"
 
-// SchemaVersion is the schema this package creates, kept in PRAGMA
+// schemaVersion is the schema this package creates, kept in PRAGMA
 // user_version. Versions 1 and 2 had an insert trigger on docs; version 3
 // derives the full-text rows, tags and turns of new documents with three
 // statements per batch instead (see batchSQL); version 4 keeps embeddings
@@ -22,10 +22,10 @@ import "fmt"
 // documents stored as JSON (see sourceUpgrade); version 10 makes
 // docs_stats hold the tallies of each document's success and scores (see
 // ensureTally).
-const SchemaVersion = 10
+const schemaVersion = 10
 
 // upgrades turn an index of the version given into the one before
-// SchemaVersion's statements run (they are idempotent and create what is
+// schemaVersion's statements run (they are idempotent and create what is
 // missing).
 var upgrades = map[int][]string{
 	1: {`DROP TRIGGER IF EXISTS docs_ai`},
@@ -111,7 +111,7 @@ var retired = []string{
 	`DROP INDEX IF EXISTS docs_importance`,
 }
 
-// schema creates schema version SchemaVersion; every statement is idempotent.
+// schema creates schema version schemaVersion; every statement is idempotent.
 var schema = []string{
 	`CREATE TABLE IF NOT EXISTS docs (
   seq                INTEGER PRIMARY KEY AUTOINCREMENT,

@@ -18,7 +18,7 @@ import (
 	"engram/query/querytest"
 )
 
-// similarBenchDB is benchDB copied and upgraded by Open to SchemaVersion
+// similarBenchDB is benchDB copied and upgraded by Open to schemaVersion
 // (vec_blocks built from docs), kept in $TMPDIR beside it: benchDB itself is
 // left at whatever version built it.
 func similarBenchDB(b *testing.B) string {
@@ -41,7 +41,7 @@ func similarBenchDB(b *testing.B) string {
 	if err := db.Close(); err != nil {
 		b.Fatal(err)
 	}
-	b.Logf("upgraded a copy of %s to schema %d (vec_blocks built) in %s", src, SchemaVersion, time.Since(start).Round(time.Millisecond))
+	b.Logf("upgraded a copy of %s to schema %d (vec_blocks built) in %s", src, schemaVersion, time.Since(start).Round(time.Millisecond))
 	if err := os.Rename(tmp, dst); err != nil {
 		b.Fatal(err)
 	}

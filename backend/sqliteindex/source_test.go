@@ -65,7 +65,7 @@ func TestSourceUpgradeFrom8(t *testing.T) {
 	if err := db.SQL().QueryRow("PRAGMA user_version").Scan(&v); err != nil {
 		t.Fatal(err)
 	}
-	if v != SchemaVersion || SchemaVersion < 9 {
+	if v != schemaVersion || schemaVersion < 9 {
 		t.Fatalf("user_version %d", v)
 	}
 	rows, err := db.SQL().Query("SELECT event_id, source FROM docs ORDER BY event_id")
