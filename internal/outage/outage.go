@@ -11,9 +11,9 @@ import (
 // more than one attempt every 5 s through a long outage, and a line a
 // minute to say the command is still there and still waiting.
 const (
-	DefaultMin    = 100 * time.Millisecond
-	DefaultMax    = 5 * time.Second
-	DefaultRemind = time.Minute
+	defaultMin    = 100 * time.Millisecond
+	defaultMax    = 5 * time.Second
+	defaultRemind = time.Minute
 )
 
 // Reporter tracks one kind of failure of one loop; it is not safe for
@@ -47,7 +47,7 @@ func (r *Reporter) now() time.Time {
 // the next attempt; false when ctx ended meanwhile.
 func (r *Reporter) Failed(ctx context.Context, err error) bool {
 	now := r.now()
-	minWait, maxWait, remind := orDefault(r.Min, DefaultMin), orDefault(r.Max, DefaultMax), orDefault(r.Remind, DefaultRemind)
+	minWait, maxWait, remind := orDefault(r.Min, defaultMin), orDefault(r.Max, defaultMax), orDefault(r.Remind, defaultRemind)
 	r.fails++
 	if r.fails == 1 {
 		r.since, r.said, r.wait = now, now, minWait
