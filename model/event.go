@@ -40,7 +40,7 @@ type Event struct {
 	ImportanceScore  float64        `json:"importanceScore"`
 	Tags             []string       `json:"tags"`
 	// Subtype and Payload: the Cognitive Substrate's typed events
-	// (SubtypeOperationalSignal and its payload, model/shapes.go).
+	// (subtypeOperationalSignal and its payload, model/shapes.go).
 	Subtype string          `json:"subtype,omitempty"`
 	Payload json.RawMessage `json:"payload,omitempty"`
 

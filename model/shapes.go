@@ -60,11 +60,11 @@ func (r *Result) Succeeded() *bool {
 
 // Content block types engram names (MCP); others are shown by type.
 const (
-	BlockText         = "text"
-	BlockImage        = "image"
-	BlockAudio        = "audio"
-	BlockResourceLink = "resource_link"
-	BlockResource     = "resource"
+	blockText         = "text"
+	blockImage        = "image"
+	blockAudio        = "audio"
+	blockResourceLink = "resource_link"
+	blockResource     = "resource"
 )
 
 // Block is one MCP content block as engram shows it. Data is never
@@ -103,11 +103,11 @@ func (r *Result) Blocks() []Block {
 // an image or a link named (never fetched).
 func (b Block) Describe() string {
 	switch b.Type {
-	case BlockText:
+	case blockText:
 		return b.Text
-	case BlockImage, BlockAudio:
+	case blockImage, blockAudio:
 		return fmt.Sprintf("%s %s, %s (not shown)", b.Type, orUnknown(b.MimeType), sizeOfBase64(b.Data))
-	case BlockResourceLink:
+	case blockResourceLink:
 		s := "link " + b.URI
 		if n := firstNonEmpty(b.Title, b.Name); n != "" {
 			s = "link " + n + " <" + b.URI + ">"
@@ -119,7 +119,7 @@ func (b Block) Describe() string {
 			s += ": " + b.Description
 		}
 		return s + " (not fetched)"
-	case BlockResource:
+	case blockResource:
 		if b.Resource != nil {
 			s := "resource <" + b.Resource.URI + ">"
 			if b.Resource.Text != "" {
@@ -153,9 +153,9 @@ func sizeOfBase64(data string) string {
 	return fmt.Sprintf("%d bytes", b)
 }
 
-// SubtypeOperationalSignal is the subtype of an operational signal: an
+// subtypeOperationalSignal is the subtype of an operational signal: an
 // event whose payload says what happened to which services.
-const SubtypeOperationalSignal = "OperationalSignal"
+const subtypeOperationalSignal = "OperationalSignal"
 
 // Signal is an OperationalSignal's payload.
 type Signal struct {
@@ -169,7 +169,7 @@ type Signal struct {
 // Signal is the event's OperationalSignal payload, nil for another
 // subtype or a payload that does not decode (Validate says why).
 func (e *Event) Signal() *Signal {
-	if e.Subtype != SubtypeOperationalSignal || !set(e.Payload) {
+	if e.Subtype != subtypeOperationalSignal || !set(e.Payload) {
 		return nil
 	}
 	var s Signal
@@ -245,12 +245,12 @@ func LinksOf(tags []string, structured json.RawMessage) Links {
 
 // CaseHub memory-domain attribute keys (metadata, beside experience's).
 const (
-	AttrOtherAgent      = "other-agent"
-	AttrQualitySignal   = "quality-signal"
-	AttrInsight         = "insight"
-	AttrReflectionLevel = "reflection-level"
-	AttrSourceMemoryIDs = "source-memory-ids"
-	AttrSubThoughtCount = "sub-thought-count"
+	attrOtherAgent      = "other-agent"
+	attrQualitySignal   = "quality-signal"
+	attrInsight         = "insight"
+	attrReflectionLevel = "reflection-level"
+	attrSourceMemoryIDs = "source-memory-ids"
+	attrSubThoughtCount = "sub-thought-count"
 	attrSubThought      = "sub-thought-"
 )
 
@@ -317,12 +317,12 @@ func MemoryOf(structured json.RawMessage) *Memory {
 
 func memoryOf(md map[string]string) *Memory {
 	m := &Memory{
-		OtherAgent:      md[AttrOtherAgent],
-		QualitySignal:   md[AttrQualitySignal],
-		Insight:         md[AttrInsight],
-		ReflectionLevel: md[AttrReflectionLevel],
-		SourceMemoryIDs: splitIDs(md[AttrSourceMemoryIDs]),
-		SubThoughtCount: md[AttrSubThoughtCount],
+		OtherAgent:      md[attrOtherAgent],
+		QualitySignal:   md[attrQualitySignal],
+		Insight:         md[attrInsight],
+		ReflectionLevel: md[attrReflectionLevel],
+		SourceMemoryIDs: splitIDs(md[attrSourceMemoryIDs]),
+		SubThoughtCount: md[attrSubThoughtCount],
 	}
 	byN := map[int]*SubThought{}
 	for k, v := range md {
@@ -412,7 +412,7 @@ func (e *Event) validateShapes(ps *Problems) {
 	if r := e.Result; r != nil && set(r.Content) {
 		validateContent(ps, r.Content)
 	}
-	if e.Subtype == SubtypeOperationalSignal {
+	if e.Subtype == subtypeOperationalSignal {
 		validateSignal(ps, e.Payload) // another subtype's payload is kept as it came
 	}
 }
@@ -435,17 +435,17 @@ func validateContent(ps *Problems, raw json.RawMessage) {
 			continue
 		}
 		switch typ {
-		case BlockText:
+		case blockText:
 			stringMember(ps, m, path, "text", true)
-		case BlockImage, BlockAudio:
+		case blockImage, blockAudio:
 			stringMember(ps, m, path, "data", true)
 			stringMember(ps, m, path, "mimeType", true)
-		case BlockResourceLink:
+		case blockResourceLink:
 			stringMember(ps, m, path, "uri", true)
 			stringMember(ps, m, path, "name", true)
 			stringMember(ps, m, path, "mimeType", false)
 			stringMember(ps, m, path, "description", false)
-		case BlockResource:
+		case blockResource:
 			if r, ok := m["resource"]; !ok || !set(r) || r[0] != '{' {
 				ps.add(path+".resource", "required (an object) for a resource block")
 			}
@@ -477,7 +477,7 @@ func stringMember(ps *Problems, m map[string]json.RawMessage, path, name string,
 
 func validateSignal(ps *Problems, raw json.RawMessage) {
 	if !set(raw) {
-		ps.add("payload", "required for an "+SubtypeOperationalSignal)
+		ps.add("payload", "required for an "+subtypeOperationalSignal)
 		return
 	}
 	var m map[string]json.RawMessage
@@ -533,19 +533,19 @@ func checkMemory(ps *Problems, md map[string]string) {
 	}
 	if v := m.ReflectionLevel; v != "" {
 		if n, err := strconv.Atoi(v); err != nil || n < 0 {
-			ps.add("metadata."+AttrReflectionLevel, Quote(v)+" is not a whole number ≥ 0")
+			ps.add("metadata."+attrReflectionLevel, Quote(v)+" is not a whole number ≥ 0")
 		}
 	}
 	if v := m.QualitySignal; v != "" {
 		if f, err := strconv.ParseFloat(v, 64); err == nil && (f < -1 || f > 1) {
-			ps.add("metadata."+AttrQualitySignal, v+" is outside [-1, 1]")
+			ps.add("metadata."+attrQualitySignal, v+" is outside [-1, 1]")
 		}
 	}
 	count := -1
 	if v := m.SubThoughtCount; v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 {
-			ps.add("metadata."+AttrSubThoughtCount, Quote(v)+" is not a whole number ≥ 0")
+			ps.add("metadata."+attrSubThoughtCount, Quote(v)+" is not a whole number ≥ 0")
 		} else {
 			count = n
 		}
@@ -557,7 +557,7 @@ func checkMemory(ps *Problems, md map[string]string) {
 	for _, st := range m.SubThoughts {
 		p := fmt.Sprintf("metadata.%s%d-", attrSubThought, st.N)
 		if count >= 0 && (st.N < base || st.N >= base+count) {
-			ps.add(p+"type", fmt.Sprintf("sub-thought %d given, but %s is %d", st.N, AttrSubThoughtCount, count))
+			ps.add(p+"type", fmt.Sprintf("sub-thought %d given, but %s is %d", st.N, attrSubThoughtCount, count))
 		}
 		if strings.TrimSpace(st.Text) == "" {
 			ps.add(p+"text", "required for each sub-thought")
