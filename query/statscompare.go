@@ -5,9 +5,9 @@ import (
 	"math"
 )
 
-// MinCompare is how many documents each side needs before a comparison
+// minCompare is how many documents each side needs before a comparison
 // of their rates and percentiles says more than noise.
-const MinCompare = 20
+const minCompare = 20
 
 // Change is one measure of two sets of documents, A and B.
 type Change struct {
@@ -68,12 +68,12 @@ func CompareAggs(a, b Agg) (changes []Change, tooSmall string) {
 		changes = append(changes, c)
 	}
 	switch {
-	case a.Count < MinCompare && b.Count < MinCompare:
-		tooSmall = fmt.Sprintf("too small to compare: A has %d events and B %d, under %d each", a.Count, b.Count, MinCompare)
-	case a.Count < MinCompare:
-		tooSmall = fmt.Sprintf("too small to compare: A has %d events, under %d", a.Count, MinCompare)
-	case b.Count < MinCompare:
-		tooSmall = fmt.Sprintf("too small to compare: B has %d events, under %d", b.Count, MinCompare)
+	case a.Count < minCompare && b.Count < minCompare:
+		tooSmall = fmt.Sprintf("too small to compare: A has %d events and B %d, under %d each", a.Count, b.Count, minCompare)
+	case a.Count < minCompare:
+		tooSmall = fmt.Sprintf("too small to compare: A has %d events, under %d", a.Count, minCompare)
+	case b.Count < minCompare:
+		tooSmall = fmt.Sprintf("too small to compare: B has %d events, under %d", b.Count, minCompare)
 	}
 	return changes, tooSmall
 }

@@ -76,10 +76,10 @@ var textPaths = map[string]bool{
 // longText is the length from which a string is diffed word by word.
 const longText = 60
 
-// Fields compares two JSON objects member by member: both flattened to
+// diffFields compares two JSON objects member by member: both flattened to
 // their paths, in the left's order with the right's own paths after the
 // path that precedes them on the right. Either side may be nil (absent).
-func Fields(left, right []byte) ([]Field, Counts) {
+func diffFields(left, right []byte) ([]Field, Counts) {
 	l, r := flatten(left), flatten(right)
 	lv := make(map[string]json.RawMessage, len(l))
 	for _, p := range l {
@@ -147,7 +147,7 @@ func compareField(path string, l, r json.RawMessage) Field {
 	}
 	var a, b string
 	if json.Unmarshal(l, &a) == nil && json.Unmarshal(r, &b) == nil && isText(path, a, b) {
-		f.Words, f.Left, f.Right = Words(a, b), nil, nil
+		f.Words, f.Left, f.Right = diffWords(a, b), nil, nil
 	}
 	return f
 }

@@ -42,7 +42,7 @@ func TestWords(t *testing.T) {
 		{"a \x1b[31mred\x1b[0m b", "a \x1b[32mgreen\x1b[0m b", nil}, // checked by rebuilding only
 	}
 	for _, c := range cases {
-		got := Words(c.a, c.b)
+		got := diffWords(c.a, c.b)
 		if l, r := texts(got); l != c.a || r != c.b {
 			t.Errorf("Words(%q, %q) rebuilds %q, %q", c.a, c.b, l, r)
 		}
@@ -75,7 +75,7 @@ func TestWordsManyChanges(t *testing.T) {
 
 func TestWordsInvalidUTF8(t *testing.T) {
 	a, b := "ok \xff\xfe bytes", "ok \xff bytes"
-	if l, r := texts(Words(a, b)); l != a || r != b {
+	if l, r := texts(diffWords(a, b)); l != a || r != b {
 		t.Errorf("rebuilt %q, %q", l, r)
 	}
 }
@@ -87,7 +87,7 @@ func TestFields(t *testing.T) {
 	right := `{"eventId":"e-2","type":"agent_action","context":{"sessionId":"s","userId":"u","agentId":"a"},
 		"action":{"tool":"search","reasoning":"look it up in the archive first"},
 		"result":{"output":"found","latencyMs":150.5},"tags":["y","x"],"importanceScore":0.5,"evaluation":{"hallucinated":true}}`
-	fields, c := Fields([]byte(left), []byte(right))
+	fields, c := diffFields([]byte(left), []byte(right))
 	var got []string
 	by := map[string]Field{}
 	for _, f := range fields {
@@ -116,7 +116,7 @@ func TestFields(t *testing.T) {
 }
 
 func TestFieldsSameIgnoresOrderAndNumberForm(t *testing.T) {
-	_, c := Fields([]byte(`{"a":{"x":1,"y":2},"n":1.0}`), []byte(`{"n":1, "a":{"y":2,"x":1}}`))
+	_, c := diffFields([]byte(`{"a":{"x":1,"y":2},"n":1.0}`), []byte(`{"n":1, "a":{"y":2,"x":1}}`))
 	if c.Differ() {
 		t.Errorf("counts %+v", c)
 	}
@@ -281,7 +281,7 @@ func BenchmarkWords100KB(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			b.SetBytes(int64(len(x) + len(y)))
 			for b.Loop() {
-				Words(x, y)
+				diffWords(x, y)
 			}
 		})
 	}
@@ -290,7 +290,7 @@ func BenchmarkWords100KB(b *testing.B) {
 	b.Run("unrelated", func(b *testing.B) {
 		b.SetBytes(int64(len(x) + len(y)))
 		for b.Loop() {
-			Words(x, y)
+			diffWords(x, y)
 		}
 	})
 }

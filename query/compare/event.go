@@ -178,6 +178,6 @@ type EventDiff struct {
 
 // Events compares two events read by Fetch.
 func Events(l, r *Event) *EventDiff {
-	fields, c := Fields(l.Body, r.Body)
+	fields, c := diffFields(l.Body, r.Body)
 	return &EventDiff{Left: sideOf(l), Right: sideOf(r), Counts: c, Measures: measuresOf(fields), Fields: fields}
 }

@@ -31,7 +31,7 @@ type Span struct {
 // as one removal and one insertion, still correct, only less fine.
 const textTimeout = 60 * time.Millisecond
 
-// Words diffs two texts word by word: a word is a run of letters, digits
+// diffWords diffs two texts word by word: a word is a run of letters, digits
 // and underscores, a run of white space, or any other single character, so
 // that a changed word never drags its neighbours or punctuation with it.
 //
@@ -43,7 +43,7 @@ const textTimeout = 60 * time.Millisecond
 // diffed by word: a long revised text costs a fraction of a whole word
 // diff, and every unchanged word stays unchanged however many changed.
 // textTimeout bounds the whole.
-func Words(a, b string) []Span { return wordsWithin(a, b, textTimeout) }
+func diffWords(a, b string) []Span { return wordsWithin(a, b, textTimeout) }
 
 func wordsWithin(a, b string, timeout time.Duration) []Span {
 	if a == b {

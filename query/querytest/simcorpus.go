@@ -70,11 +70,11 @@ func (c *textCorpus) text() string {
 	return strings.Join(words, " ")
 }
 
-// SimTypes are the event types SimDocs cycles through.
-var SimTypes = []string{model.TypeUserInput, "agent_action", "tool_result", "observation", "action", "outcome"}
+// simTypes are the event types SimDocs cycles through.
+var simTypes = []string{model.TypeUserInput, "agent_action", "tool_result", "observation", "action", "outcome"}
 
-// SimTenants are the tenants SimDocs cycles through (one none).
-var SimTenants = []string{"", "acme", "globex"}
+// simTenants are the tenants SimDocs cycles through (one none).
+var simTenants = []string{"", "acme", "globex"}
 
 // SimStart is the time of SimDocs' first document; each next one is a
 // minute later.
@@ -82,7 +82,7 @@ var SimStart = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // SimDocs calls fn with batches of n documents whose summaries are
 // textCorpus texts, embedded at dim by the hashed embedder, in the
-// tenants of SimTenants and the types of SimTypes, a minute apart: the
+// tenants of simTenants and the types of simTypes, a minute apart: the
 // same documents on every backend, for the similarity benchmarks and
 // tests. fn may keep the batch.
 func SimDocs(n, dim, batch int, fn func([]*model.IndexDoc) error) error {
@@ -96,11 +96,11 @@ func SimDocs(n, dim, batch int, fn func([]*model.IndexDoc) error) error {
 		ts := SimStart.Add(time.Duration(i) * time.Minute).Format(time.RFC3339)
 		key, _ := model.ArchiveKey(id, ts)
 		docs = append(docs, &model.IndexDoc{
-			EventID: id, Timestamp: ts, EventType: SimTypes[(i/3)%len(SimTypes)],
+			EventID: id, Timestamp: ts, EventType: simTypes[(i/3)%len(simTypes)],
 			SessionID: fmt.Sprintf("sess-%d", i/30), AgentID: "agent-1", Summary: t,
 			Structured: []byte(`{}`), ImportanceScore: 0.5, RewardScore: 0.5, Confidence: 0.5,
 			DecayFactor: 1, ObjectStorageKey: key, Tags: []string{},
-			TurnID: fmt.Sprintf("turn-%d", i/3), TenantID: SimTenants[i%len(SimTenants)],
+			TurnID: fmt.Sprintf("turn-%d", i/3), TenantID: simTenants[i%len(simTenants)],
 		})
 		texts = append(texts, t)
 		if len(docs) == batch || i == n-1 {

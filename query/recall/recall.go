@@ -42,8 +42,8 @@ func (f Factor) Short() string {
 	return [NumFactors]string{"txt", "sim", "imp", "rec", "rwd", "dcy"}[f]
 }
 
-// ParseFactor is the factor named s.
-func ParseFactor(s string) (Factor, error) {
+// parseFactor is the factor named s.
+func parseFactor(s string) (Factor, error) {
 	for i, n := range factorNames {
 		if strings.EqualFold(s, n) {
 			return Factor(i), nil
@@ -76,7 +76,7 @@ func ParseWeights(s string) (Weights, error) {
 		if !ok {
 			return w, fmt.Errorf("weight %q: want factor=number", part)
 		}
-		f, err := ParseFactor(strings.TrimSpace(name))
+		f, err := parseFactor(strings.TrimSpace(name))
 		if err != nil {
 			return w, err
 		}
@@ -129,12 +129,12 @@ const (
 	Salience Formula = "salience"
 )
 
-// Formulas are the formulas by name.
-var Formulas = []Formula{Hybrid, Salience}
+// formulas are the formulas by name.
+var formulas = []Formula{Hybrid, Salience}
 
 // ParseFormula is the formula named s.
 func ParseFormula(s string) (Formula, error) {
-	for _, f := range Formulas {
+	for _, f := range formulas {
 		if strings.EqualFold(s, string(f)) {
 			return f, nil
 		}
@@ -150,8 +150,8 @@ func (f Formula) uses(x Factor) bool {
 	return true
 }
 
-// DefaultHalfLife is the age at which recency is 0.5.
-const DefaultHalfLife = 24 * time.Hour
+// defaultHalfLife is the age at which recency is 0.5.
+const defaultHalfLife = 24 * time.Hour
 
 // Settings are what a ranking depends on besides the candidates.
 type Settings struct {
@@ -162,7 +162,7 @@ type Settings struct {
 
 // DefaultSettings are the documented defaults (docs/recall.md).
 func DefaultSettings() Settings {
-	return Settings{Formula: Hybrid, Weights: DefaultWeights(), HalfLife: DefaultHalfLife}
+	return Settings{Formula: Hybrid, Weights: DefaultWeights(), HalfLife: defaultHalfLife}
 }
 
 // Candidate is a document a backend found for a prompt, with what only
@@ -243,7 +243,7 @@ func Rank(cands []Candidate, s Settings, now time.Time) []Result {
 	sum := s.Weights.sum()
 	half := s.HalfLife
 	if half <= 0 {
-		half = DefaultHalfLife
+		half = defaultHalfLife
 	}
 	out := make([]Result, len(cands))
 	// Each candidate's time is parsed once: the comparisons of the sort

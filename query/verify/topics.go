@@ -11,7 +11,7 @@ import (
 // notifications rather than the archive and the index.
 func isNotificationKind(kind string) bool {
 	switch kind {
-	case Unannounced, notIndexed, badNotice, cutNoticeLines:
+	case unannounced, notIndexed, badNotice, cutNoticeLines:
 		return true
 	}
 	return false
@@ -19,7 +19,7 @@ func isNotificationKind(kind string) bool {
 
 // Kinds of disagreement about notifications.
 const (
-	Unannounced    = "unannounced"           // an indexed event missing from a topic
+	unannounced    = "unannounced"           // an indexed event missing from a topic
 	notIndexed     = "announced-not-indexed" // a notification of an event the index does not hold
 	badNotice      = "bad-notification"      // a topic message that cannot be read
 	cutNoticeLines = "cut-notification-line" // a topic file ending in a cut line (skipped)
@@ -133,7 +133,7 @@ func (c *collector) checkNotifications(ctx context.Context, opt Options, from, t
 		default:
 			n.Unannounced++
 			for _, name := range missing {
-				c.add(Diff{Unannounced, key, id, "indexed but never announced on " + name})
+				c.add(Diff{unannounced, key, id, "indexed but never announced on " + name})
 			}
 		}
 	}

@@ -122,7 +122,7 @@ func (r *Report) NotificationsOK() bool {
 // topics lack: what an index rebuilt without announcing leaves, closed by
 // announcing them.
 func (r *Report) OnlyUnannounced() bool {
-	return len(r.Counts) == 1 && r.Counts[Unannounced] > 0
+	return len(r.Counts) == 1 && r.Counts[unannounced] > 0
 }
 
 // KeyRange is the archive-key range of a day range.

@@ -229,7 +229,7 @@ func TestVerifyCountsLayersApart(t *testing.T) {
 		}
 		n := rep.Notifications
 		if rep.Agreeing != 3 || !rep.IndexOK() || n == nil || n.Indexed != 3 || n.Announced != c.announced ||
-			n.Unannounced != c.unannounced || n.Messages != c.messages || rep.Counts[Unannounced] != c.diffs {
+			n.Unannounced != c.unannounced || n.Messages != c.messages || rep.Counts[unannounced] != c.diffs {
 			t.Errorf("%s: %+v, notifications %+v", c.name, rep, n)
 			continue
 		}

@@ -25,8 +25,8 @@ const Dim = 4
 // Vector is the prompt's embedding.
 var Vector = []float64{1, 0, 0, 0}
 
-// Fillers is how many filler events the fixture holds.
-const Fillers = 20
+// fillers is how many filler events the fixture holds.
+const fillers = 20
 
 // Docs is the fixture. By factor alone the four events order
 //
@@ -49,7 +49,7 @@ func Docs() []*model.IndexDoc {
 		mk("recall-c", "alpha six seven eight nine", []float64{1, 1, 0, 0}, 0.9, 4*time.Hour, "fixture"),
 		mk("recall-d", "ten eleven twelve thirteen fourteen", []float64{0.2, 1, 0, 0}, 0.7, time.Hour, "fixture"),
 	}
-	for i := range Fillers {
+	for i := range fillers {
 		docs = append(docs, mk(fmt.Sprintf("recall-filler-%02d", i), fmt.Sprintf("filler words only number %d", i),
 			[]float64{0, 0, 0, 1}, 0.1, 48*time.Hour, "filler"))
 	}
