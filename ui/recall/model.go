@@ -26,12 +26,12 @@ import (
 	"engram/ui/widget/textinput"
 )
 
-// Debounce is how long the prompt must rest before it is recalled.
-const Debounce = 300 * time.Millisecond
+// debounce is how long the prompt must rest before it is recalled.
+const debounce = 300 * time.Millisecond
 
-// TopK is how many results count as retrieved: the rows below it are the
+// topK is how many results count as retrieved: the rows below it are the
 // other candidates, drawn muted, each with why it stayed out.
-const TopK = 10
+const topK = 10
 
 // weightStep is how much + and - change the selected factor's weight.
 const weightStep = 0.05
@@ -230,7 +230,7 @@ func (v *Model) now() time.Time {
 	return time.Now()
 }
 
-// restMsg: the prompt has not changed for Debounce since edit rest.
+// restMsg: the prompt has not changed for debounce since edit rest.
 type restMsg struct{ rest uint64 }
 
 // recalledMsg answers recall number req, of prompt.

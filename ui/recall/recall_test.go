@@ -208,7 +208,7 @@ func TestWhyNotInStatus(t *testing.T) {
 	v, _ := newView(t, 120, 40)
 	typeText(v, recalltest.Prompt)
 	press(v, "enter")
-	for range TopK + 2 {
+	for range topK + 2 {
 		press(v, "down")
 	}
 	s := ansi.Strip(v.View())
@@ -219,7 +219,7 @@ func TestWhyNotInStatus(t *testing.T) {
 
 // explainD explains recall-d, pushed out of the top 10 by its text.
 func explainD(v *Model) {
-	v.c.Deps.Recall.Searcher.(*memSearcher).extra = strong(TopK)
+	v.c.Deps.Recall.Searcher.(*memSearcher).extra = strong(topK)
 	typeText(v, recalltest.Prompt)
 	press(v, "enter")
 	do(v, v.Explain(recalltest.Docs()[3]))
@@ -277,7 +277,7 @@ func TestGolden(t *testing.T) {
 // out; the index is asked again only when the event is not a candidate.
 func TestExplainPanel(t *testing.T) {
 	v, s := newView(t, 80, 24)
-	s.extra = strong(TopK)
+	s.extra = strong(topK)
 	typeText(v, recalltest.Prompt)
 	press(v, "enter")
 	d := recalltest.Docs()[3] // recall-d

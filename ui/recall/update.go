@@ -57,7 +57,7 @@ func (v *Model) onTypingKey(msg tea.KeyPressMsg) tea.Cmd {
 // edited starts the debounce of an edit.
 func (v *Model) edited() tea.Cmd {
 	v.rest++
-	return v.c.After(Debounce, restMsg{v.rest})
+	return v.c.After(debounce, restMsg{v.rest})
 }
 
 // onRest recalls the prompt once it has rested (a later edit made msg

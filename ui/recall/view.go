@@ -127,7 +127,7 @@ func (v *Model) rows() string {
 		switch {
 		case selected && !v.typing:
 			return st.Selected.Render(line)
-		case i >= TopK:
+		case i >= topK:
 			return st.Muted.Render(line)
 		}
 		return line
@@ -152,12 +152,12 @@ func (v *Model) status() string {
 	}
 	sel := v.cur.Sel()
 	explained := v.why != nil && sel < len(v.res) && v.res[sel].Doc.EventID == v.why.EventID
-	if !v.typing && sel >= TopK && sel < len(v.res) && !explained { // the panel says it already
-		x := qrecall.Explain(v.res, TopK, v.res[sel].Doc.EventID, v.settings)
+	if !v.typing && sel >= topK && sel < len(v.res) && !explained { // the panel says it already
+		x := qrecall.Explain(v.res, topK, v.res[sel].Doc.EventID, v.settings)
 		return st.Warning.Render(" why not? " + x.Why())
 	}
 	return st.Muted.Render(fmt.Sprintf(" %d of %s candidates · top %d bright · %s · recall only reads",
-		sel+1, uikit.Thousands(int64(len(v.res))), TopK, v.note))
+		sel+1, uikit.Thousands(int64(len(v.res))), topK, v.note))
 }
 
 // panelLines bounds the explanation's sentence, wrapped.
@@ -180,7 +180,7 @@ func (v *Model) panel() []string {
 	case v.asked == "":
 		return []string{st.Warning.Render(" why not " + id + "? explained here once a prompt is typed")}
 	}
-	x := qrecall.Explain(v.res, TopK, v.why.EventID, v.settings)
+	x := qrecall.Explain(v.res, topK, v.why.EventID, v.settings)
 	why := uikit.WrapText("why not "+id+"? "+x.Why(), max(10, v.w-2))
 	if len(why) > panelLines {
 		why = append(why[:panelLines-1], uikit.Trunc(strings.Join(why[panelLines-1:], " "), v.w-2))

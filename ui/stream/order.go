@@ -31,8 +31,8 @@ func (v *Model) Order() query.Sort { return v.order }
 // at the newest document.
 func (v *Model) Jumped() bool { return v.jumped }
 
-// OrderName says which order is in force, for the position line.
-func OrderName(s query.Sort) string {
+// orderName says which order is in force, for the position line.
+func orderName(s query.Sort) string {
 	if s == query.SortTime {
 		return "by event time"
 	}
@@ -88,7 +88,7 @@ func (v *Model) ToggleOrder() tea.Cmd {
 func (v *Model) SetOrder(s query.Sort) tea.Cmd {
 	v.order = s
 	v.following, v.want = true, ""
-	return tea.Batch(v.reloadHead(), uikit.StatusCmd("stream "+OrderName(s), false))
+	return tea.Batch(v.reloadHead(), uikit.StatusCmd("stream "+orderName(s), false))
 }
 
 // jumpMsg is the page a jump (G, :time) landed on.

@@ -72,7 +72,7 @@ func (v *Model) position() string {
 	if v.hscroll > 0 {
 		s += fmt.Sprintf(" · summary from cell %d (←)", v.hscroll+1)
 	}
-	s += " · " + OrderName(v.order) // before the filter, which may be long
+	s += " · " + orderName(v.order) // before the filter, which may be long
 	if v.expr != "" {
 		s += " · filter: " + uikit.Clean(v.expr)
 	}
