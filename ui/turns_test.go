@@ -162,3 +162,23 @@ func TestTurnsHelpAndFooterAgreeOnEnter(t *testing.T) {
 	mustContain(t, s, "enter causal chain")
 	mustNotContain(t, s, "enter open")
 }
+
+// A filter that matches no turn says how to clear it, as the stream does:
+// esc goes back to the stream, and esc again clears the filter.
+func TestTurnsEmptyFilterSaysHowToClear(t *testing.T) {
+	r, a := world(12, testBase)
+	m := newTestModel(t, testDeps(r, a), testOpts(t), 100, 24)
+	press(t, m, "/")
+	typeText(t, m, "agent:nobody")
+	press(t, m, "enter", "tab")
+	if m.focus != viewTurns {
+		t.Fatalf("focus %v, want the turns view", m.focus)
+	}
+	mustContain(t, screen(m), "no turns match the filter: esc twice clears it", "filter: agent:nobody")
+	press(t, m, "esc", "esc")
+	if m.filter.applied != "" {
+		t.Fatalf("filter %q after esc twice, want none", m.filter.applied)
+	}
+	press(t, m, "tab")
+	mustContain(t, screen(m), "turn 1 of 4 loaded")
+}

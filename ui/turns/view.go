@@ -28,6 +28,9 @@ func (v *Model) View() string {
 	switch {
 	case v.loading && !v.loaded: // a reload while following keeps its rows
 		pos = " loading turns " + v.c.Spin.View()
+	case v.buf.Len() == 0 && v.expr != "":
+		// Esc goes back to the stream first, and clears the filter there.
+		pos = " no turns match the filter: esc twice clears it"
 	case v.buf.Len() == 0:
 		pos = " no turns"
 	case v.jumped || !v.buf.AtHead():
