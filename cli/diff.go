@@ -8,7 +8,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/charmbracelet/x/ansi"
 
 	"engram/backend"
 	"engram/ingest"
@@ -156,7 +157,7 @@ func writeEventDiff(b *strings.Builder, d *compare.EventDiff, all bool, indent s
 	width := 0
 	for _, f := range d.Fields {
 		if f.Status != compare.Same || all {
-			width = max(width, utf8.RuneCountInString(printable(f.Path)))
+			width = max(width, ansi.StringWidth(printable(f.Path)))
 		}
 	}
 	width = min(width, 32)
@@ -165,10 +166,11 @@ func writeEventDiff(b *strings.Builder, d *compare.EventDiff, all bool, indent s
 	}
 }
 
-// pad is a path made printable, padded to width runes.
+// pad is a path made printable, padded to width columns of display (a
+// wide character, as in a metadata key "メモ", takes two).
 func pad(path string, width int) string {
 	p := printable(path)
-	return p + strings.Repeat(" ", max(width-utf8.RuneCountInString(p), 0))
+	return p + strings.Repeat(" ", max(width-ansi.StringWidth(p), 0))
 }
 
 func writeDeltas(b *strings.Builder, ds []compare.Delta, indent string) {

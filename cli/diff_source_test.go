@@ -150,7 +150,7 @@ func TestSessionSourceIndex(t *testing.T) {
 		t.Errorf("session %+v", s)
 	}
 	var b strings.Builder
-	writeSession(&b, s, 120)
+	writeSession(&b, s, 120, false)
 	if !strings.Contains(b.String(), "t-b") {
 		t.Errorf("session text:\n%s", b.String())
 	}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/charmbracelet/x/ansi"
+
 	"engram/backend"
 	"engram/model"
 	"engram/query"
@@ -18,6 +20,7 @@ import (
 type sessionOpts struct {
 	common
 	json  bool
+	wide  bool
 	limit int
 }
 
@@ -27,6 +30,7 @@ func sessionFlags(e *env) (*flag.FlagSet, *sessionOpts) {
 	o.common.bind(fs)
 	fs.BoolVar(&o.json, "json", false, "machine output: one JSON object (docs/compare.md)")
 	fs.IntVar(&o.limit, "limit", 500, "turns to read, the newest (0: all)")
+	fs.BoolVar(&o.wide, "wide", false, "table output: print each turn's key whole instead of cutting it to 28 columns")
 	return fs, o
 }
 
@@ -36,7 +40,7 @@ func runSession(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if fs.NArg() != 1 {
-		fmt.Fprintln(e.stderr, "usage: engram session [--json] [--limit N] SESSION_ID")
+		fmt.Fprintln(e.stderr, "usage: engram session [--json] [--wide] [--limit N] SESSION_ID")
 		return errUsage
 	}
 	id := fs.Arg(0)
@@ -59,7 +63,7 @@ func runSession(ctx context.Context, e *env, args []string) error {
 		return writeJSON(e.stdout, s)
 	}
 	var b strings.Builder
-	writeSession(&b, s, termWidth(e))
+	writeSession(&b, s, termWidth(e), o.wide)
 	_, err = io.WriteString(e.stdout, b.String())
 	return err
 }
@@ -123,8 +127,9 @@ func readSession(ctx context.Context, r query.Reader, archived bool, tr query.Tu
 // writeSession draws the session's turns on a time axis: one row per turn
 // (its start after the session's, the idle time before it, its events,
 // latency and outcome, and a bar placed on the axis), its steps under it,
-// and a line where the idle time between two turns stands out.
-func writeSession(b *strings.Builder, s *compare.Session, width int) {
+// and a line where the idle time between two turns stands out. A turn's
+// key is cut to 28 columns unless wide.
+func writeSession(b *strings.Builder, s *compare.Session, width int, wide bool) {
 	fmt.Fprintf(b, "session %s  ·  %d turns  ·  %s → %s (%s)", printable(s.ID), len(s.Turns), s.First, s.Last, fmtMs(s.SpanMs))
 	if len(s.Agents) > 0 {
 		fmt.Fprintf(b, "  ·  agents %s", printable(strings.Join(s.Agents, ", ")))
@@ -140,13 +145,18 @@ func writeSession(b *strings.Builder, s *compare.Session, width int) {
 		if t.LatencyMs != nil {
 			lat = fmtMs(*t.LatencyMs)
 		}
-		rows = append(rows, []string{"+" + fmtMs(t.OffsetMs), idle, cut(printable(t.Key), 28), fmt.Sprint(t.Events), lat, t.Outcome})
+		key := printable(t.Key)
+		if !wide {
+			key = cut(key, 28)
+		}
+		rows = append(rows, []string{"+" + fmtMs(t.OffsetMs), idle, key, fmt.Sprint(t.Events), lat, printable(t.Outcome)})
 	}
-	// Cells printable, so their widths are their rune counts.
+	// Widths are display widths, as writeTable's: a wide character (a
+	// turn "ターン-1") takes two columns.
 	widths := make([]int, len(rows[0]))
 	for _, row := range rows {
 		for j, c := range row {
-			widths[j] = max(widths[j], len([]rune(c)))
+			widths[j] = max(widths[j], ansi.StringWidth(c))
 		}
 	}
 	used := 2
@@ -158,7 +168,7 @@ func writeSession(b *strings.Builder, s *compare.Session, width int) {
 		var l strings.Builder
 		l.WriteString("  ")
 		for j, c := range row {
-			l.WriteString(c + strings.Repeat(" ", widths[j]-len([]rune(c))+2))
+			l.WriteString(c + strings.Repeat(" ", widths[j]-ansi.StringWidth(c)+2))
 		}
 		return l.String()
 	}
