@@ -10,15 +10,10 @@ import (
 	"engram/model"
 )
 
-// indexer gathers archived events into batches, indexes each batch with one
-// write, then publishes the events that were newly indexed. It is the only
-// place documents are written, so per event archive → index → publish holds.
-// It runs as five steps joined by channels (gather, make the batch's
-// archive entries durable and encode its documents, index, make the
-// index's commits durable, publish), each handling batches in order, so
-// that archive writes, a batch's directory fsync, the index write of the
-// batch after it, the index sync of the one before and the notifications
-// of the one before that all proceed at once.
+// indexer gathers archived events into batches, indexes each with one write
+// and publishes what was newly indexed: the only place documents are
+// written, so archive → index → publish holds per event. Its five steps,
+// joined by channels, each work on a different batch at once.
 func (p *Pipeline) indexer(ctx context.Context, in <-chan *work, finished chan<- *Trace) {
 	batches := make(chan []*work, 1)
 	synced := make(chan syncedBatch, 1)
@@ -183,14 +178,9 @@ func (p *Pipeline) gather(in <-chan *work, out chan<- []*work) {
 
 // readyBatch makes the batch's archive entries durable and, meanwhile,
 // holds its notifications in the outbox: both must be on disk before its
-// index write commits.
-//
-// A full disk under the outbox is waited out like an outage (retried
-// within the retry policy: a worker's is unbounded), not a failure of the
-// batch: failed, a worker's events went to the rejected topic with their
-// offsets committed, archived but never indexed (the journal that would
-// have recorded them is on the same full disk). A failed append leaves no
-// partial line (AppendLines cuts it back), so holding again is safe.
+// index write commits. A full disk under the outbox is waited out like an
+// outage, not failed: failing sent a worker's events to the rejected topic,
+// archived but never indexed.
 func (p *Pipeline) readyBatch(ctx context.Context, batch []*work) error {
 	held := make(chan error, 1)
 	go func() {
@@ -443,14 +433,11 @@ func (p *Pipeline) syncArchive(ctx context.Context) error {
 	return nil
 }
 
-// index writes docs (the documents of b, encoded by the index when
-// b.encoded is set), unless their archive entries could not be made
-// durable (b.syncErr), retrying the documents whose failure is transient (a
-// whole batch when the cluster is down, single items it answered 429 for).
-// Documents already created are never sent twice: create semantics make a
-// resent one come back as "already there", and it counts as created. Each
-// retry is noted in recs (one per document, or none at all), for the whole
-// batch: the write is one request.
+// index writes docs (encoded by the index when b.encoded is set) unless
+// their archive entries could not be made durable (b.syncErr), retrying
+// transient failures; a document already created comes back "already
+// there" and counts as created. Each retry is noted in recs for the whole
+// batch, which is one request.
 func (p *Pipeline) index(ctx context.Context, docs []*model.IndexDoc, b syncedBatch, recs []*StageRecord) []IndexResult {
 	results := make([]IndexResult, len(docs))
 	if err := b.syncErr; err != nil {

@@ -62,21 +62,12 @@ func (a Announcement) IndexedJSON() ([]byte, error) {
 	return json.Marshal(a.Indexed)
 }
 
-// Outbox makes notifications at-least-once. A batch's announcements are
-// held (appended and fsynced) before its index write commits and released
-// once the publisher has taken them, so a crash between the commit and the
-// publish leaves them in the outbox, and the next run announces those whose
-// event the index holds (Pipeline.Announce). A re-announcement is the same
-// key and the same payload, taken from the outbox, never rebuilt.
-//
-// Releases are appended without a sync: one lost in a crash only means an
-// announcement made twice. The file is emptied whenever nothing is held,
-// and compacted past compactAt, so it stays a few batches long.
-//
-// Several processes may ingest into one data directory (an ingest while
-// the inspector records, workers side by side): each holds its own file,
-// path or path.N.jsonl, under an exclusive flock for as long as it runs.
-// Announce takes over only the files no live process holds.
+// Outbox makes notifications at-least-once: a batch's announcements are held
+// (appended and fsynced) before its index write commits and released once
+// published, so after a crash the next run announces them again
+// (Pipeline.Announce), same key and payload. Each process holds its own
+// file under an exclusive flock; Announce takes over only the files no live
+// process holds.
 type Outbox struct {
 	mu   sync.Mutex
 	path string              // the base name; the file in use is cur

@@ -28,14 +28,10 @@ type Concurrent interface {
 	Concurrency() int
 }
 
-// Syncer is an Archive whose Put makes objects visible at once but durable
-// only when Sync returns, so that many writes can share one sync. The
-// pipeline calls Sync before it indexes a batch: nothing is indexed that a
-// crash could still take out of the archive.
-//
-// An Index may be a Syncer too: its Write commits, and Sync makes what was
-// committed durable. The pipeline then syncs it before it publishes or
-// reports a batch, while it writes the next.
+// Syncer is a store whose writes are visible at once but durable only when
+// Sync returns, so that many writes share one sync. The pipeline syncs the
+// archive before it indexes a batch, and an Index that is a Syncer before it
+// publishes or reports the batch.
 type Syncer interface {
 	Sync(ctx context.Context) error
 }

@@ -290,21 +290,11 @@ func membersOf(types ...reflect.Type) memberSet {
 	return m
 }
 
-// exactMembers returns data as the decoder must read it, for two
-// differences between encoding/json and the source system (JavaScript),
-// which the archive has to agree with:
-//
-//   - encoding/json matches member names ignoring case, so "Input" would be
-//     read as input; JavaScript, and ArchiveJSON, which patches "input", match
-//     exactly. A member whose name equals a known one only ignoring case is
-//     dropped from what the decoder reads: it is an unknown member, kept in
-//     the raw event like any other.
-//   - a known member given twice is read by encoding/json as the two merged,
-//     by JavaScript as the last; it is reported as a problem rather than
-//     guessed at.
-//
-// It records in given the path of every known member whose value is not
-// null, objects of known members included.
+// exactMembers returns data as the decoder must read it to agree with the
+// source system (JavaScript): a member matching a known name only ignoring
+// case is dropped (kept in the raw event as unknown), and a known member
+// given twice is a problem rather than merged. It records in given the path
+// of every known member whose value is not null.
 func exactMembers(data []byte, path string, known memberSet, given map[string]bool) ([]byte, Problems) {
 	obj, err := splitValid(data)
 	if err != nil {

@@ -7,17 +7,11 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 )
 
-// decodeFast decodes the common event, well formed and in the native
-// shape, with encoding/json/v2 (the go-json-experiment mirror): its
-// defaults are the rules Decode enforces by hand around encoding/json —
-// member names matched exactly, a name given twice refused — and it decodes
-// in one pass what took encoding/json two plus exactMembers' scan (10.5 µs
-// an event against 3.3, BenchmarkDecode). It returns nil whenever the event
-// is not that simple case: a syntax or type problem, a name given twice
-// (known or not), text that is not UTF-8, or the CaseHub shape. Decode's
-// own path then decides, so what an event decodes to, and every problem it
-// is told, stay exactly what that path gives (FuzzDecodeFast holds the two
-// to it).
+// decodeFast decodes the common, well-formed event in the native shape in
+// one pass with encoding/json/v2, whose defaults are the rules Decode
+// enforces by hand (3.3 µs an event against 10.5, BenchmarkDecode). It
+// returns nil for anything else, so that Decode's own path decides every
+// problem (FuzzDecodeFast holds the two alike).
 func decodeFast(data []byte) *Event {
 	e := &Event{}
 	if jsonv2.Unmarshal(data, e) != nil {
@@ -40,13 +34,10 @@ func decodeFast(data []byte) *Event {
 }
 
 // presenceOf tells presence without the probe's second pass (2 µs an
-// event) where it can: the top-level members from a scan of
-// data's top level (valid JSON: the decoder read it), the nested ones from
-// the decoded values. A nested value that is not zero was given; a nil
-// block or slice was absent or null, which presence counts alike; a zero
-// one may have been given as zero or not at all, and the probe must say.
-// known is false then, or where a member name has an escape (the scan
-// compares bytes), or where the CaseHub shape is possible.
+// event): top-level members from a scan of data, nested ones from the
+// decoded values. known is false where a zero value may have been given or
+// left out, where a member name has an escape, or where the CaseHub shape is
+// possible: the probe must say then.
 func (e *Event) presenceOf(data []byte) (p presence, known bool) {
 	var top topMembers
 	if !top.scan(data) || caseHubShape(top.input, top.caseHub) {

@@ -15,14 +15,11 @@ import (
 	"engram/model"
 )
 
-// Bounds of an archive-backed turn (ArchiveTurns): the same session's
-// documents within DefaultTurnWindow either side of the selected event's
-// timestamp, at most DefaultTurnMaxEvents of them (the window is halved
-// until they fit), each one archived object read, defaultTurnWorkers at a
-// time. So one turn costs one index search (a few more when the session is
-// busy) and at most 256 archive GETs, whatever the size of the index; a turn
-// whose events lie farther apart than the window from the selected one is
-// cut there.
+// Bounds of an archive-backed turn (ArchiveTurns): the session's documents
+// within DefaultTurnWindow of the selected event, at most
+// DefaultTurnMaxEvents (the window halved until they fit), read
+// defaultTurnWorkers at a time, so a turn costs about one index search and
+// at most 256 archive GETs whatever the index's size.
 const (
 	DefaultTurnWindow    = 2 * time.Minute
 	DefaultTurnMaxEvents = 256

@@ -90,16 +90,11 @@ func (s *Store) Path(key string) (string, error) {
 	return filepath.Join(s.root, filepath.FromSlash(key)), nil
 }
 
-// Put writes body under key once. The body goes to an unnamed file
-// (O_TMPFILE) in the target directory, is fsynced, and is then linked under
-// its final name, which fails if the name exists: no partial file is ever
-// visible under its final name, and of two racing writers exactly one wins.
-// Where O_TMPFILE is missing, a named temporary file is renamed into place
-// with RENAME_NOREPLACE instead.
-//
-// The new directory entry is durable once Sync returns: the pipeline calls
-// Sync once per index batch, so a batch of events shares one fsync per
-// directory instead of paying one each (that halves the cost of an event).
+// Put writes body under key once: an unnamed file (O_TMPFILE, else a named
+// temporary one) is fsynced and then linked under its final name, which
+// fails if the name exists, so no partial file is ever visible and of two
+// racing writers exactly one wins. The entry is durable once Sync returns,
+// so that a batch shares one fsync per directory.
 func (s *Store) Put(ctx context.Context, key string, body []byte) (bool, error) {
 	final, err := s.Path(key)
 	if err != nil {
@@ -187,16 +182,11 @@ const syncDirsAtOnce = 32
 // rather than with an fsync each.
 const syncfsDirs = 4
 
-// syncFS makes the entries of dirs durable with one syncfs(2) and one
-// fsync of the archive's file system, instead of one fsync (and so one
-// flush of the disk's cache) per directory: a batch of events over 28 days
-// touches 28 day directories. syncfs writes back every dirty inode and
-// metadata block of the file system, the directories' blocks among them,
-// and waits for them (see syncfsDurable for why that makes them durable).
-// It returns the directories left for syncEach: any on another file system
-// (a mount inside the archive), or too few to be worth it, and any it could
-// not stat. A failed syncfs is returned, its directories dirty again: an
-// fsync of each after it would not report the write-back error syncfs did.
+// syncFS makes the entries of dirs durable with one syncfs(2) and one fsync
+// instead of an fsync (a disk cache flush) per directory (see syncfsDurable).
+// It returns the directories left for syncEach (another file system, too
+// few, not stat-able). A failed syncfs is returned with its directories
+// dirty again: fsyncs after it would not report its write-back error.
 func (s *Store) syncFS(fs *fileSystem, dirs map[string]bool) (map[string]bool, error) {
 	left := map[string]bool{}
 	var group []string

@@ -8,15 +8,10 @@ import (
 )
 
 // fileSystem is the archive root's file system, held open so that syncfs(2)
-// can make many files' contents, or many directories' entries, durable at
-// once. It exists only where that is sound (see openFileSystem).
-//
-// syncfs reports a write-back error of the file system once to each open
-// file that was open when it happened: a descriptor opened for each call
-// would miss an error some other syncfs (of this process or another) had
-// already reported. So the root is opened once, when the store opens, and
-// twice, so that the files' flushes and the directories' flushes each see
-// every error, whichever of them runs first.
+// can make many files or directories durable at once (see openFileSystem).
+// It is opened once, twice over: syncfs reports a write-back error once to
+// each descriptor open when it happened, so the files' and the directories'
+// flushes each see every error.
 type fileSystem struct {
 	dev        uint64
 	data, dirs *os.File

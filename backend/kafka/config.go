@@ -145,14 +145,10 @@ func (c Config) WithDefaults() Config {
 	return c
 }
 
-// fromEnv reads the source system's settings (docs/data-contract.md, Kafka,
-// as the source system runs it): KAFKA_BROKERS
-// (or KAFKA_BOOTSTRAP_SERVER), comma-separated; KAFKA_CLIENT_ID;
-// KAFKA_GROUP_ID; TLS when KAFKA_SSL=true or KAFKA_SECURITY_PROTOCOL is SSL
-// or SASL_SSL, with PEM text in KAFKA_CA_CERT, KAFKA_ACCESS_CERT,
-// KAFKA_ACCESS_KEY; KAFKA_SASL_MECHANISM, KAFKA_SASL_USERNAME,
-// KAFKA_SASL_PASSWORD. getenv is os.Getenv in production. The result has its
-// defaults set (audit mirror on) and is validated.
+// fromEnv reads the source system's Kafka settings (docs/data-contract.md,
+// Kafka): KAFKA_BROKERS, KAFKA_CLIENT_ID, KAFKA_GROUP_ID, KAFKA_SSL and
+// KAFKA_SECURITY_PROTOCOL, the PEM texts and the SASL ones. getenv is
+// os.Getenv in production; the result has its defaults set and is validated.
 func fromEnv(getenv func(string) string) (Config, error) {
 	c := defaultConfig()
 	brokers := getenv("KAFKA_BROKERS")

@@ -47,17 +47,11 @@ type ConsumerOptions struct {
 	OnAssigned, OnRevoked func(map[string][]int32)
 }
 
-// Consumer reads the raw topic in the worker's consumer group, at least
-// once: a new group starts at the earliest offset, and an offset is
-// committed only once every record before it on its partition has been
-// marked finished with Done. A consumer that is killed or closed leaves the
-// unfinished records to the next member of the group, which reads them
-// again; finished ones are not redelivered (unless the commit itself was
-// lost with the process, within the commit interval).
-//
-// Records left unfinished hold back the commits of their partition for the
-// life of this member (they are read again only after a restart or a
-// rebalance), so a handler finishes or rejects every record it is given.
+// Consumer reads the raw topic in the worker's consumer group at least once:
+// an offset is committed only once every record before it on its partition
+// is marked Done, so a member killed or closed leaves unfinished records to
+// the next. A handler must finish or reject every record: an unfinished one
+// holds back its partition's commits for the life of this member.
 type Consumer struct {
 	cfg   Config
 	opts  ConsumerOptions
@@ -144,15 +138,11 @@ func NewConsumer(cfg Config, opts ConsumerOptions) (*Consumer, error) {
 	return c, nil
 }
 
-// Poll waits for the next records (at most MaxBatch) of the partitions this
-// member owns, the partitions interleaved in the order the records were
-// produced (see byProduceTime); each partition's stay in offset order. An
-// empty batch with a nil error is possible: it is also how a poll says the
-// brokers answer again after an outage. It returns the context's error
-// when ctx ends, and ErrClosed after Close. Errors of some partitions
-// (franz-go keeps retrying what it can) and an unreachable broker are
-// returned only by a poll that brought no records; Fatal tells those that
-// retrying cannot fix.
+// Poll waits for the next records (at most MaxBatch) of this member's
+// partitions, interleaved in produce order, each partition in offset order.
+// An empty batch with a nil error is possible (also after an outage). Errors
+// come only with no records; Fatal tells those that retrying cannot fix. It
+// returns ctx's error when ctx ends, and ErrClosed after Close.
 func (c *Consumer) Poll(ctx context.Context) ([]*Record, error) {
 	fetches := c.link.poll(ctx, c.cl, c.opts.MaxBatch)
 	defer c.cl.AllowRebalance()

@@ -225,14 +225,9 @@ func (e *Error) Transient() bool {
 func NoGroup(err error) bool { return errors.Is(err, kerr.GroupIDNotFound) }
 
 // Fatal says whether a failure of a running consumer or watch is one that
-// retrying cannot fix, so a long-running command stops and says so rather
-// than wait for ever: the broker refused the credentials (SASL) or the
-// certificates (TLS), the ACLs refuse the topic, group or cluster, or a
-// topic does not exist (engram never creates one, and a deployment's
-// brokers do not auto-create them). Each takes a change of configuration
-// on one side or the other, and a restart to pick it up. Everything else
-// (an unreachable broker, a timeout, a lost group session, a leader that
-// moved) franz-go retries, and passes once the broker is back.
+// retrying cannot fix (credentials, certificates, ACLs, a missing topic), so
+// that a long-running command stops and says so rather than wait for ever.
+// Everything else franz-go retries until the broker is back.
 func Fatal(err error) bool {
 	if err == nil {
 		return false

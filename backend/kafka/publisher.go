@@ -174,12 +174,9 @@ const auditTime = "2006-01-02T15:04:05.000Z"
 
 // withAudit appends a copy of each record to the audit topic, when one is
 // configured: same key and headers, value {"originalTopic", "payload",
-// "timestamp"} (payload: the JSON value as is; a value that is not JSON, as
-// a JSON string). The originals get the same timestamp. compact says the
-// values are compact JSON as encoding/json writes it (the notifications):
-// the audit value is then put together around them, byte for byte what
-// json.Marshal of the AuditRecord gives, without checking and compacting
-// each payload once more.
+// "timestamp"}, the originals given the same timestamp. compact says the
+// values are encoding/json's compact JSON, so the audit value is assembled
+// around them without compacting each again.
 func (c *Client) withAudit(krs []*kgo.Record, now time.Time, compact bool) ([]*kgo.Record, error) {
 	if c.cfg.Topics.Audit == "" {
 		return krs, nil

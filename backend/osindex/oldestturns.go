@@ -12,15 +12,10 @@ import (
 )
 
 // OldestTurns is the cursor after which ListTurns gives the q.Limit turns
-// whose newest matching document is oldest ("" when every turn fits in
-// one page).
-//
-// A turn lists by its newest match, but a walk oldest first meets it at
-// its oldest: so the walk collects the turns it meets, asks one
-// aggregation for the newest match of each, and stops once limit+1 of
-// them have their newest within what it walked. A turn not met yet has
-// every match beyond the walk, so it cannot be older than those. The cost
-// grows with the oldest turns' documents, not with the index.
+// whose newest matching document is oldest ("" when every turn fits in one
+// page). Walking oldest first, it asks one aggregation for the newest match
+// of each turn met and stops once limit+1 have theirs within the walk, so
+// the cost grows with the oldest turns' documents, not with the index.
 func (r *Reader) OldestTurns(ctx context.Context, q query.ListQuery) (query.Cursor, error) {
 	if err := query.CheckSort(q.Sort); err != nil {
 		return "", err

@@ -150,18 +150,10 @@ type placed struct {
 	pos pos
 }
 
-// Bounded listings: OpenSearch sorts on three keys by visiting every
-// matching document (some 20 ms per 100,000 on the test node), while a
-// sort on one numeric key is pruned with the points index (a few ms). So
-// a bounded listing first sorts on K alone (size hits per stream, _source
-// off) to find a bound on K that the first size hits of the whole listing
-// cannot pass, then runs the listing within it: the three-key sort then
-// visits only the documents between the cursor and the bound (size, plus
-// the documents sharing the bound's K).
-//
-// The first step looks only at K strictly beyond the cursor's K, a subset
-// of what follows the cursor, so its size-th K is a safe bound; a stream
-// with fewer than size hits there gives no bound.
+// Bounded listings: a three-key sort visits every matching document, while a
+// sort on K alone is pruned with the points index. So a bounded listing
+// first sorts on K alone, beyond the cursor's K, to find a bound its first
+// size hits cannot pass, then runs the three-key listing within it.
 
 // list runs the listing and merges the streams: the first size hits in
 // order (fewer only when there are no more). Beyond size the merge could

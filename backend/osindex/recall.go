@@ -32,16 +32,11 @@ type recallResult struct {
 	} `json:"hits"`
 }
 
-// Recall finds the candidates of a prompt in one hybrid request: a bool
-// query whose filter is q.Expr (and the tenant) and whose should is a
-// match of the prompt on summary (named "text", its BM25 returned per hit
-// by include_named_queries_score) and a knn clause of the prompt's
-// embedding (k q.Nearest, when the index maps embedding as a knn_vector of the
-// prompt's dimension); at least one must match. The best q.Window hits by
-// OpenSearch's combined score are the candidates; their factors are then
-// recomputed from the hits alone (the cosine from each hit's embedding).
-// q.IDs not among them are fetched by a second request of the same text
-// match, to score them alike. It only reads.
+// Recall finds the candidates of a prompt in one hybrid request, a text
+// match on summary (its BM25 per hit) or a knn clause of the prompt's
+// embedding, filtered by q.Expr and the tenant; the best q.Window hits are
+// the candidates, their factors recomputed from the hits. q.IDs not among
+// them are fetched by a second request to score them alike. It only reads.
 func (r *Reader) Recall(ctx context.Context, q recall.Request) (recall.Answer, error) {
 	e, err := parse(q.Expr)
 	if err != nil {

@@ -25,14 +25,10 @@ const unitSlack = 1e-3
 // the benchmark's sweep).
 var similarCandidates int
 
-// candidatesFor is how many candidates Similar's k-NN query asks for at
-// dim dimensions (at least k): its ef_search on every engine, since lucene
-// explores as many as it is asked for. The smallest of 100, 200, 400 and
-// 800 whose recall@10 reaches 0.95 on hashed embeddings of 100,000
-// documents, in many segments and in one: 400 at 768 dimensions
-// (0.97-0.98; 0.89 at 100, the index's ef_search, as written), 800 at 1536
-// (0.96; 0.91-0.95 at 400), each for about a third of the exact scan's
-// time (BENCHMARKS.md).
+// candidatesFor is how many candidates (ef_search) Similar's k-NN query asks
+// for at dim dimensions, at least k: the smallest of 100-800 reaching
+// recall@10 0.95 on 100,000 hashed embeddings (400 at 768 dimensions, 800 at
+// 1536; BENCHMARKS.md).
 func candidatesFor(dim int) int {
 	if similarCandidates > 0 {
 		return similarCandidates
@@ -44,23 +40,11 @@ func candidatesFor(dim int) int {
 }
 
 // Similar is the k documents nearest to eventID's embedding by cosine
-// similarity (the Score, in [-1, 1]); the document itself is left out. A
-// document without an embedding (or of another dimension than the index's)
-// has no neighbours. It needs the k-NN plugin and an index that maps
-// embedding as a knn_vector; otherwise the error wraps backend.ErrUnavailable.
-//
-// It is an approximate k-NN query on the HNSW graph when the graph's order
-// is the cosine's: in space cosinesimil always, and in l2 (the source
-// system's and engram's default) or innerproduct when the target's
-// embedding has unit length, as every embedding model engram is used with
-// gives them (OpenAI's, the hashed embedder), so that the documents'
-// have too and l2 distance and inner product rank as the cosine does.
-// The query asks for max(k, candidatesFor(dim)) candidates, since the
-// Lucene engine ignores index.knn.algo_param.ef_search and explores as many
-// as it is asked for; the best k come back. Otherwise (a vector of any other
-// length, l1, linf) it scores the matching documents exactly with the k-NN
-// plugin's knn_score script in space cosinesimil, a scan whose cost grows
-// with the index.
+// similarity (the Score, in [-1, 1]), the document itself left out; one
+// without an embedding of the index's dimension has none. It is a k-NN query
+// on the HNSW graph where the graph ranks as the cosine does, else an exact
+// script scan (docs/opensearch.md, Similarity). Without the k-NN plugin or a
+// knn_vector mapping the error wraps backend.ErrUnavailable.
 func (r *Reader) Similar(ctx context.Context, eventID string, k int) ([]query.Scored, error) {
 	return r.similar(ctx, eventID, k, false)
 }

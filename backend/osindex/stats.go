@@ -11,31 +11,10 @@ import (
 )
 
 // Stats answers q with OpenSearch aggregations over the documents matching
-// q.Expr (the filter Search uses, scoped to the reader's tenant) whose
-// timestamps are in [Since, Until):
-//
-//   - split by a field, one search first finds the top groups (a terms
-//     aggregation ordered by count, then key; filters for the outcomes);
-//   - then one search answers everything else: a date_histogram
-//     (fixed_interval Every, offset so that buckets start at Since, empty
-//     buckets included) with a filters aggregation of the groups in each
-//     bucket, the same filters over the whole range, and the metrics of
-//     each: the failures (a filter), the latency's value_count and
-//     percentiles, the sum and a range histogram of reward and importance.
-//
-// So a Stats call is at most two HTTP requests (a range cut into more
-// buckets than one search may hold, search.max_buckets, goes as several
-// searches of one _msearch).
-//
-// Counts, failures, means and bins are exact. The percentiles are
-// approximate: OpenSearch estimates them with a t-digest (Stats.Approximate
-// is set), interpolating between values, where the embedded index gives
-// exact nearest-rank ones.
-//
-// reward_score and importance_score are 32-bit floats in the index: the
-// sums add the shortest decimal of each (the value written, for values of
-// up to 7 significant digits), and the bins compare the stored float with
-// the float of each bin edge, so that both agree with the values written.
+// q.Expr whose timestamps are in [Since, Until), in at most two requests
+// (the top groups first when split by a field). The percentiles are
+// OpenSearch's t-digest estimates (Stats.Approximate); the rest is exact.
+// The queries are in docs/opensearch.md (Stats).
 func (r *Reader) Stats(ctx context.Context, q query.StatsQuery) (*query.Stats, error) {
 	q, err := q.Resolve(r.now())
 	if err != nil {

@@ -99,17 +99,11 @@ type turnAcc struct {
 	firstLacks bool
 }
 
-// Turns is one row per turn, newest first (by the turn's latest matching
-// document in ingestion order). With a filter the turns without a matching
-// document are left out, and a row is the whole turn (of the reader's
-// tenant): its totals count every event, not only the matching ones.
-//
-// It walks the matching documents newest first (turn key fields only),
-// collecting turn keys until it has limit+1 turns not shown on earlier
-// pages (a turn was shown when it has a matching document at or above the
-// cursor), and sums up those turns with one aggregation restricted to
-// their keys. The cost of a page grows with the events of its turns, not
-// with the index.
+// Turns is one row per turn, newest first by the turn's latest matching
+// document; a row sums up the whole turn of the reader's tenant, not only its
+// matches. It walks the matches newest first until it has limit+1 turns not
+// on earlier pages and sums them with one aggregation, so a page costs its
+// turns' events, not the index.
 func (r *Reader) Turns(ctx context.Context, s string, after query.Cursor, limit int) (query.TurnPage, error) {
 	e, err := parse(s)
 	if err != nil {

@@ -16,14 +16,10 @@ import (
 // with engram's mapping and the deployment's k-NN settings, filled from
 // the archive, then an alias moved onto it in one request.
 
-// CreateLike creates the index into for an upgrade of ix: engram's
-// mapping (Properties, extension fields included), with ix's embedding
-// definition as it is (engine, space, dimension, method parameters) and
-// its structured type, the fields ix declares that engram does not (the
-// source system's profile vectors, say), and ix's shards, replicas,
-// index.knn and knn.algo_param.ef_search. An into that exists already (a
-// resumed upgrade) is kept if it declares ingested_at, and is an error
-// otherwise: it is not one an upgrade made. created says which.
+// CreateLike creates the index into for an upgrade of ix: engram's mapping
+// with ix's embedding definition, extra fields, shards, replicas and k-NN
+// settings as they are. An into that exists already is kept if it declares
+// ingested_at (a resumed upgrade) and an error otherwise; created says which.
 func (ix *Index) CreateLike(ctx context.Context, into string) (created bool, err error) {
 	if into == "" || into == ix.cfg.Index {
 		return false, fmt.Errorf("reindex --into %q: name a new index, not the one read from", into)

@@ -16,15 +16,11 @@ import (
 // besides the row's own work (BenchmarkInsertRows).
 const insertRows = 16
 
-// insertManySQL inserts rows documents with OR FAIL: a document already
-// stored (or twice in the rows), or one SQLite refuses, stops the statement
-// there, the rows before it staying inserted (partial finds them), and the
-// rest of the batch is inserted one by one with insertSQL, which leaves a
-// stored document alone. Without the conflict clause SQLite would undo the
-// statement's rows instead, for which it copies every page the statement
-// touches into a statement journal first: 2-3% of an ingest's CPU.
-// So when the statement succeeds every row was created, and they got
-// consecutive seqs (AUTOINCREMENT, one statement, the write lock held).
+// insertManySQL inserts rows documents with OR FAIL: a conflict stops the
+// statement there, keeping the rows before it, and the rest go one by one
+// (insertSQL). Without the clause SQLite would keep a statement journal to
+// undo the statement, 2-3% of an ingest's CPU. A statement that succeeds
+// created every row, with consecutive seqs.
 func insertManySQL(rows int) string {
 	tuple := "(" + strings.TrimSuffix(strings.Repeat("?, ", len(insertColumns)), ", ") + ")"
 	return "INSERT OR FAIL INTO docs(" + strings.Join(insertColumns, ", ") + ") VALUES " +

@@ -440,16 +440,11 @@ func (db *DB) Close() error {
 }
 
 // Write stores docs in one transaction and returns one result per document,
-// in order. A document whose event id is already stored (or appears earlier
-// in the batch) is left as it was: Created=false. A created document gets
-// IngestedAt set, on the caller's struct too, once the batch is committed;
-// it is taken once per batch before the write lock, so with concurrent
-// callers it is only nearly monotonic: seq is the exact ingestion order.
-// A bad document (no event id, a timestamp that is not RFC 3339 with a
-// zone, a NaN or an infinity, invalid structured JSON, a constraint) fails
-// alone; an error of the transaction itself (I/O, disk full, lock timeout,
-// cancelled context) is given to every document not already failed, and
-// then nothing of the batch is stored.
+// in order. An event id already stored (or earlier in the batch) is left as
+// it was (Created=false) and a bad document fails alone; an error of the
+// transaction fails every document not already failed, and nothing is
+// stored. IngestedAt, set on the caller's documents too, is taken once per
+// batch, so only seq is the exact ingestion order.
 func (db *DB) Write(ctx context.Context, docs []*model.IndexDoc) []ingest.IndexResult {
 	return db.WriteEncoded(ctx, db.Encode(docs))
 }

@@ -11,20 +11,12 @@ import (
 	"unicode/utf8"
 )
 
-// Ranking a window of matches by BM25 without FTS5's bm25(): before its
-// first row, bm25() counts the documents holding each phrase by running
-// the phrase over the whole index — a walk of 860,000 entries for a word
-// in 86% of a million documents, ~40 ns each here, most of a search's
-// time. The window is ranked instead by the same formula (k1 = 1.2,
-// b = 0.75, FTS5's idf) with
-//   - each phrase's document count estimated from the newest dfSample
-//     seqs (a walk of at most that many entries of its doclist),
-//   - the document count and mean length from FTS5's averages record,
-//   - each document's phrase instances from highlight(), which FTS5 finds
-//     from the row's position lists without any walk, and its length in
-//     tokens from its text.
-// A highlighted instance counts for the query phrase its text is closest
-// to (the stemmer makes "retrying" an instance of "retry").
+// Ranking a window of matches by BM25 without FTS5's bm25(), which first
+// walks the whole index for each phrase's document count (most of a search
+// for a common word): the same formula (k1 = 1.2, b = 0.75, FTS5's idf)
+// with each phrase's count estimated from the newest dfSample seqs, the
+// totals from FTS5's averages record, and each document's instances from
+// highlight(), counted for the query phrase each is closest to.
 
 const (
 	bm25K1 = 1.2

@@ -9,15 +9,10 @@ import (
 	"engram/model"
 )
 
-// ScanByKey streams documents ordered by object_storage_key (then
-// event_id), from (inclusive) to to (exclusive; "" means no end), for
-// verify. Since schema 7 no index orders every document by key: keeping
-// one cost each write a descent and a split into a B-tree keyed at random
-// within every day (10% of an index write). The documents the archive keys
-// by their day (key_odd 0) are read a day at a time through docs_ts and
-// sorted by SQLite, which spills a large day to temporary storage; the
-// others, which docs_key_odd holds, are merged in. One read transaction
-// holds both, so the walk sees one snapshot.
+// ScanByKey streams documents ordered by object_storage_key (then event_id),
+// from (inclusive) to to (exclusive; "" means no end), for verify. No index
+// orders them by key (it cost 10% of a write): days are read through docs_ts
+// and sorted, the odd keys merged in, all in one read transaction.
 func (db *DB) ScanByKey(ctx context.Context, from, to string, fn func(*model.IndexDoc) error) error {
 	tx, err := db.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {

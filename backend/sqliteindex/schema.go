@@ -3,25 +3,8 @@ package sqliteindex
 import "fmt"
 
 // schemaVersion is the schema this package creates, kept in PRAGMA
-// user_version. Versions 1 and 2 had an insert trigger on docs; version 3
-// derives the full-text rows, tags and turns of new documents with three
-// statements per batch instead (see batchSQL); version 4 keeps embeddings
-// out of the document JSON, in embedding64; version 5 adds vec_blocks, the
-// quantized embeddings Similar scans, built from docs by the upgrade;
-// version 6 stores a new document's JSON only when its columns cannot hold
-// it exactly (doc is empty otherwise, see inColumns), which an engram of
-// version 5 would fail to read: the version keeps it out; version 7 drops
-// the index on object_storage_key, which every document paid for and only
-// verify read: verify walks the documents day by day instead (ScanByKey),
-// and only those whose key is not where the archive puts their event
-// (key_odd) are indexed by key; version 8 keeps embeddings as float32s
-// only (embedding64, their float64 copy, is NULL: the upgrade clears it)
-// and adds meta, which records the embedder of each dimension; version 9
-// adds the column source (model.SourceOf: context.source, else system for
-// a system: session), filled by the upgrade from the session ids and from
-// documents stored as JSON (see sourceUpgrade); version 10 makes
-// docs_stats hold the tallies of each document's success and scores (see
-// ensureTally).
+// user_version; what each version changed is in docs/storage.md (Schema
+// versions).
 const schemaVersion = 10
 
 // upgrades turn an index of the version given into the one before
@@ -64,14 +47,9 @@ var sourceUpgrade = []string{
 
 // batchSQL derives, in one statement each, what a batch of new documents
 // (every docs row from seq ?1 on: the writer holds the write lock) adds to
-// docs_fts and doc_tags. Done per row by a trigger, this was most of the
-// cost of a write: a statement journal for every insert, and a full-text
-// segment flushed for every row (FTS5 flushes when a statement touching it
-// ends inside a transaction). What the batch adds to turns is summed up in
-// Go from the inserted rows' arguments (turnBatch) and upserted per turn
-// (turnUpsertSQL): an INSERT ... SELECT here with window functions for the
-// turn's first session, agent and tenant re-read the batch's rows and
-// sorted them three times, and cost about as much as all the inserts.
+// docs_fts and doc_tags; done per row by a trigger, that was most of a
+// write's cost. The turns are summed up in Go instead (turnBatch,
+// turnUpsertSQL), a fraction of what a window-function SELECT cost.
 var batchSQL = []string{
 	`INSERT INTO docs_fts(rowid, summary) SELECT seq, summary FROM docs WHERE seq >= ?1`,
 	`INSERT OR IGNORE INTO doc_tags(tag, seq)

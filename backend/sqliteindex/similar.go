@@ -110,19 +110,11 @@ var (
 )
 
 // nearestIn is the k best candidates to target (the embedding of seq, of
-// dimension dim) among the documents of the reader's tenant that f lets
-// through, best first. fast: from the index's compact copies of the
-// vectors (vec_blocks or the sign-bit file), else by an exact scan of docs
-// (an index older than vec_blocks). At bitsMinDim dimensions and more,
-// from the sign-bit file (see vecbits.go and bitsFile.nearest): its
-// bitsCandidates nearest among the records the filters match, and every
-// document stored after the file's last record, are ranked exactly
-// (without the file, since version 8, every document is). Below, from
-// vec_blocks: the best rerankFactor*k by the int8 cosine, reranked
-// exactly from docs (which drops a seq no longer there or no longer of
-// the tenant, and scores a changed embedding as it is now); vec_blocks
-// knows neither types nor times, so a filter with either is an exact scan
-// there. The seqs of vec_dirty are always ranked.
+// dimension dim) among the tenant's documents f lets through, best first.
+// With fast they come from the sign-bit file at bitsMinDim dimensions and
+// more, else from vec_blocks (which knows no types or times: a filter with
+// either is an exact scan), reranked exactly from docs; without, from an
+// exact scan of docs. The seqs of vec_dirty are always ranked.
 func (r *Reader) nearestIn(ctx context.Context, seq int64, dim int, target []float64, k int, fast bool, f SimilarFilter) ([]candidate, error) {
 	w, wargs := r.tenantWhere()
 	fw, fargs := f.where()

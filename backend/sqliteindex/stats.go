@@ -14,15 +14,10 @@ import (
 	"engram/query"
 )
 
-// Stats aggregates in SQL with two kinds of statements. The sums
-// (counts, failures, reward and importance) are taken one bucket a
-// statement, so that a bucket not split by a field is one streaming
-// aggregate with no sort; split by a field, their groups' counts choose
-// the top N. The latencies, grouped by bucket, group and latency over the
-// documents that have one, are histograms of exact values whose nearest
-// ranks are the percentiles. Both are rolled up here into every level:
-// what comes back is at most a row a distinct latency of each bucket and
-// group, never a row a document.
+// Stats aggregates in SQL: the sums one bucket a statement (a streaming
+// aggregate with no sort), the latencies as histograms of exact values whose
+// nearest ranks are the percentiles, rolled up here, so at most a row comes
+// back per distinct latency of a bucket and group, never one per document.
 func (r *Reader) Stats(ctx context.Context, q query.StatsQuery) (*query.Stats, error) {
 	q, err := q.Resolve(r.now())
 	if err != nil {

@@ -14,20 +14,10 @@ import (
 )
 
 // Sync makes every batch Write has committed so far durable. With
-// Options.DeferSync a commit only writes the batch to the WAL
-// (synchronous=NORMAL) and Sync fsyncs the WAL: one fsync then covers every
-// commit before it, and it runs while the next batch is being written,
-// where with synchronous=FULL each commit waited for its own fsync holding
-// the write lock. Without DeferSync each commit is durable already and
-// Sync does nothing.
-//
-// Why this is as durable as FULL: a commit is complete once its frames are
-// in the WAL file, and FULL does nothing but fdatasync that file at commit.
-// A checkpoint (NORMAL syncs the WAL before it and the database after it)
-// and a WAL restart (which reuses the file from its start, under new salts)
-// need no help: what Sync flushes is always the file's current contents.
-// The WAL's directory entry is synced the first time Sync sees its inode,
-// as SQLite does for a journal it creates.
+// Options.DeferSync a commit only writes to the WAL (synchronous=NORMAL) and
+// Sync fsyncs it, one fsync for every commit before it, while the next batch
+// is written: as durable as FULL, which only fdatasyncs the WAL at each
+// commit. Without DeferSync Sync does nothing.
 func (db *DB) Sync(ctx context.Context) error {
 	if !db.deferSync || db.w == nil {
 		return nil

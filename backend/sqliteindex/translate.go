@@ -10,23 +10,12 @@ import (
 	"engram/query/expr"
 )
 
-// How an expression becomes SQL (all values are parameters).
-//
-// The docs rows are wide (the whole document JSON, the summary, the
-// embedding), so reading one costs a page read. A query therefore runs in
-// two steps: a narrow one that finds the seqs of one page from indexes as
-// far as it can, and a join that reads the rows of that page only.
-//
-// The narrow step is driven by one scan that yields seqs newest first
-// without sorting: the full-text index in rowid order when there are free
-// words, else the index of the most selective equality term (id, turn,
-// trace, session, tag, agent, tenant, type), else docs itself. Every other
-// term is a probe on a candidate seq: an EXISTS into an index keyed by
-// (value, seq) (type, session, agent, tenant, turn, trace, id, tag), a
-// membership in the full-text matches of a negated word, or, for fields
-// without an index (tool, success, numbers, time), a condition on the row.
-// A ranked search is always driven by the full-text index, probes first,
-// so bm25 is computed only for documents that pass every filter.
+// How an expression becomes SQL (all values are parameters): docs rows are
+// wide, so a query first finds one page's seqs from indexes (newest first
+// without sorting, driven by the full-text index, else the most selective
+// equality term's index, else docs; every other term a probe on each seq),
+// then joins to read that page only. A ranked search is driven by the
+// full-text index, probes first, so bm25 is computed only for what passes.
 
 // cond is a SQL condition and its arguments.
 type cond struct {

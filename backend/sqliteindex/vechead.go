@@ -10,28 +10,11 @@ import (
 	"os"
 )
 
-// Beside the sign-bit file of more than headWords*64 dimensions lies its
-// head file (<index>-vec<DIM>h, e.g. index.db-vec1536h): per record of the
-// sign-bit file, in the same order, the record's time, 32 bits of each of
-// its hashes and its first headWords words of sign bits. The scan of every
-// document reads the head file only (80 bytes a document where the
-// sign-bit file has 224 at 1536 dimensions and 128 at 768), and the full
-// records of the few thousand nearest by those 512 bits.
-//
-// It is derived from the sign-bit file alone, never from docs: the writer
-// that appends to the sign-bit file appends the head records of what it
-// appended, under the same lock, and a writer opening the index builds it
-// from the sign-bit file when it is missing (an index written before it
-// existed), behind, or no longer the sign-bit file's (its last record is
-// not the head of the record at the same place). A reader takes the first
-// min(head records, sign-bit records) from it and the rest from the
-// sign-bit file; a stale head costs candidates, never a wrong answer, as
-// every candidate's full record and then its docs row are checked again.
-//
-// Layout, little-endian: a 64-byte header (magic "engrvh1\n", uint32 dim,
-// uint32 headWords, the 32 hex digits of the index's vec id), then records
-// of int64 ts_unix_ms, uint32 tenant hash, uint32 type hash (the low 32
-// bits of the sign-bit record's) and headWords words of sign bits.
+// The head file (<index>-vec<DIM>h) holds, per record of the sign-bit file,
+// its time, 32 bits of each hash and its first headWords words of sign
+// bits, so the scan of every document reads 80 bytes, not 224 at 1536
+// dimensions. It is derived from the sign-bit file alone; its layout and
+// why a stale one is safe are in docs/storage.md (The vector files).
 const (
 	headMagic = "engrvh1\n"
 	headWords = 8

@@ -10,25 +10,12 @@ import (
 	"slices"
 )
 
-// vec_blocks is a compact copy of the embeddings for Similar: reading the
-// wide docs rows costs ~0.4 µs each through database/sql, ~0.9 s at a
-// million documents, where a few thousand blobs of packed vectors are read
-// in tens of milliseconds. It lives in the index file and is written in the
-// transaction of the documents, so it is never out of step with them.
-//
-// Since schema version 8 it holds the vectors of fewer than bitsMinDim
-// components only (the stub's 8): larger ones have their sign bits in a
-// file beside the index instead (vecbits.go), 1/8 of the bytes, and
-// vec_blocks rows of those sizes written before stay unused.
-//
-// A row holds the vectors of one dimension and one tenant ("" for none)
-// whose seq >> blockShift(dim) is block: seqs is their offsets from
-// block << blockShift(dim), little-endian uint16, ascending; vecs is, per
-// vector, a float32 1/|q| then q, the vector scaled to int8 (its largest
-// component at ±127). int8 scores the cosine within ~0.5%, which Similar
-// absorbs by reranking three times the candidates asked for exactly. Zero,
-// non-finite and malformed embeddings are left out (the exact scan has no
-// neighbour at them either).
+// vec_blocks is a compact int8 copy, for Similar, of the embeddings of fewer
+// than bitsMinDim components (larger ones have sign-bit files, vecbits.go):
+// reading the wide docs rows would take ~0.9 s at a million documents. It is
+// written in the documents' transaction, so never out of step. A row holds
+// one dimension's and tenant's vectors whose seq >> blockShift(dim) is block:
+// seqs their uint16 offsets, vecs per vector a float32 1/|q| then q in int8.
 const vecBlocksSQL = `CREATE TABLE IF NOT EXISTS vec_blocks (
   dim    INTEGER NOT NULL,
   tenant TEXT    NOT NULL,

@@ -20,17 +20,11 @@ import (
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 )
 
-// otlpExporter sends a batch of engram's spans with the SDK's OTLP client
-// (HTTP or gRPC, with all of its configuration), converting them to OTLP
-// itself. The SDK's exporter does the same conversion span by span, with
-// three allocations per attribute and a regrouping by resource and scope;
-// engram's spans share one resource and one scope, known at start, so a
-// batch is converted into a few slabs. In the profile of the SDK's path
-// the conversion was a third of the spans' CPU.
-//
-// After a failed request, the batches of the next downBackoff are dropped
-// unconverted: while the collector is down, converting and marshalling
-// spans that cannot be sent would cost as much CPU as sending them.
+// otlpExporter sends engram's spans with the SDK's OTLP client but converts
+// them itself: they share one resource and scope, so a batch converts into a
+// few slabs, where the SDK's conversion span by span was a third of the
+// spans' CPU. For downBackoff after a failed request, batches are dropped
+// unconverted: the collector is down.
 type otlpExporter struct {
 	client   otlptrace.Client
 	res      *resourcepb.Resource

@@ -12,16 +12,10 @@ import (
 const HashedDimension = 256
 
 // Hashed is an offline, deterministic embedder whose cosine means
-// something: texts that share words land near each other. A text's
-// features are its words (lower-cased, numbers and common English stop
-// words left out) and the pairs of adjacent ones, each weighted by
-// 1+log(count) (bigrams by half); each feature is projected by a fixed
-// random ±1 vector of Dim components seeded by a hash of the feature (a
-// random projection of the bag of words, so the cosine of two embeddings
-// estimates the cosine of their feature counts), and the sum is scaled to
-// unit length. Every component is used, as in a real model's embedding,
-// so sign-bit quantization keeps its meaning. A text without features
-// embeds as the zero vector.
+// something: a random projection of a text's words and word pairs (seeded
+// per feature by its hash), so texts that share words land near each other.
+// Every component is used, as in a real model, so sign-bit quantization
+// keeps its meaning; a text without features embeds as the zero vector.
 type Hashed struct{ Dim int }
 
 // Dimension is the vector length (HashedDimension by default).

@@ -31,18 +31,11 @@ type Span struct {
 // as one removal and one insertion, still correct, only less fine.
 const textTimeout = 60 * time.Millisecond
 
-// diffWords diffs two texts word by word: a word is a run of letters, digits
-// and underscores, a run of white space, or any other single character, so
-// that a changed word never drags its neighbours or punctuation with it.
-//
-// The diff is diffmatchpatch's (Myers' algorithm with its speedups: common
-// prefix and suffix, half match, a deadline) run on words, each encoded as
-// one rune: the technique the library documents for word and line diffs.
-// As the library's own line mode does for characters, the texts are first
-// diffed by sentence and line, and only the stretches that differ are then
-// diffed by word: a long revised text costs a fraction of a whole word
-// diff, and every unchanged word stays unchanged however many changed.
-// textTimeout bounds the whole.
+// diffWords diffs two texts word by word (a word: a run of letters, digits
+// and underscores, of white space, or one other character), with
+// diffmatchpatch on words encoded as runes. Like the library's line mode, it
+// diffs by sentence and line first and by word only where they differ, so a
+// long revised text costs a fraction; textTimeout bounds the whole.
 func diffWords(a, b string) []Span { return wordsWithin(a, b, textTimeout) }
 
 func wordsWithin(a, b string, timeout time.Duration) []Span {

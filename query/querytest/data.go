@@ -47,17 +47,11 @@ var (
 	importances    = []float64{0.1, 0.25, 0.5, 0.7, 0.79, 0.9, 1}
 )
 
-// Generate is the deterministic data set of the suite, about n documents
-// in ingestion order, with timestamps before now: turns of observation,
-// action and outcome events across sessions, agents and two tenants,
-// interleaved as concurrent agents would write them, some with equal or
-// inverted timestamps, failures, tags, and documents shaped like the source
-// system's (no turn_id, tenant_id, tool, success, latency_ms; some with a
-// trace_id, some alone in their turn).
-//
-// Every timestamp lies between 20 and 40 seconds past a whole number of
-// minutes before now, so relative times in whole minutes have no document
-// near their boundary for 20 seconds after now.
+// Generate is the suite's deterministic data set, about n documents in
+// ingestion order before now: turns across sessions, agents and two tenants,
+// interleaved, with odd timestamps, failures, tags and documents shaped like
+// the source system's. Every timestamp is 20-40 s past a whole minute, so
+// whole-minute relative times have no document near their boundary for 20 s.
 func Generate(now time.Time, n int) []*model.IndexDoc {
 	rng := rand.New(rand.NewPCG(20260508, 42))
 	type turn struct{ docs []*model.IndexDoc }

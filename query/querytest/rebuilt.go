@@ -11,16 +11,10 @@ import (
 )
 
 // CheckRebuilt checks a reader over an index rebuilt from the archive of
-// docs (engram reindex): Count, every document, every turn in causal order,
-// and every filter expression of the suite, each compared with the
-// reference semantics over docs. A rebuild writes in archive-key order, not
-// in docs' order, so listings are compared as sets (Run checks their
-// order on an index written in order). Filters with relative times assume
-// docs were generated (Generate) at most 20 s before.
-//
-// A rebuild makes each document from its archived event (model.NewIndexDoc),
-// which gives a system: session's event the source system even where the
-// document written at first had none: the documents are compared so.
+// docs (engram reindex) against the reference semantics over docs. A rebuild
+// writes in archive-key order, so listings are compared as sets, and gives a
+// system: session's event the source system, so docs are compared so. docs
+// must have been generated (Generate) at most 20 s before.
 func CheckRebuilt(t *testing.T, r query.Reader, docs []*model.IndexDoc) {
 	rebuilt := make([]*model.IndexDoc, len(docs))
 	for i, d := range docs {
