@@ -64,7 +64,8 @@ func (m *Model) empty() bool {
 // follow state on the right. Narrow windows drop the backend first, then
 // the count, then the title, then shorten and drop the mark of a
 // source-written index: never read-only nor the follow state, which say
-// what the keys and the rows do.
+// what the keys and the rows do. Read-only matters more: beside it the
+// follow state shrinks to its glyph before a tab is cut.
 func (m *Model) header() string {
 	st := m.c.Styles
 	tabs := ""
@@ -116,8 +117,11 @@ func (m *Model) rightCandidates() [][]string {
 	if m.c.Opts.ReadOnly || m.c.Deps.ReadOnlyWhy != "" {
 		ro = "read-only"
 	}
-	mark, short, follow := m.coverageMark(false), m.coverageMark(true), m.follow()
-	cands := [][]string{{where, docs, mark, ro, follow}, {docs, mark, ro, follow}, {mark, ro, follow}, {short, ro, follow}, {ro, follow}, {follow}}
+	mark, short, follow := m.coverageMark(false), m.coverageMark(true), m.follow(false)
+	cands := [][]string{{where, docs, mark, ro, follow}, {docs, mark, ro, follow}, {mark, ro, follow}, {short, ro, follow}, {ro, follow}}
+	if ro != "" {
+		cands = append(cands, []string{ro, m.follow(true)})
+	}
 	for i, c := range cands {
 		var kept []string
 		for _, p := range c {
@@ -154,12 +158,19 @@ func (m *Model) tabAt(x int) (viewID, bool) {
 	return 0, false
 }
 
-// follow is the stream's state: following, or paused with what came since.
-func (m *Model) follow() string {
+// follow is the stream's state: following, or paused with what came since;
+// glyph is its sign alone, for a header too narrow for the words.
+func (m *Model) follow(glyph bool) string {
 	st := m.c.Styles
 	s := m.stream
 	now := m.c.Deps.Now()
 	switch {
+	case glyph && s.Stalled(now):
+		return st.Warning.Render("⚠")
+	case glyph && s.Following():
+		return st.Success.Render("●")
+	case glyph:
+		return st.Warning.Render("‖")
 	case s.Stalled(now):
 		ago := now.Sub(s.LastPoll()).Round(time.Second)
 		return st.Warning.Render("⚠ stalled · last poll " + ago.String() + " ago")
