@@ -353,3 +353,86 @@ func TestArchiveTurnCost(t *testing.T) {
 	}
 	t.Logf("bound: ±%s, at most %d documents; the first (cold) run took %s", query.DefaultTurnWindow, query.DefaultTurnMaxEvents, cold.Round(time.Millisecond))
 }
+
+// TestCompareSourceDeployment: diff --turn and session on the real
+// cluster, through the alias of an index the source system wrote (no turn
+// keys): both turns and the session's turns are found in the archive, and
+// give the answers they give on an index engram wrote.
+func TestCompareSourceDeployment(t *testing.T) {
+	u := ostest.URL(t)
+	c, dep := newDeployment(t, u, "engram-srccmp-")
+	base := time.Now().UTC().Add(-time.Hour).Truncate(time.Second)
+	var docs []*model.IndexDoc
+	for _, x := range []struct {
+		id, typ, turn, tool, text string
+		at                        time.Duration
+		ok                        *bool
+		lat                       int64
+	}{
+		{"cmp-a1", model.TypeUserInput, "t-a", "", "where is the café?", 0, nil, 0},
+		{"cmp-a2", model.TypeAgentAction, "t-a", "search", "look it up", time.Second, nil, 0},
+		{"cmp-a3", model.TypeToolResult, "t-a", "search", "found it", 2 * time.Second, ptrTo(true), 120},
+		{"cmp-b1", model.TypeUserInput, "t-b", "", "where is the café now?", 30 * time.Second, nil, 0},
+		{"cmp-b2", model.TypeToolResult, "t-b", "search", "timed out", 35 * time.Second, ptrTo(false), 4000},
+	} {
+		ts := base.Add(x.at).Format("2006-01-02T15:04:05.000Z")
+		key, _ := model.ArchiveKey(x.id, ts)
+		d := &model.IndexDoc{EventID: x.id, Timestamp: ts, EventType: x.typ, SessionID: "sess-cmp", TurnID: x.turn, AgentID: "ag",
+			Summary: x.text, Embedding: model.StubEmbedding(x.text, model.StubDimension), Structured: json.RawMessage(`{}`),
+			ObjectStorageKey: key, Tags: []string{}, RewardScore: 0.5, Confidence: 0.5, Tool: x.tool, Success: x.ok}
+		if x.lat > 0 {
+			d.LatencyMs = ptrTo(x.lat)
+		}
+		docs = append(docs, d)
+	}
+	dep.write(docs)
+	cmd := func(args ...string) (string, string, int) {
+		return c.run("", append(append(args[:1:1], "--index", "opensearch", "--opensearch-index", dep.alias), args[1:]...)...)
+	}
+
+	// Two event ids, one of each turn: the turns come from the archive.
+	out, stderr, code := cmd("diff", "--turn", "cmp-a2", "cmp-b1")
+	if code != 0 {
+		t.Fatalf("diff --turn: code %d, %s", code, stderr)
+	}
+	for _, want := range []string{
+		"left   turn t-a  session sess-cmp", "3 events  outcome ok",
+		"right  turn t-b  session sess-cmp", "2 events  outcome failed",
+		"step 1  observation  differs", "where is the café{+ now+}?",
+		"step 2  action  only in the left turn\n  left   cmp-a2  agent_action  tool search",
+		"step 3  outcome  differs", "latency_ms   120   4000   +3880 (+3233%)",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("diff --turn: missing %q in\n%s", want, out)
+		}
+	}
+	// Two events: each read from the archive, fields the index lacks too.
+	out, stderr, code = cmd("diff", "cmp-a3", "cmp-b2")
+	if code != 0 || !strings.Contains(out, "left   cmp-a3  tool_result") || !strings.Contains(out, "from the archive") ||
+		!strings.Contains(out, "~ result.success ") || !strings.Contains(out, "true → false") || !strings.Contains(out, "latency_ms  120   4000") {
+		t.Errorf("diff: code %d, %s\n%s", code, stderr, out)
+	}
+
+	out, stderr, code = cmd("session", "--json", "sess-cmp")
+	var s struct {
+		Turns []struct {
+			Key     string `json:"turn_key"`
+			Events  int
+			Outcome string
+			Idle    int64 `json:"idle_before_ms"`
+		} `json:"turns"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &s) != nil {
+		t.Fatalf("session --json: code %d, %s\n%s", code, stderr, out)
+	}
+	if !strings.Contains(stderr, "turns from the archive") || len(s.Turns) != 2 ||
+		s.Turns[0].Key != "t-a" || s.Turns[0].Events != 3 || s.Turns[0].Outcome != "ok" ||
+		s.Turns[1].Key != "t-b" || s.Turns[1].Events != 2 || s.Turns[1].Outcome != "failed" || s.Turns[1].Idle != 28000 {
+		t.Errorf("session: %+v, stderr %s", s, stderr)
+	}
+	out, _, code = cmd("session", "sess-cmp")
+	if code != 0 || !strings.Contains(out, "session sess-cmp  ·  2 turns") || strings.Index(out, "t-a ") > strings.Index(out, "t-b ") ||
+		!strings.Contains(out, "cmp-a2  agent_action  search") {
+		t.Errorf("session: code %d\n%s", code, out)
+	}
+}
