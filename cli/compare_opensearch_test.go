@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -23,7 +24,7 @@ func osCLI(t *testing.T, prefix, fixture string, events int) func(args ...string
 		return c.run("", append(append(args[:1:1], flags...), args[1:]...)...)
 	}
 	flags := []string{"ingest", "--index", "opensearch", "--opensearch-url", u, "--opensearch-index", name}
-	if _, stderr, code := c.run(fixture, flags...); code != 0 || !strings.Contains(stderr, "ingested "+itoa(events)+",") {
+	if _, stderr, code := c.run(fixture, flags...); code != 0 || !strings.Contains(stderr, "ingested "+strconv.Itoa(events)+",") {
 		t.Fatalf("ingest into %s: code %d, %s", name, code, stderr)
 	}
 	// Searches see what a refresh has made visible (about a second later
@@ -36,8 +37,6 @@ func osCLI(t *testing.T, prefix, fixture string, events int) func(args ...string
 	}
 	return run
 }
-
-func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
 
 // diff, diff --turn and session on the real cluster give the answers
 // they give on SQLite (TestDiffEvents, TestDiffTurns, TestSession).
