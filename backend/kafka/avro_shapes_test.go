@@ -275,7 +275,7 @@ func TestAvroRegistrySchemaCachedPerID(t *testing.T) {
 			defer wg.Done()
 			for _, v := range values {
 				if _, id, err := reader.Decode(ctx, v); err != nil || id != enc.ID {
-					errs <- fmt.Errorf("id %d: %v", id, err)
+					errs <- fmt.Errorf("id %d: %w", id, err)
 				}
 			}
 		}()
