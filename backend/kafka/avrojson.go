@@ -16,26 +16,11 @@ import (
 	"github.com/hamba/avro/v2"
 )
 
-// Avro body <-> the event's JSON, driven by the writer's schema: what the
-// worker's pipeline, tail and the Topics view get from an Avro message is
-// the same JSON the JSON path gets. The mapping:
-//
-//   - a record is an object, its fields in schema order; a field whose
-//     value is null is left out (an absent optional member, as in JSON);
-//   - a union is its branch's value, untagged (["null","string"] is null
-//     or a string, never {"string": ...});
-//   - int, long, float and double are numbers (NaN and infinities, which
-//     JSON cannot hold, are an error); boolean, string, array and map are
-//     what they are in JSON; an enum is its symbol;
-//   - bytes and fixed are a string when they are valid UTF-8, else base64;
-//   - a string with the property "engram.json": true holds a JSON value
-//     as text (free-form members: input.structured, action.parameters,
-//     result.content, payload): it becomes that value.
-//
-// Encoding (engram produce --format avro) is the inverse: a union takes the
-// branch that fits the JSON value's kind; a member missing from the JSON is
-// null when the field's type allows it, else its default, else an error; a
-// member the schema does not have is an error (it would be lost).
+// Avro body <-> the event's JSON, driven by the writer's schema, so the
+// pipeline, tail and the Topics view get from an Avro message the JSON the
+// JSON path gets; the mapping is in docs/kafka.md ("Avro through a schema
+// registry"). Encoding is the inverse, and a member the schema lacks is an
+// error, since it would be lost.
 
 // jsonProp marks a string schema whose text is a JSON value.
 const jsonProp = "engram.json"

@@ -1,12 +1,7 @@
 // Package overview is the inspector's Overview view: the shape of the
-// stream over a time range (what engram stats prints) as a histogram of
-// events stacked by a split field, and a row a group with its failure
-// rate, latency percentiles and trend. It follows live while shown, and
-// enter opens the stream filtered to the selected bucket and group.
-//
-// The histogram and sparklines are drawn here, a glyph a cell: ntcharts,
-// the Charm stack's chart library, is built on bubbletea and lipgloss v1
-// and would bring a second major version of both into the binary.
+// stream over a time range, what engram stats prints. Its charts are drawn
+// here because ntcharts is built on bubbletea and lipgloss v1 and would
+// bring a second major version of both into the binary.
 package overview
 
 import (

@@ -1,14 +1,7 @@
-// Package recall is the inspector's Recall view: type a prompt and see
-// what the memory would retrieve for it, and why — the top K by the
-// recall score, each row with a bar per factor (text, similarity,
-// importance, recency, reward, decay) showing its contribution. Results
-// follow the prompt as it is typed (debounced); the weights, the formula
-// and the half-life change with keys and re-rank the candidates already
-// found at once, without asking the index again. Enter opens an event in
-// the detail. An event pinned by Explain (the inspector's w, from any
-// view) gets a panel under the rows: its rank, its factors and the one
-// that kept it out of the top K. Recall only reads: retrieval_count is
-// not changed.
+// Package recall is the inspector's Recall view: what the memory would
+// retrieve for a prompt and why, a bar per factor a row. Changed weights
+// re-rank the candidates already found, without asking the index again;
+// recall only reads (retrieval_count is not changed).
 package recall
 
 import (

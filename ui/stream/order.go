@@ -12,17 +12,10 @@ import (
 	"engram/ui/uikit"
 )
 
-// The stream lists newest first in one of two orders (query.Sort): by
-// when engram indexed the documents (the default, which the tail
-// follows) or by when they happened. In time order the tail still reads
-// what is indexed, in indexing order; a following stream places what it
-// brings by reloading its first page (a late event lands where its time
-// puts it, not on top), and a paused one counts it, as in indexing order.
-//
-// G and :time jump: the window is replaced by the page at the oldest
-// match (Oldest) or at a moment (Seek, time order), paged on from there;
-// nothing newer than a jump's first page is read until Home goes back to
-// the newest.
+// In time order the tail still reads in indexing order, so a following
+// stream reloads its first page to place a late event where its time puts
+// it. After a jump (G, :time) nothing newer than the jump's first page is
+// read until Home goes back to the newest.
 
 // Order is the order the stream lists in.
 func (v *Model) Order() query.Sort { return v.order }
