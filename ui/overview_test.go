@@ -250,3 +250,21 @@ func TestOverviewBucketEscComesBack(t *testing.T) {
 		t.Fatalf("esc after a filter of the user's: focus %v, filter %q", m.focus, m.filter.applied)
 	}
 }
+
+// Events older than the widest range leave the Overview empty: there it
+// no longer offers - (which would do nothing) but says where they are,
+// and - at the limit says it is the limit rather than nothing.
+func TestOverviewEmptyAtTheWidestRange(t *testing.T) {
+	r, a := world(30, testNow.Add(-60*24*time.Hour))
+	m := newTestModel(t, testDeps(r, a), testOpts(t), 100, 30)
+	toOverview(t, m)
+	mustContain(t, screen(m), "no events in the last 1d: - zooms out")
+	press(t, m, "-", "-")
+	scr := screen(m)
+	mustContain(t, scr, "no events in the last 28d (the widest range): the stream's G and :time reach older ones", "+ zoom in")
+	mustNotContain(t, scr, "- zooms out", "- zoom out")
+	press(t, m, "-")
+	mustContain(t, screen(m), "already the widest range, the last 28d")
+	press(t, m, "+", "+", "+", "+", "+")
+	mustContain(t, screen(m), "already the narrowest range, the last 1h")
+}

@@ -105,6 +105,10 @@ func (v *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, keyZoomOu) && v.span < len(spans)-1:
 		v.span++
 		return v.load()
+	case key.Matches(msg, keyZoomIn):
+		return uikit.StatusCmd("already the narrowest range, the last "+spanText(spans[0]), false)
+	case key.Matches(msg, keyZoomOu):
+		return uikit.StatusCmd("already the widest range, the last "+spanText(spans[len(spans)-1])+": the stream's G and :time reach older events", false)
 	case key.Matches(msg, keySplit):
 		v.split, v.group = (v.split+1)%len(splits), -1
 		return v.load()

@@ -64,10 +64,15 @@ func (v *Model) title() string {
 
 func (v *Model) emptyText() string {
 	t := " no events in the last " + spanText(v.Span())
-	if v.expr != "" {
-		return t + " matching the filter: esc clears it, - zooms out"
+	more := "- zooms out"
+	if v.span == len(spans)-1 { // nothing wider to offer: say where older events are
+		t += " (the widest range)"
+		more = "the stream's G and :time reach older ones"
 	}
-	return t + ": - zooms out"
+	if v.expr != "" {
+		return t + " matching the filter: esc clears it, " + more
+	}
+	return t + ": " + more
 }
 
 // glyphs tell the groups apart without colour; the last is (other)'s.
@@ -373,6 +378,9 @@ func spanText(d time.Duration) string {
 // ShortHelp returns the keys that work now.
 func (v *Model) ShortHelp() []key.Binding {
 	if v.stats == nil || v.stats.All.Count == 0 {
+		if v.span == len(spans)-1 {
+			return []key.Binding{keyZoomIn, keySplit}
+		}
 		return []key.Binding{keyZoomOu, keySplit}
 	}
 	return []key.Binding{keyBucket, keyGroup, keyOpen, keyZoomIn, keyZoomOu, keySplit}
