@@ -231,3 +231,21 @@ func TestArchiveLineKeepsTheSize(t *testing.T) {
 	press(t, m, "enter")
 	mustContain(t, screen(m), "✓ archived · ", " bytes")
 }
+
+// Side by side, the legend of + is part of the archive line's width: a
+// key that leaves room for the size but not the legend gives way, so the
+// legend is never cut.
+func TestSideBySideLegendIsNeverCut(t *testing.T) {
+	r, a := world(0, testBase)
+	ev := testEvent(0, testBase)
+	ev.EventID = "agent-a-000300-obs"
+	ev.ObjectStorageKey, _ = model.ArchiveKey(ev.EventID, ev.Timestamp)
+	body, _ := ev.ArchiveJSON()
+	a.put(ev.ObjectStorageKey, body)
+	r.add(model.NewIndexDoc(ev, 0))
+	m := newTestModel(t, testDeps(r, a), testOpts(t), 80, 24)
+	press(t, m, "enter")
+	mustContain(t, screen(m), "✓ archive "+ev.ObjectStorageKey)
+	press(t, m, "s")
+	mustContain(t, screen(m), "✓ archived · ", " bytes · + only in the archive")
+}

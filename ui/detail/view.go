@@ -94,14 +94,15 @@ func (v *Model) archiveLine() string {
 	case v.archErr != nil:
 		return " " + st.Error.Render("✗ archive: "+uikit.ErrorText(v.archErr)) + st.Muted.Render(" · r refetch")
 	case v.arch != nil:
+		legend := ""
+		if v.side { // the side-by-side legend counts in the width: cut, it would not explain the +
+			legend = " · " + st.JSON.Marker.Render("+") + st.Muted.Render(" only in the archive")
+		}
 		s := fmt.Sprintf("✓ archive %s · %s bytes", key, uikit.Thousands(v.arch.Size))
-		if uikit.Width(s)+1 > v.w { // the key is long: y k copies it, the size is the news
+		if uikit.Width(s)+uikit.Width(legend)+1 > v.w { // the key is long: y k copies it, the size is the news
 			s = fmt.Sprintf("✓ archived · %s bytes", uikit.Thousands(v.arch.Size))
 		}
-		if v.side {
-			s += " · " + st.JSON.Marker.Render("+") + st.Muted.Render(" only in the archive")
-		}
-		return " " + st.Success.Render(s)
+		return " " + st.Success.Render(s) + legend
 	}
 	return " " + st.Muted.Render("archive "+key)
 }
