@@ -249,3 +249,13 @@ func TestSideBySideLegendIsNeverCut(t *testing.T) {
 	press(t, m, "s")
 	mustContain(t, screen(m), "✓ archived · ", " bytes · + only in the archive")
 }
+
+// An empty search prompt counts nothing yet: it does not say "no match"
+// before a word is typed.
+func TestDetailSearchPromptEmptySaysNoMatchOnlyForAWord(t *testing.T) {
+	m, _, _ := openDetail(t, 10, "down")
+	press(t, m, "/")
+	mustNotContain(t, screen(m), "no match")
+	typeText(t, m, "zzzz")
+	mustContain(t, screen(m), "no match")
+}

@@ -110,6 +110,9 @@ func (v *Model) archiveLine() string {
 func (v *Model) searchLine() string {
 	st := v.c.Styles
 	if v.searching {
+		if v.input.Value() == "" { // nothing asked yet: "no match" would be wrong
+			return " " + v.input.View(st, v.w-24)
+		}
 		return " " + v.input.View(st, v.w-24) + "  " + st.Muted.Render(v.matchCount())
 	}
 	if t := v.input.Value(); t != "" {
