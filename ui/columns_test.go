@@ -120,3 +120,35 @@ func TestHalfPagesAndBareG(t *testing.T) {
 	press(t, m, "?")
 	mustContain(t, screen(m), "ctrl+d/u", "half page", "top")
 }
+
+// Tabs too wide for the header give way on the left, not on the focused
+// tab's side: Similar, opened last, shows by its name, and a click on a
+// tab still lands on the one drawn there.
+func TestHeaderKeepsTheFocusedTab(t *testing.T) {
+	r, a := world(10, testBase)
+	d := testDeps(r, a)
+	d.Recorder = PipelineRecorder{}
+	o := testOpts(t)
+	o.Mouse = true
+	m := newTestModel(t, d, o, 60, 24)
+	press(t, m, "down", "enter", "S")
+	if m.focus != viewSimilar {
+		t.Fatalf("focus %v", m.focus)
+	}
+	head := strings.SplitN(screen(m), "\n", 2)[0]
+	if !strings.HasPrefix(head, "…") || !strings.Contains(head, " Similar ") {
+		t.Fatalf("header: %q", head)
+	}
+	x := strings.Index(head, "Pipeline")
+	if x < 0 {
+		t.Fatalf("no Pipeline tab: %q", head)
+	}
+	send(t, m, tea.MouseClickMsg{X: len([]rune(head[:x])) + 1, Y: 0, Button: tea.MouseLeft})
+	if m.focus != viewPipeline {
+		t.Fatalf("a click on the Pipeline tab: focus %v", m.focus)
+	}
+	head = strings.SplitN(screen(m), "\n", 2)[0]
+	if !strings.HasPrefix(head, " Stream ") {
+		t.Fatalf("an early tab focused: the first tabs show again: %q", head)
+	}
+}

@@ -75,12 +75,15 @@ type Model struct {
 	showHelp bool
 	// titleShown: the last header drawn kept the title (tabAt counts it).
 	titleShown bool
-	chord      string // "y" or "g" while the second key is awaited
-	status     string
-	statusErr  bool
-	fatal      error
-	hint       string
-	w, h       int
+	// tabsSkipped: the last header drew "…" for this many tabs on the
+	// left, so that the focused one shows (tabAt skips them).
+	tabsSkipped int
+	chord       string // "y" or "g" while the second key is awaited
+	status      string
+	statusErr   bool
+	fatal       error
+	hint        string
+	w, h        int
 
 	count      int64
 	countKnown bool

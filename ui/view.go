@@ -91,12 +91,46 @@ func (m *Model) header() string {
 	if m.titleShown && uikit.Width(left)+1+uikit.Width(right) > m.w {
 		left, m.titleShown = tabs, false // the title goes before a tab is cut
 	}
+	m.tabsSkipped = 0
 	gap := m.w - uikit.Width(left) - uikit.Width(right)
-	if gap < 1 { // the tabs give way, cut from the right
-		left = uikit.Fit(left, max(0, m.w-uikit.Width(right)-1))
+	if gap < 1 { // the tabs give way: cut from the right, or from the left when the focused tab would go
+		room := max(0, m.w-uikit.Width(right)-1)
+		left = uikit.Fit(m.tabsShowingFocus(room), room) // the title is gone already
 		gap = m.w - uikit.Width(left) - uikit.Width(right)
 	}
 	return left + strings.Repeat(" ", gap) + right
+}
+
+// tabsShowingFocus is the tabs for room cells, the first ones given way
+// to "…" when the focused tab would otherwise be cut: which view is shown
+// matters more than the names of the first ones.
+func (m *Model) tabsShowingFocus(room int) string {
+	ids := m.views()
+	end := 0 // the focused tab's right edge
+	for _, id := range ids {
+		end += uikit.Width(m.tab(id))
+		if id == m.focus {
+			break
+		}
+	}
+	more := m.c.Styles.Muted.Render("…")
+	skip := 0
+	for skip < len(ids) && ids[skip] != m.focus && end > room {
+		if skip == 0 {
+			end += uikit.Width(more)
+		}
+		end -= uikit.Width(m.tab(ids[skip]))
+		skip++
+	}
+	m.tabsSkipped = skip
+	tabs := ""
+	if skip > 0 {
+		tabs = more
+	}
+	for _, id := range ids[skip:] {
+		tabs += m.tab(id)
+	}
+	return tabs
 }
 
 // rightCandidates are the header's right parts, fullest first, each
@@ -148,7 +182,11 @@ func (m *Model) tabAt(x int) (viewID, bool) {
 	if m.titleShown {
 		at = uikit.Width(m.c.Styles.Title.Render(" engram "))
 	}
-	for _, id := range m.views() {
+	ids := m.views()
+	if m.tabsSkipped > 0 {
+		at, ids = uikit.Width(m.c.Styles.Muted.Render("…")), ids[m.tabsSkipped:]
+	}
+	for _, id := range ids {
 		w := uikit.Width(m.tab(id))
 		if x >= at && x < at+w {
 			return id, true
