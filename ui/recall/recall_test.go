@@ -329,3 +329,14 @@ func TestExplainBeforeAPrompt(t *testing.T) {
 		t.Fatalf("no explanation once recalled:\n%s", got)
 	}
 }
+
+// Before a prompt, the status line says all it means at 80 columns: the
+// end of it (that recall only reads) is not cut.
+func TestEmptyStatusFitsEighty(t *testing.T) {
+	v, _ := newView(t, 80, 24)
+	lines := strings.Split(ansi.Strip(v.View()), "\n")
+	last := lines[len(lines)-1]
+	if !strings.Contains(last, "(read only).") || strings.Contains(last, "…") {
+		t.Fatalf("status: %q", last)
+	}
+}

@@ -146,7 +146,7 @@ func (v *Model) status() string {
 	case v.err != nil:
 		return st.Error.Render(" ✗ " + uikit.ErrorText(v.err))
 	case v.asked == "":
-		return st.Muted.Render(" Type a prompt: the events the memory would retrieve for it, and why. Recall only reads.")
+		return st.Muted.Render(" Type a prompt: what the memory would retrieve for it, and why (read only).")
 	case len(v.res) == 0:
 		return st.Muted.Render(" nothing to recall: no event holds a word of the prompt or an embedding near it")
 	}
