@@ -66,7 +66,10 @@ func (v *Model) formLines(w int) []string {
 		sub = "  ctrl+s: in this process · ctrl+p: to " + uikit.Clean(v.rawTopic())
 	}
 	title := st.Title.Render(" Record a test event")
-	if !v.CanSend() || uikit.Width(title+sub) <= w { // narrow: the buttons below say it
+	if !v.CanSend() && uikit.Width(title+sub) > w { // narrow: the short form, not a cut one
+		sub = "  (in this process)"
+	}
+	if uikit.Width(title+sub) <= w { // narrow: the buttons below say where it goes
 		title += st.Muted.Render(sub)
 	}
 	lines := []string{title, ""}
