@@ -1,11 +1,14 @@
 package ui
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 
+	"engram/model"
 	"engram/ui/stream"
 )
 
@@ -150,5 +153,25 @@ func TestHeaderKeepsTheFocusedTab(t *testing.T) {
 	head = strings.SplitN(screen(m), "\n", 2)[0]
 	if !strings.HasPrefix(head, " Stream ") {
 		t.Fatalf("an early tab focused: the first tabs show again: %q", head)
+	}
+}
+
+// A narrow window cuts the agent column in the middle, as the turn's:
+// agent ids share their start, and "agent…" would hide which one it is.
+func TestNarrowAgentColumnKeepsTheEnd(t *testing.T) {
+	r, a := world(0, testBase)
+	for i, agent := range []string{"agent-alpha", "agent-beta"} {
+		ev := testEvent(i, testBase.Add(time.Duration(i)*time.Second))
+		ev.Context.AgentID = agent
+		ev.Context.TurnID = fmt.Sprintf("turn-%06d", i)
+		r.add(model.NewIndexDoc(ev, 0))
+	}
+	m := newTestModel(t, testDeps(r, a), testOpts(t), 60, 24)
+	s := screen(m)
+	if row := rowOf(t, s, "step 1"); !strings.Contains(row, "…beta") {
+		t.Fatalf("at 60 the agent column does not tell the agents apart:\n%s", s)
+	}
+	if row := rowOf(t, s, "step 0"); !strings.Contains(row, "…lpha") {
+		t.Fatalf("at 60 the agent column does not tell the agents apart:\n%s", s)
 	}
 }

@@ -153,7 +153,8 @@ func (v *Model) streamRow(d *model.IndexDoc, c streamCols, selected bool, now ti
 		uikit.Fit(uikit.Clean(d.EventType), c.typ),
 	}
 	if c.agent > 0 {
-		parts = append(parts, uikit.Fit(uikit.Clean(d.AgentID), c.agent))
+		// Cut in the middle too: "agent-a" and "agent-b" differ at the end.
+		parts = append(parts, uikit.Fit(uikit.TruncMiddle(uikit.Clean(d.AgentID), c.agent), c.agent))
 	}
 	if c.turn > 0 {
 		// Cut in the middle: turn keys share their start and differ at the end.
