@@ -141,7 +141,8 @@ func (m *Model) fullHelp() string {
 		out += "\n\n" + st.Muted.Render(indent(note, 1))
 	}
 	if m.current() != nil { // y l works on an event only
-		trace = "\n\n" + st.Muted.Render(indent(traceHelp, 1))
+		note := strings.Join(uikit.WrapText(traceHelp, max(20, min(78, m.w-2))), "\n") // a readable measure, never wider than the window
+		trace = "\n\n" + st.Muted.Render(indent(note, 1))
 	}
 	return m.withCoverageHelp(out, trace)
 }

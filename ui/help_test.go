@@ -162,3 +162,13 @@ func TestEveryViewIsRegistered(t *testing.T) {
 		t.Fatalf("tabs %v: the stream first", ids)
 	}
 }
+
+// The help's word on y l wraps to a narrow window rather than being cut
+// at its edge.
+func TestHelpTraceNoteWrapsToTheWidth(t *testing.T) {
+	r, a := world(6, testBase)
+	m := newTestModel(t, testDeps(r, a), testOpts(t), 60, 20)
+	press(t, m, "?", "end")
+	s := screen(m)
+	mustContain(t, s, "{spanId}", "else the trace id.", "The Pipeline view shows the trace id of each")
+}

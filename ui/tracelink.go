@@ -20,8 +20,8 @@ func traceLink(tmpl, traceID, spanID string) string {
 	return strings.NewReplacer("{traceId}", traceID, "{spanId}", spanID).Replace(tmpl)
 }
 
-// traceHelp is the help's word on y l.
-const traceHelp = "y l copies the trace link: trace.url (--trace-url) with {traceId} and {spanId}\n" +
+// traceHelp is the help's word on y l, wrapped to the window where shown.
+const traceHelp = "y l copies the trace link: trace.url (--trace-url) with {traceId} and {spanId} " +
 	"of the event, e.g. http://localhost:16686/trace/{traceId}; else the trace id.\n" +
 	"The Pipeline view shows the trace id of each ingestion."
 
