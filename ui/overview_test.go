@@ -268,3 +268,14 @@ func TestOverviewEmptyAtTheWidestRange(t *testing.T) {
 	press(t, m, "+", "+", "+", "+", "+")
 	mustContain(t, screen(m), "already the narrowest range, the last 1h")
 }
+
+// A bucket of one event says "1 event", not "1 events".
+func TestOverviewBucketOfOneEvent(t *testing.T) {
+	r, a := world(1, testBase)
+	m := newTestModel(t, testDeps(r, a), testOpts(t), 100, 30)
+	toOverview(t, m)
+	press(t, m, "end", "left", "left", "left") // the event's bucket, two hours back
+	s := screen(m)
+	mustContain(t, s, "10:00–10:30: 1 event, 0 failed")
+	mustNotContain(t, s, "1 events")
+}

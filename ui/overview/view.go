@@ -246,8 +246,12 @@ func (v *Model) selection() string {
 	if v.group >= 0 {
 		a, who = b.Groups[v.group], " · "+uikit.Clean(s.Groups[v.group])
 	}
-	t := fmt.Sprintf(" %s–%s%s: %s events, %s failed (%.1f%%)", timeText(b.Start, s.Every), timeText(b.Start.Add(s.Every), s.Every),
-		who, uikit.Thousands(a.Count), uikit.Thousands(a.Failures), 100*a.FailureRate())
+	events := uikit.Thousands(a.Count) + " events"
+	if a.Count == 1 {
+		events = "1 event"
+	}
+	t := fmt.Sprintf(" %s–%s%s: %s, %s failed (%.1f%%)", timeText(b.Start, s.Every), timeText(b.Start.Add(s.Every), s.Every),
+		who, events, uikit.Thousands(a.Failures), 100*a.FailureRate())
 	if a.Latency.N > 0 {
 		t += fmt.Sprintf(" · p50 %s p95 %s p99 %s", latText(a, a.Latency.P50), latText(a, a.Latency.P95), latText(a, a.Latency.P99))
 	}
