@@ -84,6 +84,9 @@ func TestCompareView(t *testing.T) {
 	if d := m.current(); d == nil || d.EventID != "ev-right" {
 		t.Fatalf("current %v", d)
 	}
+	// Two events on screen: a copy names the one it took.
+	press(t, m, "y", "k")
+	mustContain(t, screen(m), "copied the archive key (ev-right, ")
 	press(t, m, "esc")
 	if m.focus != viewStream {
 		t.Fatalf("esc went to %v", m.focus)

@@ -304,7 +304,8 @@ func (m *Model) yank(msg tea.KeyPressMsg) tea.Cmd {
 	default:
 		return notAKey("y", msg)
 	}
-	return tea.Batch(tea.SetClipboard(text), uikit.StatusCmd(fmt.Sprintf("copied the %s (%d bytes)", what, len(text)), false))
+	// The event named: Compare and a turn's chain show more than one.
+	return tea.Batch(tea.SetClipboard(text), uikit.StatusCmd(fmt.Sprintf("copied the %s (%s, %d bytes)", what, uikit.Clean(d.EventID), len(text)), false))
 }
 
 // notAKey says that a chord's second key does nothing (the footer showed
