@@ -505,3 +505,14 @@ func TestSentEventSelectedInStream(t *testing.T) {
 		}
 	}
 }
+
+// A long key is cut in the middle at 80 columns: event ids share their
+// start, and its end tells the messages apart.
+func TestTopicsKeyKeepsItsEnd(t *testing.T) {
+	m, b := topicsModel(t, 80, 24)
+	ms := busMessages(testNow)[1:3]
+	ms[0].Key, ms[1].Key = "agent-e-000219-obs", "agent-e-000219-act"
+	feed(t, m, b, ms)
+	s := screen(m)
+	mustContain(t, s, "…0219-obs", "…0219-act")
+}

@@ -189,8 +189,10 @@ func (v *Model) row(m *uikit.BusMessage, sel bool) string {
 		when = m.Time.In(v.c.Opts.Location).Format("15:04:05")
 	}
 	place := fmt.Sprintf("%d@%d", m.Partition, m.Offset)
+	// The key cut in the middle: event ids share their start and differ at the end.
+	key := uikit.TruncMiddle(uikit.Clean(m.Key), v.keyW())
 	s := " " + uikit.Fit(when, timeW) + " " + uikit.Fit(uikit.Clean(v.label(m.Topic)), v.topicW()) + " " + uikit.Fit(place, placeW) + " " +
-		uikit.Fit(uikit.Clean(m.Key), v.keyW()) + " " + uikit.FitRight(size(len(m.Value)), sizeW) + " "
+		uikit.Fit(key, v.keyW()) + " " + uikit.FitRight(size(len(m.Value)), sizeW) + " "
 	if v.w >= tpFrom {
 		s += uikit.Fit(uikit.TruncMiddle(uikit.Clean(m.Header("traceparent")), tpW), tpW) + " "
 	}
