@@ -161,11 +161,13 @@ func (v *Model) View() string {
 		return uikit.PadLines(st.Title.Render(" Session "+uikit.Clean(v.id))+"\n"+st.Muted.Render(" no turn of this session is indexed"), v.w, v.h)
 	}
 	s := v.s
-	title := st.Title.Render(" Session "+uikit.Clean(s.ID)) + st.Muted.Render(fmt.Sprintf("  %s · %s → %s (%s)",
-		uikit.Plural(len(s.Turns), "turn"), shortTime(s.First), shortTime(s.Last), fmtMs(s.SpanMs)))
-	if len(s.Agents) > 0 {
-		title += st.Muted.Render(" · " + uikit.Clean(strings.Join(s.Agents, ", ")))
+	last := shortTime(s.Last)
+	if first := shortTime(s.First); len(first) > 11 && strings.HasPrefix(last, first[:11]) {
+		last = last[11:] // the same day: its time alone
 	}
+	title := st.Title.Render(" Session "+uikit.Clean(s.ID)) + st.Muted.Render(fmt.Sprintf("  %s · %s → %s (%s)",
+		uikit.Plural(len(s.Turns), "turn"), shortTime(s.First), last, fmtMs(s.SpanMs)))
+	title += st.Muted.Render(agentsText(s.Agents, v.w-uikit.Width(title)))
 	kw := keyW(v.w)
 	head := st.Table.Head.Render(uikit.Fit(fmt.Sprintf("  %s %s %s %s %s %s  time axis", uikit.Fit("offset", offW), uikit.Fit("idle", idleW),
 		uikit.Fit("turn", kw), uikit.FitRight("events", eventsW), uikit.FitRight("latency", latW), uikit.Fit("outcome", outW)), v.w))
@@ -226,6 +228,21 @@ func (v *Model) steps() []string {
 		out = append(out, uikit.SuccessStyle(st, s.Success).Render(uikit.Fit(line, v.w)))
 	}
 	return out
+}
+
+// agentsText is " · " and as many of the agents as fit in w cells whole,
+// the rest counted ("+2"): a name cut would name no agent.
+func agentsText(agents []string, w int) string {
+	for n := len(agents); n > 0; n-- {
+		t := " · " + uikit.Clean(strings.Join(agents[:n], ", "))
+		if n < len(agents) {
+			t += fmt.Sprintf(", +%d", len(agents)-n)
+		}
+		if uikit.Width(t) <= w {
+			return t
+		}
+	}
+	return ""
 }
 
 func shortTime(ts string) string {
