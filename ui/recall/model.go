@@ -85,7 +85,7 @@ func (v *Model) SetSize(w, h int) {
 
 // rowsH is the rows' height: the body less the prompt, the settings, the
 // column titles, the status and the explanation panel.
-func (v *Model) rowsH() int { return max(1, v.h-4-len(v.panel())) }
+func (v *Model) rowsH() int { return max(1, v.h-3-len(v.statusLines())-len(v.panel())) }
 
 // layout fits the rows to what the panel now takes.
 func (v *Model) layout() {

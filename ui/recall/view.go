@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"charm.land/bubbles/v2/key"
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	qrecall "engram/query/recall"
 	"engram/ui/uikit"
@@ -41,8 +43,28 @@ func (v *Model) View() string {
 	for _, l := range v.panel() {
 		b.WriteString("\n" + uikit.Fit(l, v.w))
 	}
-	b.WriteString("\n" + uikit.Fit(v.status(), v.w))
+	for _, l := range v.statusLines() {
+		b.WriteString("\n" + uikit.Fit(l, v.w))
+	}
 	return uikit.PadLines(b.String(), v.w, v.h)
+}
+
+// statusLines is the status wrapped on at most two lines: what the
+// candidates were and why an event stayed out are too long for one at 80
+// columns, and their ends say the most.
+func (v *Model) statusLines() []string {
+	style, text := v.status()
+	lines := strings.Split(ansi.Wrap(text, max(10, v.w), " "), "\n")
+	if len(lines) > 2 {
+		lines = []string{lines[0], strings.Join(lines[1:], " ")}
+	}
+	for i, l := range lines {
+		if i > 0 {
+			l = " " + l // under the first line's leading space
+		}
+		lines[i] = style.Render(uikit.Trunc(l, v.w))
+	}
+	return lines
 }
 
 // settingsLine is the formula, each factor's weight (the one + and -
@@ -135,29 +157,29 @@ func (v *Model) rows() string {
 }
 
 // status says what is going on, what was considered, and for a selected
-// result below the top K why it stayed out.
-func (v *Model) status() string {
+// result below the top K why it stayed out: its style and its text.
+func (v *Model) status() (lipgloss.Style, string) {
 	st := v.c.Styles
 	switch {
 	case v.c.Deps.Recall == nil:
-		return st.Muted.Render(" recall needs an index that can recall")
+		return st.Muted, " recall needs an index that can recall"
 	case v.loading:
-		return st.Muted.Render(" recalling " + v.c.Spin.View())
+		return st.Muted, " recalling " + v.c.Spin.View()
 	case v.err != nil:
-		return st.Error.Render(" ✗ " + uikit.ErrorText(v.err))
+		return st.Error, " ✗ " + uikit.ErrorText(v.err)
 	case v.asked == "":
-		return st.Muted.Render(" Type a prompt: what the memory would retrieve for it, and why (read only).")
+		return st.Muted, " Type a prompt: what the memory would retrieve for it, and why (read only)."
 	case len(v.res) == 0:
-		return st.Muted.Render(" nothing to recall: no event holds a word of the prompt or an embedding near it")
+		return st.Muted, " nothing to recall: no event holds a word of the prompt or an embedding near it"
 	}
 	sel := v.cur.Sel()
 	explained := v.why != nil && sel < len(v.res) && v.res[sel].Doc.EventID == v.why.EventID
 	if !v.typing && sel >= topK && sel < len(v.res) && !explained { // the panel says it already
 		x := qrecall.Explain(v.res, topK, v.res[sel].Doc.EventID, v.settings)
-		return st.Warning.Render(" why not? " + x.Why())
+		return st.Warning, " why not? " + x.Why()
 	}
-	return st.Muted.Render(fmt.Sprintf(" %d of %s candidates · top %d bright · %s · recall only reads",
-		sel+1, uikit.Thousands(int64(len(v.res))), topK, v.note))
+	return st.Muted, fmt.Sprintf(" %d of %s candidates · top %d bright · %s · recall only reads",
+		sel+1, uikit.Thousands(int64(len(v.res))), topK, v.note)
 }
 
 // panelLines bounds the explanation's sentence, wrapped.
@@ -196,7 +218,7 @@ func (v *Model) panel() []string {
 				uikit.Clean(x.Kth.Doc.EventID), uikit.OneLine(x.Kth.Doc.Summary))))
 		}
 	}
-	if room := v.h - 4 - 3; len(out) > room { // three rows at least stay
+	if room := v.h - 3 - len(v.statusLines()) - 3; len(out) > room { // three rows at least stay
 		out = out[:max(1, room)]
 	}
 	return out
