@@ -7,6 +7,7 @@ import (
 
 	"charm.land/bubbles/v2/key"
 	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"engram/query"
 	"engram/ui/uikit"
@@ -26,20 +27,34 @@ func (v *Model) View() string {
 	case s.All.Count == 0:
 		lines = append(lines, st.Muted.Render(uikit.Fit(v.emptyText(), v.w)))
 	default:
-		tableH := len(s.Groups) + 2
+		under := v.wrap(v.selection())
 		if v.compare {
-			tableH++
+			under = append(under, v.wrap(v.comparison())...)
 		}
-		chartH := max(3, v.h-len(lines)-tableH-3)
+		tableH := len(s.Groups) + 2
+		chartH := max(3, v.h-len(lines)-tableH-len(under)-2)
 		lines = append(lines, v.chart(chartH)...)
 		lines = append(lines, v.axis())
 		lines = append(lines, v.table()...)
-		lines = append(lines, uikit.Fit(v.selection(), v.w))
-		if v.compare {
-			lines = append(lines, uikit.Fit(v.comparison(), v.w))
-		}
+		lines = append(lines, under...)
 	}
 	return uikit.PadLines(strings.Join(lines, "\n"), v.w, v.h)
+}
+
+// wrap lays a line under the table on at most two lines of the width:
+// the figures and changes at its end are cut only past the second.
+func (v *Model) wrap(s string) []string {
+	lines := strings.Split(ansi.Wrap(s, max(10, v.w), " "), "\n")
+	if len(lines) > 2 {
+		lines = []string{lines[0], strings.Join(lines[1:], " ")}
+	}
+	for i, l := range lines {
+		if i > 0 {
+			l = " " + l // under the first line's leading space
+		}
+		lines[i] = uikit.Fit(l, v.w)
+	}
+	return lines
 }
 
 func (v *Model) title() string {
@@ -254,6 +269,9 @@ func (v *Model) selection() string {
 		who, events, uikit.Thousands(a.Failures), 100*a.FailureRate())
 	if a.Latency.N > 0 {
 		t += fmt.Sprintf(" · p50 %s p95 %s p99 %s", latText(a, a.Latency.P50), latText(a, a.Latency.P95), latText(a, a.Latency.P99))
+	}
+	if uikit.Width(t) <= v.w && uikit.Width(t+" · enter: open") > v.w {
+		return v.c.Styles.Muted.Render(t) // the footer names enter: no second line for it
 	}
 	return v.c.Styles.Muted.Render(t + " · enter: open")
 }
