@@ -259,3 +259,11 @@ func TestDetailSearchPromptEmptySaysNoMatchOnlyForAWord(t *testing.T) {
 	typeText(t, m, "zzzz")
 	mustContain(t, screen(m), "no match")
 }
+
+// 1-9 on an event that names no other one says so rather than nothing:
+// the help lists them in every detail.
+func TestDetailLinkKeyWithoutLinks(t *testing.T) {
+	m, _, _ := openDetail(t, 10, "down")
+	press(t, m, "1")
+	mustContain(t, screen(m), "no link 1: this event names no other event")
+}

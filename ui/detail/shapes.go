@@ -154,8 +154,11 @@ func (v *Model) linkLines() []string {
 
 // followKey opens link n (1-based) when the key is a digit naming one.
 func (v *Model) followKey(s string) (tea.Cmd, bool) {
-	if len(s) != 1 || s[0] < '1' || s[0] > '9' || len(v.links.list) == 0 {
+	if len(s) != 1 || s[0] < '1' || s[0] > '9' {
 		return nil, false
+	}
+	if len(v.links.list) == 0 { // the help names 1-9: say why nothing opens
+		return uikit.StatusCmd("no link "+s+": this event names no other event", false), true
 	}
 	n := int(s[0] - '0')
 	if n > len(v.links.list) || n > maxLinks {
