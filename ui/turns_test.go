@@ -182,3 +182,17 @@ func TestTurnsEmptyFilterSaysHowToClear(t *testing.T) {
 	press(t, m, "tab")
 	mustContain(t, screen(m), "turn 1 of 4 loaded")
 }
+
+// An enter before the first page of turns has landed says why nothing
+// opens, instead of doing nothing.
+func TestTurnsEnterWhileLoadingSaysSo(t *testing.T) {
+	r, a := world(12, testBase)
+	m := newTestModel(t, testDeps(r, a), testOpts(t), 100, 24)
+	m.Update(keyMsg("tab")) // its load is not run: the turns stay loading
+	if m.focus != viewTurns {
+		t.Fatalf("focus %v, want the turns view", m.focus)
+	}
+	mustContain(t, screen(m), "loading turns")
+	press(t, m, "enter")
+	mustContain(t, screen(m), "the turns are still loading: enter opens one once they are listed")
+}

@@ -49,6 +49,9 @@ func (v *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		if t := v.selected(); t != nil {
 			return v.chain.load(t.Key)
 		}
+		if v.loading {
+			return uikit.StatusCmd("the turns are still loading: enter opens one once they are listed", false)
+		}
 	}
 	if delta, ok := list.Step(msg, km, v.rowsH(), v.buf.Len()); ok {
 		return v.move(delta)
